@@ -1,0 +1,3 @@
+//! Pure rules: plain functions over plain data, no I/O, unit tests beside them.
+
+pub mod rating;

@@ -1,0 +1,129 @@
+//! The schema history: one migration a step, applied in order by [`Migrator`].
+//!
+//! Every migration runs unchanged on SQLite and PostgreSQL: tables are built with the schema
+//! builder, foreign keys are declared inside `CREATE TABLE` (SQLite cannot add them later),
+//! and the one raw statement (a partial unique index) is the same text on both.
+//! Unique rules are named indexes `ux_<table>_<columns>`, so a violation can be mapped to a
+//! domain error by name on PostgreSQL.
+
+pub use sea_orm_migration::MigratorTrait;
+use sea_orm_migration::prelude::*;
+
+mod m20261122_000001_create_reference_data;
+mod m20261122_000002_create_accounts;
+mod m20261122_000003_create_clubs;
+mod m20261122_000004_create_tournaments;
+mod m20261122_000005_create_game_records;
+mod m20261122_000006_create_engagement;
+
+/// Every table the migrations create, in creation order.
+pub const TABLES: &[&str] = &[
+    "cities",
+    "city_translations",
+    "level_tiers",
+    "level_tier_translations",
+    "users",
+    "player_profiles",
+    "dealer_profiles",
+    "guest_players",
+    "otp_codes",
+    "refresh_tokens",
+    "organizers",
+    "organizer_members",
+    "dealer_invites",
+    "locations",
+    "blind_templates",
+    "seasons",
+    "tournaments",
+    "tournament_translations",
+    "tournament_dealers",
+    "registrations",
+    "table_seats",
+    "results",
+    "strikes",
+    "rating_config",
+    "promo_slides",
+    "promo_slide_translations",
+    "follows",
+    "push_tokens",
+    "notifications",
+    "audit_log",
+];
+
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![
+            Box::new(m20261122_000001_create_reference_data::Migration),
+            Box::new(m20261122_000002_create_accounts::Migration),
+            Box::new(m20261122_000003_create_clubs::Migration),
+            Box::new(m20261122_000004_create_tournaments::Migration),
+            Box::new(m20261122_000005_create_game_records::Migration),
+            Box::new(m20261122_000006_create_engagement::Migration),
+        ]
+    }
+}
+
+/// A named foreign key from `from_table.from_col` to `to_table.to_col`, for use inside
+/// `CREATE TABLE`. `ON UPDATE` stays the default (no action).
+fn fk<A, B, C, D>(
+    name: &str,
+    from_table: A,
+    from_col: B,
+    to_table: C,
+    to_col: D,
+    on_delete: ForeignKeyAction,
+) -> ForeignKeyCreateStatement
+where
+    A: IntoIden,
+    B: IntoIden,
+    C: IntoIden,
+    D: IntoIden,
+{
+    ForeignKey::create()
+        .name(name)
+        .from(from_table, from_col)
+        .to(to_table, to_col)
+        .on_delete(on_delete)
+        .to_owned()
+}
+
+/// A named plain index over `cols` of `table`.
+fn index<T, C, I>(name: &str, table: T, cols: I) -> IndexCreateStatement
+where
+    T: IntoIden,
+    C: IntoIndexColumn,
+    I: IntoIterator<Item = C>,
+{
+    let mut index = Index::create();
+    index.name(name).table(table);
+    for col in cols {
+        index.col(col);
+    }
+    index.to_owned()
+}
+
+/// A named unique index over `cols` of `table`.
+fn unique<T, C, I>(name: &str, table: T, cols: I) -> IndexCreateStatement
+where
+    T: IntoIden,
+    C: IntoIndexColumn,
+    I: IntoIterator<Item = C>,
+{
+    index(name, table, cols).unique().to_owned()
+}
+
+/// Drops `tables` in the given order (children first).
+async fn drop_tables<T: IntoIden>(
+    manager: &SchemaManager<'_>,
+    tables: impl IntoIterator<Item = T>,
+) -> Result<(), DbErr> {
+    for table in tables {
+        manager
+            .drop_table(Table::drop().table(table).to_owned())
+            .await?;
+    }
+    Ok(())
+}

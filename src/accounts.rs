@@ -1,0 +1,71 @@
+//! Accounts: finding a user by phone, creating one with its player profile (and claiming the
+//! guests seated under that phone), and the ban check every sign-in path shares.
+
+use chrono::Utc;
+use floor_entities::enums::UserStatus;
+use floor_entities::{guest_players, player_profiles, rating_config, users};
+use sea_orm::sea_query::Expr;
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
+use uuid::Uuid;
+
+use crate::domain::Phone;
+use crate::error::{AppError, AppResult, ErrorCode};
+
+/// The skill a new profile starts with when the rating configuration row is missing.
+const FALLBACK_SKILL_INITIAL: f64 = 0.4444;
+
+/// Refuses a banned account with `USER_BANNED`.
+pub fn ensure_not_banned(user: &users::Model) -> AppResult<()> {
+    if user.status == UserStatus::Banned {
+        return Err(AppError::new(ErrorCode::UserBanned, "this account is banned"));
+    }
+    Ok(())
+}
+
+/// The account registered with `phone`, if any.
+pub async fn find_user(conn: &impl ConnectionTrait, phone: &Phone) -> AppResult<Option<users::Model>> {
+    Ok(users::Entity::find().filter(users::Column::Phone.eq(phone.as_str())).one(conn).await?)
+}
+
+/// Creates a user with an empty player profile and links the guests seated with this phone.
+pub async fn create_account(conn: &impl ConnectionTrait, phone: &Phone) -> AppResult<users::Model> {
+    let now = Utc::now();
+    let user = users::ActiveModel {
+        id: Set(Uuid::now_v7()),
+        phone: Set(phone.to_string()),
+        name: Set(None),
+        nickname: Set(None),
+        avatar_url: Set(None),
+        city_slug: Set(None),
+        consent_accepted_at: Set(None),
+        admin_role: Set(None),
+        status: Set(UserStatus::Active),
+        created_at: Set(now),
+        updated_at: Set(now),
+    }
+    .insert(conn)
+    .await?;
+    let skill_initial = rating_config::Entity::find()
+        .one(conn)
+        .await?
+        .map_or(FALLBACK_SKILL_INITIAL, |config| config.skill_initial);
+    player_profiles::ActiveModel {
+        user_id: Set(user.id),
+        xp: Set(0),
+        level: Set(1),
+        skill: Set(skill_initial),
+        games_played: Set(0),
+        wins: Set(0),
+        ban_until: Set(None),
+        updated_at: Set(now),
+    }
+    .insert(conn)
+    .await?;
+    guest_players::Entity::update_many()
+        .col_expr(guest_players::Column::ClaimedByUserId, Expr::value(Some(user.id)))
+        .filter(guest_players::Column::Phone.eq(phone.as_str()))
+        .filter(guest_players::Column::ClaimedByUserId.is_null())
+        .exec(conn)
+        .await?;
+    Ok(user)
+}

@@ -1,0 +1,176 @@
+//! Sign-in by one-time code: issuing a code under the per-phone limit, and verifying it into
+//! a session. Each step's check and write run in one transaction under a per-phone lock, so
+//! parallel requests can neither exceed the limit nor spend more attempts than allowed.
+
+use anyhow::anyhow;
+use chrono::{Duration, Utc};
+use floor_entities::enums::AdminRole;
+use floor_entities::{otp_codes, users};
+use sea_orm::sea_query::{Expr, ExprTrait};
+use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, Set};
+use uuid::Uuid;
+
+use super::sessions::{self, TokenPair};
+use super::tokens::sha256_hex;
+use crate::accounts::{create_account, ensure_not_banned, find_user};
+use crate::app::App;
+use crate::db;
+use crate::domain::Phone;
+use crate::error::{AppError, AppResult, ErrorCode};
+
+/// How long a code lives.
+pub const CODE_TTL: Duration = Duration::minutes(5);
+/// At most this many codes per phone within [`REQUEST_WINDOW`].
+pub const MAX_REQUESTS_PER_WINDOW: u64 = 3;
+pub const REQUEST_WINDOW: Duration = Duration::minutes(10);
+/// Verification attempts a code allows; past them it is dead.
+pub const MAX_ATTEMPTS: i32 = 5;
+
+/// A code on its way to the player.
+#[derive(Debug)]
+pub struct CodeSent {
+    /// The channel that took it.
+    pub channel: &'static str,
+    pub expires_in_sec: i64,
+}
+
+/// A successful verification.
+#[derive(Debug)]
+pub struct SignedIn {
+    pub tokens: TokenPair,
+    pub user: users::Model,
+    pub is_new_user: bool,
+}
+
+/// Issues a code for `phone` and hands it to the first delivery channel that takes it.
+pub async fn request_code(app: &App, phone: &Phone) -> AppResult<CodeSent> {
+    if let Some(user) = find_user(&app.db, phone).await? {
+        ensure_not_banned(&user)?;
+    }
+    let code = six_digit_code();
+
+    let tx = db::begin_write(&app.db).await?;
+    db::lock_key(&tx, &phone_lock(phone)).await?;
+    let now = Utc::now();
+    let recent = otp_codes::Entity::find()
+        .filter(otp_codes::Column::Phone.eq(phone.as_str()))
+        .filter(otp_codes::Column::CreatedAt.gt(now - REQUEST_WINDOW))
+        .count(&tx)
+        .await?;
+    if recent >= MAX_REQUESTS_PER_WINDOW {
+        return Err(AppError::new(
+            ErrorCode::OtpRateLimited,
+            "at most 3 codes per phone in 10 minutes; try again later",
+        ));
+    }
+    let row = otp_codes::ActiveModel {
+        id: Set(Uuid::now_v7()),
+        phone: Set(phone.to_string()),
+        code_hash: Set(sha256_hex(&code)),
+        expires_at: Set(now + CODE_TTL),
+        attempts: Set(0),
+        consumed_at: Set(None),
+        created_at: Set(now),
+    }
+    .insert(&tx)
+    .await?;
+    tx.commit().await?;
+
+    // Delivery talks to the outside world, so it runs after the lock is released.
+    match app.otp_chain.deliver(phone.as_str(), &code).await {
+        Ok(channel) => Ok(CodeSent { channel, expires_in_sec: CODE_TTL.num_seconds() }),
+        Err(failed) => {
+            // Nothing reached the player: the code must not count against the limit.
+            otp_codes::Entity::delete_by_id(row.id).exec(&app.db).await?;
+            Err(AppError::Internal(anyhow!(failed).context("no channel delivered the sign-in code")))
+        }
+    }
+}
+
+/// Checks `code` against the phone's latest live code and, when it matches, signs the
+/// person in (creating the account on first sign-in).
+pub async fn verify_code(app: &App, phone: &Phone, code: &str) -> AppResult<SignedIn> {
+    let tx = db::begin_write(&app.db).await?;
+    db::lock_key(&tx, &phone_lock(phone)).await?;
+    let now = Utc::now();
+    let invalid = || AppError::new(ErrorCode::InvalidOtp, "the code is wrong, expired or used up");
+
+    let Some(live) = otp_codes::Entity::find()
+        .filter(otp_codes::Column::Phone.eq(phone.as_str()))
+        .filter(otp_codes::Column::ConsumedAt.is_null())
+        .filter(otp_codes::Column::ExpiresAt.gt(now))
+        .order_by_desc(otp_codes::Column::CreatedAt)
+        .one(&tx)
+        .await?
+    else {
+        return Err(invalid());
+    };
+    if live.attempts >= MAX_ATTEMPTS {
+        return Err(invalid());
+    }
+    let matches = live.code_hash == sha256_hex(code);
+    otp_codes::Entity::update_many()
+        .col_expr(otp_codes::Column::Attempts, Expr::col(otp_codes::Column::Attempts).add(1))
+        .col_expr(
+            otp_codes::Column::ConsumedAt,
+            Expr::value(if matches { Some(now) } else { None }),
+        )
+        .filter(otp_codes::Column::Id.eq(live.id))
+        .exec(&tx)
+        .await?;
+    if !matches {
+        // The spent attempt must stick even though the request fails.
+        tx.commit().await?;
+        return Err(invalid());
+    }
+
+    let (mut user, is_new_user) = match find_user(&tx, phone).await? {
+        Some(user) => (user, false),
+        None => (create_account(&tx, phone).await?, true),
+    };
+    let platform_admin = app.config.platform_admin_phones.contains(phone);
+    if platform_admin && user.admin_role != Some(AdminRole::SuperAdmin) {
+        let mut active: users::ActiveModel = user.into();
+        active.admin_role = Set(Some(AdminRole::SuperAdmin));
+        active.updated_at = Set(now);
+        user = active.update(&tx).await?;
+    }
+    if let Err(banned) = ensure_not_banned(&user) {
+        tx.commit().await?;
+        return Err(banned);
+    }
+    let tokens = sessions::start(app, &tx, &user, now).await?;
+    tx.commit().await?;
+    Ok(SignedIn { tokens, user, is_new_user })
+}
+
+fn phone_lock(phone: &Phone) -> String {
+    format!("otp:{phone}")
+}
+
+/// Six decimal digits from the thread's cryptographic generator, leading zeros kept.
+fn six_digit_code() -> String {
+    format!("{:06}", rand::random_range(0..1_000_000u32))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_six_digits() {
+        for _ in 0..1000 {
+            let code = six_digit_code();
+            assert_eq!(code.len(), 6);
+            assert!(code.bytes().all(|b| b.is_ascii_digit()));
+        }
+    }
+
+    #[test]
+    fn the_limits_are_the_specs() {
+        assert_eq!(CODE_TTL, Duration::minutes(5));
+        assert_eq!(MAX_REQUESTS_PER_WINDOW, 3);
+        assert_eq!(REQUEST_WINDOW, Duration::minutes(10));
+        assert_eq!(MAX_ATTEMPTS, 5);
+    }
+}

@@ -1,0 +1,108 @@
+//! Sessions: the token pair a sign-in starts, and refresh-token rotation with reuse detection.
+//! Every refresh token belongs to a family (one sign-in); presenting a spent token revokes
+//! the whole family, as the OAuth 2.0 security practice advises, since either the holder or a
+//! thief has a copy.
+
+use chrono::{DateTime, Utc};
+use floor_entities::{refresh_tokens, users};
+use sea_orm::sea_query::Expr;
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
+use uuid::Uuid;
+
+use crate::accounts::ensure_not_banned;
+use super::tokens::{REFRESH_TOKEN_TTL, new_refresh_token, sha256_hex};
+use crate::app::App;
+use crate::db;
+use crate::error::{AppError, AppResult, ErrorCode};
+
+/// What a client keeps after sign-in or refresh.
+#[derive(Debug)]
+pub struct TokenPair {
+    pub access_token: String,
+    pub refresh_token: String,
+}
+
+/// Starts a new session family for `user` inside the caller's transaction.
+pub async fn start(
+    app: &App,
+    conn: &impl ConnectionTrait,
+    user: &users::Model,
+    now: DateTime<Utc>,
+) -> AppResult<TokenPair> {
+    issue_pair(app, conn, user, Uuid::now_v7(), now).await
+}
+
+/// Exchanges a live refresh token for a new pair; the presented token is spent.
+pub async fn refresh(app: &App, presented: &str) -> AppResult<TokenPair> {
+    let invalid = || AppError::new(ErrorCode::InvalidRefreshToken, "the refresh token is not valid");
+    let tx = db::begin_write(&app.db).await?;
+    let now = Utc::now();
+    let Some(token) = refresh_tokens::Entity::find()
+        .filter(refresh_tokens::Column::TokenHash.eq(sha256_hex(presented)))
+        .one(&tx)
+        .await?
+    else {
+        return Err(invalid());
+    };
+    if token.revoked_at.is_some() {
+        revoke_family(&tx, token.family_id, now).await?;
+        tx.commit().await?;
+        tracing::warn!(family = %token.family_id, "a spent refresh token was presented; the session is revoked");
+        return Err(invalid());
+    }
+    if token.expires_at <= now {
+        return Err(invalid());
+    }
+    // The guarded update is the gate: of two concurrent uses exactly one flips the row.
+    let spent = refresh_tokens::Entity::update_many()
+        .col_expr(refresh_tokens::Column::RevokedAt, Expr::value(Some(now)))
+        .filter(refresh_tokens::Column::Id.eq(token.id))
+        .filter(refresh_tokens::Column::RevokedAt.is_null())
+        .exec(&tx)
+        .await?;
+    if spent.rows_affected == 0 {
+        revoke_family(&tx, token.family_id, now).await?;
+        tx.commit().await?;
+        return Err(invalid());
+    }
+    let Some(user) = users::Entity::find_by_id(token.user_id).one(&tx).await? else {
+        return Err(invalid());
+    };
+    ensure_not_banned(&user)?;
+    let pair = issue_pair(app, &tx, &user, token.family_id, now).await?;
+    tx.commit().await?;
+    Ok(pair)
+}
+
+async fn issue_pair(
+    app: &App,
+    conn: &impl ConnectionTrait,
+    user: &users::Model,
+    family_id: Uuid,
+    now: DateTime<Utc>,
+) -> AppResult<TokenPair> {
+    let refresh_token = new_refresh_token();
+    refresh_tokens::ActiveModel {
+        id: Set(Uuid::now_v7()),
+        user_id: Set(user.id),
+        family_id: Set(family_id),
+        token_hash: Set(sha256_hex(&refresh_token)),
+        expires_at: Set(now + REFRESH_TOKEN_TTL),
+        revoked_at: Set(None),
+        created_at: Set(now),
+    }
+    .insert(conn)
+    .await?;
+    let (access_token, _) = app.jwt.issue(user.id, user.admin_role.is_some(), now)?;
+    Ok(TokenPair { access_token, refresh_token })
+}
+
+async fn revoke_family(conn: &impl ConnectionTrait, family_id: Uuid, now: DateTime<Utc>) -> AppResult<()> {
+    refresh_tokens::Entity::update_many()
+        .col_expr(refresh_tokens::Column::RevokedAt, Expr::value(Some(now)))
+        .filter(refresh_tokens::Column::FamilyId.eq(family_id))
+        .filter(refresh_tokens::Column::RevokedAt.is_null())
+        .exec(conn)
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,58 @@
+//! The command line: `floor serve | migrate | seed | job <name> | openapi`.
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Parser, Debug)]
+#[command(name = "floor", version, about = "Floor: the backend for sport-poker clubs")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// Migrate, seed, start the background jobs and serve HTTP and Socket.IO on PORT.
+    Serve,
+    /// Apply pending database migrations, then exit.
+    Migrate,
+    /// Insert the reference data that is missing (idempotent), then exit.
+    Seed,
+    /// Run one background job now (the manual rerun; it never repeats what a tick sent).
+    Job {
+        #[arg(value_enum)]
+        name: JobName,
+    },
+    /// Print the OpenAPI contract (YAML) to standard output.
+    Openapi,
+}
+
+/// The background jobs a manual run can name.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobName {
+    /// Archive the expired season and make the current quarter's season.
+    SeasonRollover,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Command, clap::Error> {
+        Cli::try_parse_from(std::iter::once("floor").chain(args.iter().copied())).map(|cli| cli.command)
+    }
+
+    #[test]
+    fn every_command_of_the_contract_parses() {
+        assert_eq!(parse(&["serve"]).ok(), Some(Command::Serve));
+        assert_eq!(parse(&["migrate"]).ok(), Some(Command::Migrate));
+        assert_eq!(parse(&["seed"]).ok(), Some(Command::Seed));
+        assert_eq!(parse(&["openapi"]).ok(), Some(Command::Openapi));
+        assert_eq!(parse(&["job", "season-rollover"]).ok(), Some(Command::Job { name: JobName::SeasonRollover }));
+    }
+
+    #[test]
+    fn an_unknown_job_is_refused() {
+        assert!(parse(&["job", "make-coffee"]).is_err());
+        assert!(parse(&[]).is_err());
+    }
+}

@@ -1,0 +1,276 @@
+//! Configuration, read once from the environment: exactly the contract's variables, each with
+//! a working default outside production, and a refusal to start on an unsafe production setup.
+
+use std::fmt;
+
+use crate::auth::delivery::ChannelSettings;
+use crate::domain::Phone;
+
+/// Where the service runs. Production tightens every default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppEnv {
+    Development,
+    Test,
+    Production,
+}
+
+/// The shortest `JWT_SECRET` accepted in production: 256 bits of HS256 key.
+pub const MIN_JWT_SECRET_LEN: usize = 32;
+
+/// Signing key used outside production when `JWT_SECRET` is unset, so that a bare
+/// `floor serve` works and tokens survive restarts on a developer machine.
+const DEVELOPMENT_JWT_SECRET: &str = "floor-development-secret-never-use-in-production";
+
+/// The default database: a SQLite file under `./data`, created if missing.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://./data/floor.db?mode=rwc";
+
+/// A secret that never shows in logs or `Debug` output.
+#[derive(Clone)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+/// Everything the service reads from its environment.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// `APP_ENV`: development (default), test or production.
+    pub env: AppEnv,
+    /// `PORT`: 8080 by default; 0 binds a random free port (tests).
+    pub port: u16,
+    /// `DATABASE_URL`: SQLite file under `./data` by default, PostgreSQL in production.
+    pub database_url: String,
+    /// `REDIS_URL`: unset means a single node with in-process broadcasts.
+    pub redis_url: Option<String>,
+    /// `JWT_SECRET`: the HS256 signing key of access tokens.
+    pub jwt_secret: Secret,
+    /// `OTP_CHANNELS`: the delivery chain, comma separated; unset means the default order.
+    pub otp_channels: Option<String>,
+    /// `OTP_LOG_CODES`: the fake channel prints `OTP <phone> <code>`; refused in production.
+    pub otp_log_codes: bool,
+    /// `PLATFORM_ADMIN_PHONES`: these phones get `super_admin` at every sign-in.
+    pub platform_admin_phones: Vec<Phone>,
+    /// `STORAGE_URL`: object storage for uploads; unset means a local folder.
+    pub storage_url: Option<String>,
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`: unset means no span export.
+    pub otel_endpoint: Option<String>,
+    /// Settings of the real one-time-code channels (their own variables).
+    pub channels: ChannelSettings,
+}
+
+/// Why the service refuses to start. Its text is the one line an operator sees.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{name} has an invalid value {value:?}: {expected}")]
+    Invalid { name: &'static str, value: String, expected: &'static str },
+    #[error("JWT_SECRET must be set to at least {MIN_JWT_SECRET_LEN} characters in production")]
+    WeakJwtSecret,
+    #[error("OTP_LOG_CODES must not be on in production: it prints sign-in codes")]
+    OtpLogCodesInProduction,
+    #[error("DATABASE_URL must not be an in-memory SQLite database in production: data would vanish on restart")]
+    InMemoryDatabaseInProduction,
+}
+
+impl Config {
+    /// Reads the process environment.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads through `get`, so tests can pass a map. Empty values count as unset.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let get = |name: &str| get(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+
+        let env = match get("APP_ENV").as_deref() {
+            None | Some("development") => AppEnv::Development,
+            Some("test") => AppEnv::Test,
+            Some("production") => AppEnv::Production,
+            Some(other) => {
+                return Err(invalid("APP_ENV", other, "development, test or production"));
+            }
+        };
+        let production = env == AppEnv::Production;
+
+        let port = match get("PORT") {
+            None => 8080,
+            Some(text) => text.parse().map_err(|_| invalid("PORT", &text, "a port number"))?,
+        };
+
+        let database_url = get("DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
+        if production && is_in_memory_sqlite(&database_url) {
+            return Err(ConfigError::InMemoryDatabaseInProduction);
+        }
+
+        let jwt_secret = match get("JWT_SECRET") {
+            Some(secret) if secret.len() >= MIN_JWT_SECRET_LEN || !production => secret,
+            Some(_) => return Err(ConfigError::WeakJwtSecret),
+            None if production => return Err(ConfigError::WeakJwtSecret),
+            None => DEVELOPMENT_JWT_SECRET.to_owned(),
+        };
+
+        let otp_log_codes = match get("OTP_LOG_CODES").as_deref() {
+            None => false,
+            Some(text) => parse_flag(text).ok_or_else(|| invalid("OTP_LOG_CODES", text, "true or false"))?,
+        };
+        if production && otp_log_codes {
+            return Err(ConfigError::OtpLogCodesInProduction);
+        }
+
+        let platform_admin_phones = match get("PLATFORM_ADMIN_PHONES") {
+            None => Vec::new(),
+            Some(list) => list
+                .split(',')
+                .map(str::trim)
+                .filter(|item| !item.is_empty())
+                .map(|item| {
+                    Phone::parse(item).map_err(|_| {
+                        invalid("PLATFORM_ADMIN_PHONES", item, "comma-separated phones in E.164")
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+        };
+
+        Ok(Self {
+            env,
+            port,
+            database_url,
+            redis_url: get("REDIS_URL"),
+            jwt_secret: Secret::new(jwt_secret),
+            otp_channels: get("OTP_CHANNELS"),
+            otp_log_codes,
+            platform_admin_phones,
+            storage_url: get("STORAGE_URL"),
+            otel_endpoint: get("OTEL_EXPORTER_OTLP_ENDPOINT"),
+            channels: ChannelSettings::from_env(get),
+        })
+    }
+
+    pub fn is_production(&self) -> bool {
+        self.env == AppEnv::Production
+    }
+}
+
+fn invalid(name: &'static str, value: &str, expected: &'static str) -> ConfigError {
+    ConfigError::Invalid { name, value: value.to_owned(), expected }
+}
+
+fn parse_flag(text: &str) -> Option<bool> {
+    match text.to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+/// `sqlite::memory:`, `sqlite://:memory:` and `?mode=memory` all lose everything on restart.
+fn is_in_memory_sqlite(url: &str) -> bool {
+    url.starts_with("sqlite:") && (url.contains(":memory:") || url.contains("mode=memory"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let map: HashMap<String, String> =
+            vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        Config::from_lookup(|name| map.get(name).cloned())
+    }
+
+    const STRONG: &str = "0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn no_environment_at_all_gives_a_working_development_setup() {
+        let config = config(&[]).expect("defaults work");
+        assert_eq!(config.env, AppEnv::Development);
+        assert_eq!(config.port, 8080);
+        assert_eq!(config.database_url, DEFAULT_DATABASE_URL);
+        assert!(config.redis_url.is_none());
+        assert!(!config.otp_log_codes);
+        assert!(config.platform_admin_phones.is_empty());
+    }
+
+    #[test]
+    fn production_refuses_a_missing_jwt_secret() {
+        let err = config(&[("APP_ENV", "production")]).expect_err("refused");
+        assert_eq!(err, ConfigError::WeakJwtSecret);
+    }
+
+    #[test]
+    fn production_refuses_a_short_jwt_secret() {
+        let err = config(&[("APP_ENV", "production"), ("JWT_SECRET", "short")]).expect_err("refused");
+        assert_eq!(err, ConfigError::WeakJwtSecret);
+    }
+
+    #[test]
+    fn production_refuses_logged_codes() {
+        let err = config(&[("APP_ENV", "production"), ("JWT_SECRET", STRONG), ("OTP_LOG_CODES", "true")])
+            .expect_err("refused");
+        assert_eq!(err, ConfigError::OtpLogCodesInProduction);
+    }
+
+    #[test]
+    fn production_refuses_an_in_memory_database() {
+        for url in ["sqlite::memory:", "sqlite://:memory:", "sqlite://floor.db?mode=memory"] {
+            let err = config(&[("APP_ENV", "production"), ("JWT_SECRET", STRONG), ("DATABASE_URL", url)])
+                .expect_err("refused");
+            assert_eq!(err, ConfigError::InMemoryDatabaseInProduction, "{url}");
+        }
+    }
+
+    #[test]
+    fn production_with_a_strong_secret_starts() {
+        let config = config(&[
+            ("APP_ENV", "production"),
+            ("JWT_SECRET", STRONG),
+            ("DATABASE_URL", "postgres://floor@db/floor"),
+        ])
+        .expect("accepted");
+        assert!(config.is_production());
+    }
+
+    #[test]
+    fn development_accepts_logged_codes_and_a_short_secret() {
+        let config = config(&[("OTP_LOG_CODES", "true"), ("JWT_SECRET", "dev")]).expect("accepted");
+        assert!(config.otp_log_codes);
+        assert_eq!(config.jwt_secret.expose(), "dev");
+    }
+
+    #[test]
+    fn admin_phones_are_parsed_and_normalised() {
+        let config = config(&[("PLATFORM_ADMIN_PHONES", "+7 999 000-00-01, +79990000002")]).expect("ok");
+        let phones: Vec<&str> = config.platform_admin_phones.iter().map(Phone::as_str).collect();
+        assert_eq!(phones, ["+79990000001", "+79990000002"]);
+    }
+
+    #[test]
+    fn bad_values_name_their_variable() {
+        let err = config(&[("PORT", "eighty")]).expect_err("refused");
+        assert!(err.to_string().starts_with("PORT"));
+        let err = config(&[("APP_ENV", "staging")]).expect_err("refused");
+        assert!(err.to_string().starts_with("APP_ENV"));
+        let err = config(&[("PLATFORM_ADMIN_PHONES", "admin")]).expect_err("refused");
+        assert!(err.to_string().starts_with("PLATFORM_ADMIN_PHONES"));
+    }
+
+    #[test]
+    fn the_secret_never_prints() {
+        let config = config(&[("JWT_SECRET", STRONG)]).expect("ok");
+        assert!(!format!("{config:?}").contains(STRONG));
+    }
+}

@@ -1,0 +1,136 @@
+//! The database: connecting (SQLite by default, PostgreSQL in production), migrating, and
+//! the one way to open a write transaction that serialises writers of one key on both.
+
+use std::time::Duration;
+
+use anyhow::Context;
+use sea_orm::sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
+use sea_orm::{
+    ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction, DbBackend,
+    DbErr, SqliteTransactionMode, Statement, TransactionOptions, TransactionTrait,
+};
+use sha2::{Digest, Sha256};
+
+pub use floor_migrations::Migrator;
+use floor_migrations::MigratorTrait;
+
+/// Connects to `url`. For a SQLite file its folder is created when missing, so a bare
+/// `floor serve` works on an empty machine.
+pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
+    let mut options = ConnectOptions::new(url.to_owned());
+    // sqlx logs every statement at INFO; statements are traced by our own spans instead.
+    options.sqlx_logging(false).acquire_timeout(Duration::from_secs(30));
+    if url.starts_with("sqlite:") {
+        create_sqlite_folder(url)?;
+        // One connection (sea-orm's default for SQLite): every statement queues in-process,
+        // and IMMEDIATE write transactions serialise writers of other processes too.
+        options.map_sqlx_sqlite_opts(|opts: SqliteConnectOptions| {
+            opts.journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+                .busy_timeout(Duration::from_secs(10))
+                .foreign_keys(true)
+        });
+    } else {
+        options.max_connections(32).min_connections(1);
+    }
+    Database::connect(options).await.with_context(|| format!("connecting to {}", redact(url)))
+}
+
+/// Applies every pending migration; idempotent.
+pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbErr> {
+    Migrator::up(db, None).await
+}
+
+/// Opens a write transaction. On SQLite it begins `IMMEDIATE`, taking the database's write
+/// lock at once: SQLite has no row locks, so this is what serialises writers (sea-orm drops
+/// `FOR UPDATE` there). On PostgreSQL it is a plain transaction; use [`lock_key`] or a row
+/// lock inside it.
+pub async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction, DbErr> {
+    let options = TransactionOptions {
+        sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
+        ..TransactionOptions::default()
+    };
+    db.begin_with_options(options).await
+}
+
+/// Serialises every transaction that locks the same `key` (a phone, say) until the holder
+/// commits or rolls back: a PostgreSQL transaction-scoped advisory lock, which holds across
+/// processes. On SQLite the `IMMEDIATE` transaction of [`begin_write`] already excludes
+/// every other writer, so there is nothing more to take.
+pub async fn lock_key(tx: &DatabaseTransaction, key: &str) -> Result<(), DbErr> {
+    if tx.get_database_backend() != DbBackend::Postgres {
+        return Ok(());
+    }
+    tx.execute_raw(Statement::from_sql_and_values(
+        DbBackend::Postgres,
+        "SELECT pg_advisory_xact_lock($1)",
+        [advisory_key(key).into()],
+    ))
+    .await?;
+    Ok(())
+}
+
+/// A stable 64-bit lock id for a key: the first 8 bytes of its SHA-256.
+fn advisory_key(key: &str) -> i64 {
+    let digest = Sha256::digest(key.as_bytes());
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&digest[..8]);
+    i64::from_be_bytes(bytes)
+}
+
+fn create_sqlite_folder(url: &str) -> anyhow::Result<()> {
+    let path = url
+        .trim_start_matches("sqlite:")
+        .trim_start_matches("//")
+        .split('?')
+        .next()
+        .unwrap_or_default();
+    if path.is_empty() || path.contains(":memory:") {
+        return Ok(());
+    }
+    if let Some(folder) = std::path::Path::new(path).parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(folder)
+            .with_context(|| format!("creating the database folder {}", folder.display()))?;
+    }
+    Ok(())
+}
+
+/// The URL without its password, for messages.
+pub fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            let credentials = &url[scheme_end + 3..at];
+            match credentials.split_once(':') {
+                Some((user, _)) => format!("{}{}:***{}", &url[..scheme_end + 3], user, &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn advisory_keys_are_stable_and_distinct() {
+        assert_eq!(advisory_key("otp:+79990000001"), advisory_key("otp:+79990000001"));
+        assert_ne!(advisory_key("otp:+79990000001"), advisory_key("otp:+79990000002"));
+    }
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(redact("postgres://floor:secret@db:5432/floor"), "postgres://floor:***@db:5432/floor");
+        assert_eq!(redact("postgres://floor@db/floor"), "postgres://floor@db/floor");
+        assert_eq!(redact("sqlite://./data/floor.db?mode=rwc"), "sqlite://./data/floor.db?mode=rwc");
+    }
+
+    #[test]
+    fn the_sqlite_folder_is_created() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("nested/deeper/floor.db");
+        create_sqlite_folder(&format!("sqlite://{}?mode=rwc", file.display())).expect("created");
+        assert!(file.parent().is_some_and(std::path::Path::is_dir));
+    }
+}

@@ -1,0 +1,4 @@
+//! Validated values of the domain, parsed once at the edge.
+pub mod phone;
+
+pub use phone::Phone;

@@ -1,0 +1,282 @@
+//! The one error type of the API: every failure leaves as `{"error": {code, message, details?}}`
+//! with the status the contract assigns to its code.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// Every error code of the contract. Clients branch on these names: renaming one is a
+/// breaking change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    ValidationError,
+    Unauthorized,
+    Forbidden,
+    NotFound,
+    MethodNotAllowed,
+    InvalidOtp,
+    OtpRateLimited,
+    InvalidRefreshToken,
+    UserBanned,
+    RegistrationClosed,
+    RegistrationBanned,
+    AlreadyRegistered,
+    InvalidStatus,
+    NotEnoughPlayers,
+    TournamentAlreadyStarted,
+    TournamentNotRunning,
+    TournamentNotFinished,
+    AlreadyEliminated,
+    NothingToUndo,
+    SeatTaken,
+    InvalidLevel,
+    InvalidLevels,
+    ResultsAlreadyConfirmed,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    RateLimited,
+    InternalError,
+}
+
+impl ErrorCode {
+    /// The HTTP status of the code, from the contract's table.
+    pub fn status(self) -> StatusCode {
+        use ErrorCode::*;
+        match self {
+            ValidationError | InvalidLevels | InvalidOtp => StatusCode::BAD_REQUEST,
+            Unauthorized | InvalidRefreshToken => StatusCode::UNAUTHORIZED,
+            Forbidden | UserBanned | RegistrationBanned => StatusCode::FORBIDDEN,
+            NotFound => StatusCode::NOT_FOUND,
+            MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            RegistrationClosed
+            | AlreadyRegistered
+            | InvalidStatus
+            | NotEnoughPlayers
+            | TournamentAlreadyStarted
+            | TournamentNotRunning
+            | TournamentNotFinished
+            | AlreadyEliminated
+            | NothingToUndo
+            | SeatTaken
+            | InvalidLevel
+            | ResultsAlreadyConfirmed => StatusCode::CONFLICT,
+            PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            OtpRateLimited | RateLimited => StatusCode::TOO_MANY_REQUESTS,
+            InternalError => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The code as it travels on the wire.
+    pub fn as_str(self) -> &'static str {
+        use ErrorCode::*;
+        match self {
+            ValidationError => "VALIDATION_ERROR",
+            Unauthorized => "UNAUTHORIZED",
+            Forbidden => "FORBIDDEN",
+            NotFound => "NOT_FOUND",
+            MethodNotAllowed => "METHOD_NOT_ALLOWED",
+            InvalidOtp => "INVALID_OTP",
+            OtpRateLimited => "OTP_RATE_LIMITED",
+            InvalidRefreshToken => "INVALID_REFRESH_TOKEN",
+            UserBanned => "USER_BANNED",
+            RegistrationClosed => "REGISTRATION_CLOSED",
+            RegistrationBanned => "REGISTRATION_BANNED",
+            AlreadyRegistered => "ALREADY_REGISTERED",
+            InvalidStatus => "INVALID_STATUS",
+            NotEnoughPlayers => "NOT_ENOUGH_PLAYERS",
+            TournamentAlreadyStarted => "TOURNAMENT_ALREADY_STARTED",
+            TournamentNotRunning => "TOURNAMENT_NOT_RUNNING",
+            TournamentNotFinished => "TOURNAMENT_NOT_FINISHED",
+            AlreadyEliminated => "ALREADY_ELIMINATED",
+            NothingToUndo => "NOTHING_TO_UNDO",
+            SeatTaken => "SEAT_TAKEN",
+            InvalidLevel => "INVALID_LEVEL",
+            InvalidLevels => "INVALID_LEVELS",
+            ResultsAlreadyConfirmed => "RESULTS_ALREADY_CONFIRMED",
+            PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
+            RateLimited => "RATE_LIMITED",
+            InternalError => "INTERNAL_ERROR",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One problem with one input field, for `VALIDATION_ERROR` (and `INVALID_LEVELS`) details.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+pub struct FieldProblem {
+    /// Path of the field in the request (`phone`, `levels[2].bigBlind`, a path or query name).
+    pub field: String,
+    /// What is wrong with it, for developers.
+    pub problem: String,
+}
+
+impl FieldProblem {
+    pub fn new(field: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self { field: field.into(), problem: problem.into() }
+    }
+}
+
+/// The error of every handler and service function.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// A failure the client caused or may act on: sent as it is.
+    #[error("{code}: {message}")]
+    Api { code: ErrorCode, message: String, details: Option<Vec<FieldProblem>> },
+    /// Anything unexpected: logged with its cause, sent as a bare `INTERNAL_ERROR`.
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+pub type AppResult<T> = Result<T, AppError>;
+
+impl AppError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self::Api { code, message: message.into(), details: None }
+    }
+
+    pub fn validation(details: Vec<FieldProblem>) -> Self {
+        let message = match details.as_slice() {
+            [one] => format!("{}: {}", one.field, one.problem),
+            _ => "the request has invalid fields".to_owned(),
+        };
+        Self::Api { code: ErrorCode::ValidationError, message, details: Some(details) }
+    }
+
+    pub fn invalid_field(field: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self::validation(vec![FieldProblem::new(field, problem)])
+    }
+
+    pub fn not_found(what: &str) -> Self {
+        Self::new(ErrorCode::NotFound, format!("{what} not found"))
+    }
+
+    pub fn forbidden() -> Self {
+        Self::new(ErrorCode::Forbidden, "you are not allowed to do this")
+    }
+
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Unauthorized, message)
+    }
+
+    /// The code this error is sent with.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::Api { code, .. } => *code,
+            Self::Internal(_) => ErrorCode::InternalError,
+        }
+    }
+}
+
+impl From<sea_orm::DbErr> for AppError {
+    fn from(err: sea_orm::DbErr) -> Self {
+        Self::Internal(err.into())
+    }
+}
+
+impl From<sea_orm::TransactionError<AppError>> for AppError {
+    fn from(err: sea_orm::TransactionError<AppError>) -> Self {
+        match err {
+            sea_orm::TransactionError::Connection(db) => db.into(),
+            sea_orm::TransactionError::Transaction(app) => app,
+        }
+    }
+}
+
+/// Maps a unique-key violation to the domain code it means, in one place
+/// (realworld's `on_constraint`): a race lost at the database is a clean 409, not a 500.
+pub trait OnUniqueViolation<T> {
+    fn on_unique_violation(self, code: ErrorCode, message: &str) -> AppResult<T>;
+}
+
+impl<T> OnUniqueViolation<T> for Result<T, sea_orm::DbErr> {
+    fn on_unique_violation(self, code: ErrorCode, message: &str) -> AppResult<T> {
+        self.map_err(|err| match err.sql_err() {
+            Some(sea_orm::SqlErr::UniqueConstraintViolation(_)) => AppError::new(code, message),
+            _ => err.into(),
+        })
+    }
+}
+
+/// The body every error is sent in.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorObject,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ErrorObject {
+    pub code: ErrorCode,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<Vec<FieldProblem>>,
+}
+
+impl IntoResponse for AppError {
+    fn into_response(self) -> Response {
+        let (code, message, details) = match self {
+            Self::Api { code, message, details } => (code, message, details),
+            Self::Internal(cause) => {
+                // The cause stays in the log: it may name tables, queries or secrets.
+                tracing::error!(error = ?cause, "internal error");
+                (ErrorCode::InternalError, "internal error".to_owned(), None)
+            }
+        };
+        let body = ErrorBody { error: ErrorObject { code, message, details } };
+        (code.status(), axum::Json(body)).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_serialises_to_its_wire_name() {
+        use ErrorCode::*;
+        for code in [
+            ValidationError, Unauthorized, Forbidden, NotFound, MethodNotAllowed, InvalidOtp,
+            OtpRateLimited, InvalidRefreshToken, UserBanned, RegistrationClosed,
+            RegistrationBanned, AlreadyRegistered, InvalidStatus, NotEnoughPlayers,
+            TournamentAlreadyStarted, TournamentNotRunning, TournamentNotFinished,
+            AlreadyEliminated, NothingToUndo, SeatTaken, InvalidLevel, InvalidLevels,
+            ResultsAlreadyConfirmed, PayloadTooLarge, UnsupportedMediaType, RateLimited,
+            InternalError,
+        ] {
+            let json = serde_json::to_value(code).expect("a code serialises");
+            assert_eq!(json, serde_json::Value::String(code.as_str().to_owned()));
+        }
+    }
+
+    #[test]
+    fn statuses_follow_the_contract_table() {
+        assert_eq!(ErrorCode::InvalidOtp.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(ErrorCode::InvalidLevels.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(ErrorCode::InvalidRefreshToken.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(ErrorCode::UserBanned.status(), StatusCode::FORBIDDEN);
+        assert_eq!(ErrorCode::RegistrationBanned.status(), StatusCode::FORBIDDEN);
+        assert_eq!(ErrorCode::ResultsAlreadyConfirmed.status(), StatusCode::CONFLICT);
+        assert_eq!(ErrorCode::InvalidLevel.status(), StatusCode::CONFLICT);
+        assert_eq!(ErrorCode::OtpRateLimited.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(ErrorCode::PayloadTooLarge.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        assert_eq!(ErrorCode::UnsupportedMediaType.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    }
+
+    #[tokio::test]
+    async fn an_internal_error_sends_no_cause() {
+        let response = AppError::Internal(anyhow::anyhow!("password=hunter2")).into_response();
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 16).await.expect("body");
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!text.contains("hunter2"));
+        assert!(text.contains("INTERNAL_ERROR"));
+    }
+}

@@ -1,0 +1,133 @@
+//! Sign-in endpoints: requesting and verifying a one-time code, refreshing tokens, and the
+//! current user.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::extract::{AuthUser, Json};
+use super::views::{UserView, user_view};
+use crate::app::AppState;
+use crate::auth::{otp, sessions};
+use crate::domain::Phone;
+use crate::error::{AppError, AppResult, ErrorBody};
+use axum::extract::State;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(request_code))
+        .routes(routes!(verify_code))
+        .routes(routes!(refresh_tokens))
+        .routes(routes!(get_me))
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct CodeRequest {
+    /// E.164; spaces, dashes and brackets are stripped.
+    #[schema(example = "+79991234567")]
+    pub phone: String,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CodeRequested {
+    /// The delivery channel that took the code.
+    pub channel: String,
+    pub expires_in_sec: i64,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct VerifyRequest {
+    pub phone: String,
+    /// Six digits.
+    pub code: String,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SignInResponse {
+    pub access_token: String,
+    pub refresh_token: String,
+    pub user: UserView,
+    pub is_new_user: bool,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RefreshRequest {
+    pub refresh_token: String,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenPairResponse {
+    pub access_token: String,
+    pub refresh_token: String,
+}
+
+fn parse_phone(input: &str) -> AppResult<Phone> {
+    Phone::parse(input).map_err(|err| AppError::invalid_field("phone", err.to_string()))
+}
+
+/// Sends a six-digit sign-in code through the first channel that takes it.
+#[utoipa::path(post, path = "/auth/otp/request", tag = "auth", request_body = CodeRequest,
+    responses(
+        (status = 200, body = CodeRequested),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 403, description = "USER_BANNED", body = ErrorBody),
+        (status = 429, description = "OTP_RATE_LIMITED: 3 codes per phone per 10 minutes", body = ErrorBody),
+    ))]
+async fn request_code(State(app): State<AppState>, Json(body): Json<CodeRequest>) -> AppResult<Json<CodeRequested>> {
+    let phone = parse_phone(&body.phone)?;
+    let sent = otp::request_code(&app, &phone).await?;
+    Ok(Json(CodeRequested { channel: sent.channel.to_owned(), expires_in_sec: sent.expires_in_sec }))
+}
+
+/// Exchanges a valid code for a token pair; creates the account on first sign-in.
+#[utoipa::path(post, path = "/auth/otp/verify", tag = "auth", request_body = VerifyRequest,
+    responses(
+        (status = 200, body = SignInResponse),
+        (status = 400, description = "VALIDATION_ERROR, INVALID_OTP", body = ErrorBody),
+        (status = 403, description = "USER_BANNED", body = ErrorBody),
+    ))]
+async fn verify_code(State(app): State<AppState>, Json(body): Json<VerifyRequest>) -> AppResult<Json<SignInResponse>> {
+    let phone = parse_phone(&body.phone)?;
+    let code = body.code.trim();
+    if code.len() != 6 || !code.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(AppError::invalid_field("code", "must be six digits"));
+    }
+    let signed_in = otp::verify_code(&app, &phone, code).await?;
+    let user = user_view(&app.db, signed_in.user).await?;
+    Ok(Json(SignInResponse {
+        access_token: signed_in.tokens.access_token,
+        refresh_token: signed_in.tokens.refresh_token,
+        user,
+        is_new_user: signed_in.is_new_user,
+    }))
+}
+
+/// Rotates the refresh token: the presented one is spent. Presenting a spent token revokes
+/// every token of that sign-in.
+#[utoipa::path(post, path = "/auth/refresh", tag = "auth", request_body = RefreshRequest,
+    responses(
+        (status = 200, body = TokenPairResponse),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 401, description = "INVALID_REFRESH_TOKEN", body = ErrorBody),
+        (status = 403, description = "USER_BANNED", body = ErrorBody),
+    ))]
+async fn refresh_tokens(State(app): State<AppState>, Json(body): Json<RefreshRequest>) -> AppResult<Json<TokenPairResponse>> {
+    let pair = sessions::refresh(&app, body.refresh_token.trim()).await?;
+    Ok(Json(TokenPairResponse { access_token: pair.access_token, refresh_token: pair.refresh_token }))
+}
+
+/// The signed-in user with memberships, profile and whether the profile is complete.
+#[utoipa::path(get, path = "/auth/me", tag = "auth", security(("bearer" = [])),
+    responses(
+        (status = 200, body = UserView),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 403, description = "USER_BANNED", body = ErrorBody),
+    ))]
+async fn get_me(State(app): State<AppState>, AuthUser(user): AuthUser) -> AppResult<Json<UserView>> {
+    Ok(Json(user_view(&app.db, user).await?))
+}

@@ -1,0 +1,348 @@
+//! Extractors: request bodies, paths and queries that reject in the contract's error shape,
+//! and the guards every endpoint uses: who is signed in, which platform permission they
+//! hold, which role they have in the club a path names.
+
+use std::marker::PhantomData;
+
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{FromRequest, FromRequestParts, RawPathParams, Request};
+use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
+use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
+use bytes_body::read_body;
+use floor_entities::enums::MemberRole;
+use floor_entities::{organizer_members, organizers, tournaments, users};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::accounts::ensure_not_banned;
+use crate::auth::permissions::{ClubRule, Permission, has_permission};
+use crate::error::{AppError, ErrorCode, FieldProblem};
+
+/// A JSON body. Malformed JSON, a missing or mistyped field give `400 VALIDATION_ERROR` with
+/// the field's path in `details`; a body that is not JSON gives `415`.
+pub struct Json<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
+    type Rejection = AppError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, AppError> {
+        let is_json = req
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .is_some_and(|mime| {
+                let mime = mime.trim();
+                mime.eq_ignore_ascii_case("application/json") || mime.ends_with("+json")
+            });
+        if !is_json {
+            return Err(AppError::new(
+                ErrorCode::UnsupportedMediaType,
+                "the body must be JSON with Content-Type: application/json",
+            ));
+        }
+        let bytes = read_body(req, state).await?;
+        let deserializer = &mut serde_json::Deserializer::from_slice(&bytes);
+        match serde_path_to_error::deserialize(deserializer) {
+            Ok(value) => Ok(Json(value)),
+            Err(err) => Err(AppError::validation(vec![json_problem(&err)])),
+        }
+    }
+}
+
+impl<T: Serialize> IntoResponse for Json<T> {
+    fn into_response(self) -> Response {
+        axum::Json(self.0).into_response()
+    }
+}
+
+/// Names the field a serde error is about, including the field a "missing field" error
+/// names (serde reports those at the parent's path).
+fn json_problem(err: &serde_path_to_error::Error<serde_json::Error>) -> FieldProblem {
+    let inner = err.inner();
+    let path = err.path().to_string();
+    let parent = if path == "." { String::new() } else { path };
+    let message = inner.to_string();
+    // serde_json appends " at line L column C"; the field path already locates the problem.
+    let problem = message.split(" at line ").next().unwrap_or(&message).to_owned();
+    if inner.is_syntax() || inner.is_eof() {
+        return FieldProblem::new("body", format!("malformed JSON: {problem}"));
+    }
+    if let Some(missing) = problem.strip_prefix("missing field `").and_then(|rest| rest.split('`').next()) {
+        let field = if parent.is_empty() { missing.to_owned() } else { format!("{parent}.{missing}") };
+        return FieldProblem::new(field, "is required");
+    }
+    FieldProblem::new(if parent.is_empty() { "body".to_owned() } else { parent }, problem)
+}
+
+mod bytes_body {
+    use axum::body::Bytes;
+    use axum::extract::rejection::BytesRejection;
+    use axum::extract::{FromRequest, Request};
+
+    use crate::error::{AppError, ErrorCode};
+
+    /// Reads the body within axum's default limit; over it is `413 PAYLOAD_TOO_LARGE`.
+    pub async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, AppError> {
+        Bytes::from_request(req, state).await.map_err(|rejection| match rejection {
+            BytesRejection::FailedToBufferBody(_) => {
+                AppError::new(ErrorCode::PayloadTooLarge, "the request body is too large")
+            }
+            other => AppError::Internal(anyhow::anyhow!(other)),
+        })
+    }
+}
+
+/// Path parameters; one that does not parse (a malformed id) is `400 VALIDATION_ERROR`.
+#[derive(FromRequestParts)]
+#[from_request(via(axum::extract::Path), rejection(AppError))]
+pub struct Path<T>(pub T);
+
+impl From<PathRejection> for AppError {
+    fn from(rejection: PathRejection) -> Self {
+        use axum::extract::path::ErrorKind;
+        match rejection {
+            PathRejection::FailedToDeserializePathParams(err) => {
+                let field = match err.kind() {
+                    ErrorKind::ParseErrorAtKey { key, .. } | ErrorKind::InvalidUtf8InPathParam { key } => key.clone(),
+                    ErrorKind::DeserializeError { key, .. } => key.clone(),
+                    _ => "path".to_owned(),
+                };
+                AppError::invalid_field(field, err.body_text())
+            }
+            other => AppError::Internal(anyhow::anyhow!(other)),
+        }
+    }
+}
+
+/// Query parameters; bad ones are `400 VALIDATION_ERROR`.
+#[derive(FromRequestParts)]
+#[from_request(via(axum::extract::Query), rejection(AppError))]
+pub struct Query<T>(pub T);
+
+impl From<QueryRejection> for AppError {
+    fn from(rejection: QueryRejection) -> Self {
+        AppError::invalid_field("query", rejection.body_text())
+    }
+}
+
+/// The signed-in caller: a valid access token of an existing, unbanned account. The account
+/// is read fresh on every request, so a role change or a ban takes effect at once.
+#[derive(Clone, Debug)]
+pub struct AuthUser(pub users::Model);
+
+impl AuthUser {
+    pub fn id(&self) -> Uuid {
+        self.0.id
+    }
+}
+
+impl FromRequestParts<AppState> for AuthUser {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
+        match MaybeAuthUser::from_request_parts(parts, state).await? {
+            MaybeAuthUser(Some(user)) => Ok(user),
+            MaybeAuthUser(None) => Err(AppError::unauthorized("sign in: send Authorization: Bearer <accessToken>")),
+        }
+    }
+}
+
+/// The caller if a token is sent; a token that is sent but invalid is still `401`, so the
+/// client knows to refresh.
+#[derive(Clone, Debug)]
+pub struct MaybeAuthUser(pub Option<AuthUser>);
+
+impl FromRequestParts<AppState> for MaybeAuthUser {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
+        let Some(header) = parts.headers.get(AUTHORIZATION) else {
+            return Ok(Self(None));
+        };
+        let token = header
+            .to_str()
+            .ok()
+            .and_then(|value| value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")))
+            .map(str::trim)
+            .ok_or_else(|| AppError::unauthorized("the Authorization header must be Bearer <accessToken>"))?;
+        let claims = state
+            .jwt
+            .verify(token)
+            .ok_or_else(|| AppError::unauthorized("the access token is invalid or expired"))?;
+        let user = users::Entity::find_by_id(claims.sub)
+            .one(&state.db)
+            .await?
+            .ok_or_else(|| AppError::unauthorized("the account of this token no longer exists"))?;
+        ensure_not_banned(&user)?;
+        Ok(Self(Some(AuthUser(user))))
+    }
+}
+
+/// A platform permission as a type, so a handler's signature says what it needs.
+pub trait RequiredPermission: Send + Sync {
+    const PERMISSION: Permission;
+}
+
+/// A signed-in caller whose admin role carries `P`; others get `403 FORBIDDEN`.
+pub struct Admin<P: RequiredPermission> {
+    pub user: AuthUser,
+    _permission: PhantomData<P>,
+}
+
+impl<P: RequiredPermission> FromRequestParts<AppState> for Admin<P> {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
+        let user = AuthUser::from_request_parts(parts, state).await?;
+        if !has_permission(user.0.admin_role, P::PERMISSION) {
+            return Err(AppError::forbidden());
+        }
+        Ok(Self { user, _permission: PhantomData })
+    }
+}
+
+/// Marker types, one per platform permission, for [`Admin`].
+pub mod perm {
+    use super::{Permission, RequiredPermission};
+
+    macro_rules! permissions {
+        ($($name:ident),* $(,)?) => {$(
+            pub struct $name;
+            impl RequiredPermission for $name {
+                const PERMISSION: Permission = Permission::$name;
+            }
+        )*};
+    }
+
+    permissions!(
+        OrganizersManage, SeasonsManage, RatingConfigManage, Moderation, PushSend, MetricsView,
+        AdminsManage, CitiesManage, ContentManage, TournamentsManage,
+    );
+}
+
+/// A club rule as a type, for [`OrganizerAccess`] and [`TournamentAccess`].
+pub trait RequiredClubRule: Send + Sync {
+    const RULE: ClubRule;
+}
+
+/// Marker types for the club rules the contract uses.
+pub mod club {
+    use super::{ClubRule, MemberRole, Permission, RequiredClubRule};
+
+    /// `club:owner`.
+    pub struct Owner;
+    impl RequiredClubRule for Owner {
+        const RULE: ClubRule = ClubRule::OWNER;
+    }
+    /// `club:owner, club:td`.
+    pub struct Staff;
+    impl RequiredClubRule for Staff {
+        const RULE: ClubRule = ClubRule::STAFF;
+    }
+    /// `club:owner, perm:organizers.manage`.
+    pub struct OwnerOrOrganizersManage;
+    impl RequiredClubRule for OwnerOrOrganizersManage {
+        const RULE: ClubRule =
+            ClubRule { roles: &[MemberRole::Owner], permission: Some(Permission::OrganizersManage) };
+    }
+    /// `club:owner, club:td, perm:tournaments.manage`.
+    pub struct StaffOrTournamentsManage;
+    impl RequiredClubRule for StaffOrTournamentsManage {
+        const RULE: ClubRule = ClubRule {
+            roles: &[MemberRole::Owner, MemberRole::Td],
+            permission: Some(Permission::TournamentsManage),
+        };
+    }
+}
+
+/// The caller's access to the organizer named by the path's `{id}`, checked against `R`:
+/// unknown club `404`, not allowed `403`.
+pub struct OrganizerAccess<R: RequiredClubRule> {
+    pub user: AuthUser,
+    pub organizer: organizers::Model,
+    /// The caller's role in this club, when a member.
+    pub role: Option<MemberRole>,
+    _rule: PhantomData<R>,
+}
+
+impl<R: RequiredClubRule> FromRequestParts<AppState> for OrganizerAccess<R> {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
+        let id = path_id(parts, state).await?;
+        let user = AuthUser::from_request_parts(parts, state).await?;
+        let organizer = organizers::Entity::find_by_id(id)
+            .one(&state.db)
+            .await?
+            .ok_or_else(|| AppError::not_found("organizer"))?;
+        let role = club_role(state, organizer.id, user.id()).await?;
+        if !R::RULE.allows(role, user.0.admin_role) {
+            return Err(AppError::forbidden());
+        }
+        Ok(Self { user, organizer, role, _rule: PhantomData })
+    }
+}
+
+/// The caller's access to the tournament named by the path's `{id}`, checked against `R` in
+/// the tournament's club.
+pub struct TournamentAccess<R: RequiredClubRule> {
+    pub user: AuthUser,
+    pub tournament: tournaments::Model,
+    pub role: Option<MemberRole>,
+    _rule: PhantomData<R>,
+}
+
+impl<R: RequiredClubRule> FromRequestParts<AppState> for TournamentAccess<R> {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
+        let id = path_id(parts, state).await?;
+        let user = AuthUser::from_request_parts(parts, state).await?;
+        let tournament = tournaments::Entity::find_by_id(id)
+            .one(&state.db)
+            .await?
+            .ok_or_else(|| AppError::not_found("tournament"))?;
+        let role = club_role(state, tournament.organizer_id, user.id()).await?;
+        if !R::RULE.allows(role, user.0.admin_role) {
+            return Err(AppError::forbidden());
+        }
+        Ok(Self { user, tournament, role, _rule: PhantomData })
+    }
+}
+
+/// The caller's role in a club, if a member.
+pub async fn club_role(state: &AppState, organizer_id: Uuid, user_id: Uuid) -> Result<Option<MemberRole>, AppError> {
+    Ok(organizer_members::Entity::find()
+        .filter(organizer_members::Column::OrganizerId.eq(organizer_id))
+        .filter(organizer_members::Column::UserId.eq(user_id))
+        .one(&state.db)
+        .await?
+        .map(|member| member.role))
+}
+
+/// The `{id}` path parameter as a UUID.
+async fn path_id(parts: &mut Parts, state: &AppState) -> Result<Uuid, AppError> {
+    let params = RawPathParams::from_request_parts(parts, state)
+        .await
+        .map_err(|rejection| AppError::Internal(anyhow::anyhow!(rejection)))?;
+    let raw = params
+        .iter()
+        .find_map(|(key, value)| (key == "id").then_some(value))
+        .ok_or_else(|| AppError::Internal(anyhow::anyhow!("a club guard on a path without {{id}}")))?;
+    Uuid::parse_str(raw).map_err(|_| AppError::invalid_field("id", "must be a UUID"))
+}
+
+/// For PATCH bodies: tells an absent field (`None`, leave as is) from an explicit `null`
+/// (`Some(None)`, clear it). Use with `#[serde(default, deserialize_with = "double_option")]`.
+pub fn double_option<'de, T, D>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    T: serde::Deserialize<'de>,
+    D: serde::Deserializer<'de>,
+{
+    serde::Deserialize::deserialize(deserializer).map(Some)
+}

@@ -1,0 +1,94 @@
+//! The caller's own profile: `PATCH /me`.
+
+use axum::extract::State;
+use chrono::Utc;
+use floor_entities::{cities, users};
+use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
+use serde::Deserialize;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::extract::{AuthUser, Json, double_option};
+use super::validate::{Problems, optional_text, url};
+use super::views::{PlayerProfileView, player_profile_view};
+use crate::app::AppState;
+use crate::error::{AppResult, ErrorBody};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(update_me))
+}
+
+/// Fields to change; an absent field stays, `null` clears it (name excepted).
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileUpdate {
+    /// 1 to 80 characters.
+    pub name: Option<String>,
+    /// 2 to 32 characters; `null` clears it.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>)]
+    pub nickname: Option<Option<String>>,
+    /// An http(s) address, usually from `POST /uploads`; `null` clears it.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>)]
+    pub avatar_url: Option<Option<String>>,
+    /// Slug of an active city from `GET /cities`; `null` clears it.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>)]
+    pub city_slug: Option<Option<String>>,
+    /// Consent to personal data processing; `false` withdraws it.
+    pub consent_accepted: Option<bool>,
+}
+
+/// Edits the caller's name, nickname, avatar, city and consent.
+#[utoipa::path(patch, path = "/me", tag = "profile", security(("bearer" = [])), request_body = ProfileUpdate,
+    responses(
+        (status = 200, body = PlayerProfileView),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+    ))]
+async fn update_me(
+    State(app): State<AppState>,
+    AuthUser(user): AuthUser,
+    Json(body): Json<ProfileUpdate>,
+) -> AppResult<Json<PlayerProfileView>> {
+    let mut problems = Problems::default();
+    let name = body.name.map(|name| problems.text("name", &name, 1, 80));
+    let nickname = body.nickname.map(|nickname| optional_text(&mut problems, "nickname", nickname, 2, 32));
+    let avatar_url = body.avatar_url.map(|avatar| avatar.map(|link| url(&mut problems, "avatarUrl", &link)));
+    if let Some(Some(slug)) = &body.city_slug {
+        let known = cities::Entity::find()
+            .filter(cities::Column::Slug.eq(slug.as_str()))
+            .filter(cities::Column::IsActive.eq(true))
+            .one(&app.db)
+            .await?;
+        if known.is_none() {
+            problems.add("citySlug", "is not an active city");
+        }
+    }
+    problems.into_result()?;
+
+    let now = Utc::now();
+    let mut active: users::ActiveModel = user.clone().into();
+    if let Some(name) = name {
+        active.name = Set(Some(name));
+    }
+    if let Some(nickname) = nickname {
+        active.nickname = Set(nickname);
+    }
+    if let Some(avatar_url) = avatar_url {
+        active.avatar_url = Set(avatar_url);
+    }
+    if let Some(city_slug) = body.city_slug {
+        active.city_slug = Set(city_slug);
+    }
+    match body.consent_accepted {
+        Some(true) if user.consent_accepted_at.is_none() => active.consent_accepted_at = Set(Some(now)),
+        Some(false) => active.consent_accepted_at = Set(None),
+        _ => {}
+    }
+    active.updated_at = Set(now);
+    let user = active.update(&app.db).await?;
+    Ok(Json(player_profile_view(&app.db, &user).await?))
+}

@@ -1,0 +1,108 @@
+//! HTTP: one module per resource, each with its `router()`, merged here under `/api/v1`,
+//! with the OpenAPI document generated from the same handlers and served at `/docs`.
+
+mod admins;
+mod auth;
+pub mod extract;
+mod health;
+mod me;
+mod validate;
+pub mod views;
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::http::{HeaderName, Request};
+use axum::response::{IntoResponse, Response};
+use tower::ServiceBuilder;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{OpenApi as OpenApiDoc, ServerBuilder};
+use utoipa::{Modify, OpenApi};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_scalar::{Scalar, Servable};
+
+use crate::app::AppState;
+use crate::error::{AppError, ErrorCode};
+
+/// Every HTTP path of the API lives under this prefix.
+pub const API_PREFIX: &str = "/api/v1";
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+/// A request that takes longer than this is cut off (the clients retry).
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Floor API", description = "Sport-poker clubs: registration, live game day, results and one rating. Errors are always `{\"error\": {\"code\", \"message\", \"details?\"}}`."),
+    modifiers(&BearerAuth),
+    components(schemas(crate::error::ErrorCode, crate::error::FieldProblem)),
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut OpenApiDoc) {
+        openapi.servers = Some(vec![ServerBuilder::new().url(API_PREFIX).build()]);
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).bearer_format("JWT").build()),
+        );
+    }
+}
+
+/// All resources, with their OpenAPI descriptions.
+fn api() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(auth::router())
+        .merge(me::router())
+        .merge(admins::router())
+        .merge(health::router())
+}
+
+/// The contract as generated from the handlers: what `floor openapi` prints.
+pub fn openapi() -> OpenApiDoc {
+    api().split_for_parts().1
+}
+
+/// The whole HTTP application.
+pub fn router(state: AppState) -> Router {
+    let (api, openapi) = api().split_for_parts();
+    let api = api.method_not_allowed_fallback(method_not_allowed).with_state(state);
+    Router::new()
+        .nest(API_PREFIX, api)
+        .merge(Scalar::with_url("/docs", openapi).title("Floor API"))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(
+            ServiceBuilder::new()
+                .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+                .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
+                    let request_id = request
+                        .headers()
+                        .get(&REQUEST_ID)
+                        .and_then(|value| value.to_str().ok())
+                        .unwrap_or_default();
+                    tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id)
+                }))
+                .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+                .layer(CatchPanicLayer::custom(panic_response))
+                .layer(TimeoutLayer::with_status_code(axum::http::StatusCode::SERVICE_UNAVAILABLE, REQUEST_TIMEOUT)),
+        )
+}
+
+async fn not_found() -> AppError {
+    AppError::new(ErrorCode::NotFound, "no such path")
+}
+
+async fn method_not_allowed() -> AppError {
+    AppError::new(ErrorCode::MethodNotAllowed, "this path does not accept that method")
+}
+
+fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    AppError::Internal(anyhow::anyhow!("a request handler panicked")).into_response()
+}

@@ -1,0 +1,86 @@
+//! Field checks for request bodies: collect every problem, then answer them all in one
+//! `VALIDATION_ERROR`, so a client fixes its form in one round trip.
+
+use crate::error::{AppError, AppResult, FieldProblem};
+
+/// The problems found so far in one request.
+#[derive(Default)]
+pub struct Problems(Vec<FieldProblem>);
+
+impl Problems {
+    pub fn add(&mut self, field: &str, problem: impl Into<String>) {
+        self.0.push(FieldProblem::new(field, problem));
+    }
+
+    /// Trims `value` and checks its length in characters; records a problem when out of range.
+    pub fn text(&mut self, field: &str, value: &str, min: usize, max: usize) -> String {
+        let trimmed = value.trim().to_owned();
+        let length = trimmed.chars().count();
+        if length < min || length > max {
+            self.add(field, format!("must be {min} to {max} characters"));
+        }
+        trimmed
+    }
+
+    /// `Ok` when nothing was found, else one `VALIDATION_ERROR` listing everything.
+    pub fn into_result(self) -> AppResult<()> {
+        if self.0.is_empty() { Ok(()) } else { Err(AppError::validation(self.0)) }
+    }
+}
+
+/// A nullable text: `None` stays `None`, a value is checked like [`Problems::text`].
+pub fn optional_text(problems: &mut Problems, field: &str, value: Option<String>, min: usize, max: usize) -> Option<String> {
+    value.map(|text| problems.text(field, &text, min, max))
+}
+
+/// An absolute http(s) address of at most 2048 characters.
+pub fn url(problems: &mut Problems, field: &str, value: &str) -> String {
+    let value = value.trim().to_owned();
+    let scheme_ok = value.starts_with("https://") || value.starts_with("http://");
+    let has_host = value.split("://").nth(1).is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'));
+    if !scheme_ok || !has_host || value.len() > 2048 || value.chars().any(char::is_whitespace) {
+        problems.add(field, "must be an http(s) address of at most 2048 characters");
+    }
+    value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    #[test]
+    fn every_problem_is_reported_at_once() {
+        let mut problems = Problems::default();
+        problems.text("name", "", 1, 80);
+        url(&mut problems, "avatarUrl", "javascript:alert(1)");
+        let err = problems.into_result().expect_err("two problems");
+        match err {
+            AppError::Api { code, details: Some(details), .. } => {
+                assert_eq!(code, ErrorCode::ValidationError);
+                let fields: Vec<_> = details.iter().map(|d| d.field.as_str()).collect();
+                assert_eq!(fields, ["name", "avatarUrl"]);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn text_is_trimmed_and_counted_in_characters() {
+        let mut problems = Problems::default();
+        assert_eq!(problems.text("nickname", "  Ёж  ", 2, 32), "Ёж");
+        assert!(problems.into_result().is_ok());
+    }
+
+    #[test]
+    fn addresses_need_a_scheme_and_a_host() {
+        for bad in ["ftp://x", "https://", "https:///path", "no scheme", "https://a b"] {
+            let mut problems = Problems::default();
+            url(&mut problems, "u", bad);
+            assert!(problems.into_result().is_err(), "{bad}");
+        }
+        let mut problems = Problems::default();
+        url(&mut problems, "u", "https://cdn.example.org/a.png");
+        assert!(problems.into_result().is_ok());
+    }
+}

@@ -1,0 +1,138 @@
+//! Response shapes shared by several resources, and the reads that fill them.
+
+use chrono::{DateTime, Utc};
+use floor_actors::rules::rating::{displayed_skill, tier_for_level};
+use floor_entities::enums::{AdminRole, MemberRole, UserStatus};
+use floor_entities::{level_tiers, organizer_members, organizers, player_profiles, users};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
+use serde::Serialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::error::AppResult;
+
+/// A player's profile: identity and rating. `skill` is the displayed value (1.0 to 10.0).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlayerProfileView {
+    pub user_id: Uuid,
+    pub name: Option<String>,
+    pub nickname: Option<String>,
+    pub avatar_url: Option<String>,
+    pub city_slug: Option<String>,
+    pub xp: i64,
+    pub level: i32,
+    /// Key of the level tier (`fish` … `legend`).
+    pub tier: Option<String>,
+    pub skill: f64,
+    pub games_played: i32,
+    pub wins: i32,
+    /// Registration is closed to the player until then.
+    pub ban_until: Option<DateTime<Utc>>,
+}
+
+/// A club the user belongs to.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MembershipView {
+    pub organizer_id: Uuid,
+    pub organizer_name: String,
+    pub role: MemberRole,
+}
+
+/// The signed-in user as `/auth/me` and sign-in return it.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UserView {
+    pub id: Uuid,
+    pub phone: String,
+    pub name: Option<String>,
+    pub nickname: Option<String>,
+    pub avatar_url: Option<String>,
+    pub city_slug: Option<String>,
+    pub admin_role: Option<AdminRole>,
+    pub status: UserStatus,
+    pub consent_accepted: bool,
+    pub created_at: DateTime<Utc>,
+    pub memberships: Vec<MembershipView>,
+    /// Name, nickname, city and consent are all filled in: the player app's gate.
+    pub profile_complete: bool,
+    pub profile: PlayerProfileView,
+}
+
+/// Whether the player app's first-sign-in form is done.
+pub fn profile_complete(user: &users::Model) -> bool {
+    let filled = |value: &Option<String>| value.as_deref().is_some_and(|text| !text.trim().is_empty());
+    filled(&user.name) && filled(&user.nickname) && user.city_slug.is_some() && user.consent_accepted_at.is_some()
+}
+
+pub async fn user_view(conn: &impl ConnectionTrait, user: users::Model) -> AppResult<UserView> {
+    let memberships = organizer_members::Entity::find()
+        .filter(organizer_members::Column::UserId.eq(user.id))
+        .find_also_related(organizers::Entity)
+        .order_by_asc(organizer_members::Column::CreatedAt)
+        .all(conn)
+        .await?
+        .into_iter()
+        .filter_map(|(member, organizer)| {
+            organizer.map(|organizer| MembershipView {
+                organizer_id: organizer.id,
+                organizer_name: organizer.name,
+                role: member.role,
+            })
+        })
+        .collect();
+    let profile = player_profile_view(conn, &user).await?;
+    Ok(UserView {
+        id: user.id,
+        profile_complete: profile_complete(&user),
+        consent_accepted: user.consent_accepted_at.is_some(),
+        phone: user.phone,
+        name: user.name,
+        nickname: user.nickname,
+        avatar_url: user.avatar_url,
+        city_slug: user.city_slug,
+        admin_role: user.admin_role,
+        status: user.status,
+        created_at: user.created_at,
+        memberships,
+        profile,
+    })
+}
+
+pub async fn player_profile_view(conn: &impl ConnectionTrait, user: &users::Model) -> AppResult<PlayerProfileView> {
+    let profile = player_profiles::Entity::find_by_id(user.id).one(conn).await?;
+    let tiers = level_tiers::Entity::find().all(conn).await?;
+    let (xp, level, skill, games_played, wins, ban_until) = match profile {
+        Some(p) => (p.xp, p.level, p.skill, p.games_played, p.wins, p.ban_until),
+        // Every account is created with a profile; this covers a row lost to a manual edit.
+        None => (0, 1, 0.4444, 0, 0, None),
+    };
+    let tier = tier_for_level(tiers.iter().map(|tier| (tier.key.as_str(), tier.min_level)), level).map(str::to_owned);
+    Ok(PlayerProfileView {
+        user_id: user.id,
+        name: user.name.clone(),
+        nickname: user.nickname.clone(),
+        avatar_url: user.avatar_url.clone(),
+        city_slug: user.city_slug.clone(),
+        xp,
+        level,
+        tier,
+        skill: displayed_skill(skill),
+        games_played,
+        wins,
+        ban_until,
+    })
+}
+
+/// Every list leaves as `{"items": [...]}`, so fields can be added beside it later.
+#[derive(Serialize, ToSchema)]
+pub struct ItemList<T> {
+    pub items: Vec<T>,
+}
+
+impl<T> ItemList<T> {
+    pub fn new(items: Vec<T>) -> Self {
+        Self { items }
+    }
+}

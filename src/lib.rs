@@ -1,0 +1,20 @@
+//! Floor: one service that runs offline sport-poker tournaments for many clubs, from
+//! registration to a live, server-clocked game day, confirmed results and one rating.
+
+pub mod accounts;
+pub mod app;
+pub mod audit;
+pub mod auth;
+pub mod cli;
+pub mod config;
+pub mod db;
+pub mod domain;
+pub mod error;
+pub mod http;
+pub mod jobs;
+pub mod seasons;
+pub mod seed;
+pub mod telemetry;
+
+pub use app::{AppState, Application};
+pub use config::Config;

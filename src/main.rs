@@ -1,0 +1,113 @@
+//! The `floor` binary: reads the configuration, sets up telemetry, runs one command.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Parser;
+use floor::cli::{Cli, Command};
+use floor::telemetry::{self, TelemetrySettings};
+use floor::{Application, Config, db, jobs, seed};
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if cli.command == Command::Openapi {
+        return print_openapi();
+    }
+    let config = match Config::from_env() {
+        Ok(config) => config,
+        Err(err) => {
+            eprintln!("floor: refusing to start: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    let settings = TelemetrySettings {
+        json_logs: config.is_production(),
+        otlp_endpoint: config.otel_endpoint.clone(),
+        service_name: "floor",
+    };
+    let _telemetry = match telemetry::init(&settings) {
+        Ok(guard) => guard,
+        Err(err) => {
+            eprintln!("floor: telemetry: {err:#}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(cli.command, config).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            tracing::error!(error = ?err, "floor stopped with an error");
+            eprintln!("floor: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(command: Command, config: Config) -> anyhow::Result<()> {
+    match command {
+        Command::Serve => {
+            let application = Application::build(config).await?;
+            jobs::spawn_schedules(application.state());
+            application.run_until(shutdown_signal()).await
+        }
+        Command::Migrate => {
+            let db = db::connect(&config.database_url).await?;
+            db::migrate(&db).await.context("migrating")?;
+            tracing::info!("migrations applied");
+            Ok(())
+        }
+        Command::Seed => {
+            let db = db::connect(&config.database_url).await?;
+            let report = seed::seed(&db).await.context("seeding")?;
+            tracing::info!(?report, "reference data seeded");
+            Ok(())
+        }
+        Command::Job { name } => {
+            let db = db::connect(&config.database_url).await?;
+            jobs::run_once(&db, name).await
+        }
+        Command::Openapi => Ok(()),
+    }
+}
+
+fn print_openapi() -> ExitCode {
+    match floor::http::openapi().to_yaml() {
+        Ok(yaml) => {
+            print!("{yaml}");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("floor: rendering the OpenAPI document: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Completes on Ctrl-C or SIGTERM (what a container runtime sends).
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(err) = tokio::signal::ctrl_c().await {
+            tracing::error!(%err, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(err) => {
+                tracing::error!(%err, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+    tracing::info!("shutting down");
+}

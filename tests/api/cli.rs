@@ -1,0 +1,101 @@
+//! The `floor` binary itself: a bare `floor serve` works, production refuses unsafe setups.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn floor() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_floor"));
+    command.env_clear();
+    command
+}
+
+#[tokio::test]
+async fn floor_serve_with_no_environment_answers_health_on_8080() {
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    if std::net::TcpListener::bind("0.0.0.0:8080").is_err() {
+        assert!(std::env::var_os("CI").is_none(), "port 8080 must be free in CI");
+        eprintln!("skipping: port 8080 is taken on this machine");
+        return;
+    }
+    let mut server = floor()
+        .arg("serve")
+        .current_dir(folder.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("floor starts");
+    let client = reqwest::Client::new();
+    let mut answer = None;
+    for _ in 0..200 {
+        if let Ok(reply) = client.get("http://127.0.0.1:8080/api/v1/health").send().await {
+            answer = reply.json::<serde_json::Value>().await.ok();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    server.kill().ok();
+    server.wait().ok();
+    assert_eq!(answer, Some(serde_json::json!({"status": "ok", "db": "ok", "redis": "off"})));
+    assert!(folder.path().join("data/floor.db").is_file(), "the SQLite file is made under ./data");
+}
+
+#[test]
+fn production_refuses_to_start_without_a_strong_jwt_secret_in_one_line() {
+    let output = floor().args(["migrate"]).env("APP_ENV", "production").output().expect("floor runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("JWT_SECRET"), "{stderr}");
+}
+
+#[test]
+fn production_refuses_logged_codes_and_an_in_memory_database() {
+    let secret = "0123456789abcdef0123456789abcdef";
+    let output = floor()
+        .args(["migrate"])
+        .envs([("APP_ENV", "production"), ("JWT_SECRET", secret), ("OTP_LOG_CODES", "true")])
+        .output()
+        .expect("floor runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("OTP_LOG_CODES"));
+    let output = floor()
+        .args(["migrate"])
+        .envs([("APP_ENV", "production"), ("JWT_SECRET", secret), ("DATABASE_URL", "sqlite::memory:")])
+        .output()
+        .expect("floor runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("DATABASE_URL"));
+}
+
+#[test]
+fn floor_openapi_prints_the_committed_contract() {
+    let output = floor().arg("openapi").output().expect("floor runs");
+    assert!(output.status.success());
+    let committed = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.yaml")).expect("committed");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), committed);
+}
+
+#[test]
+fn floor_job_runs_the_season_rollover_idempotently() {
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    for _ in 0..2 {
+        let status = floor().args(["migrate"]).current_dir(folder.path()).status().expect("runs");
+        assert!(status.success());
+        let status = floor().args(["job", "season-rollover"]).current_dir(folder.path()).status().expect("runs");
+        assert!(status.success());
+    }
+    let db_url = format!("sqlite://{}", folder.path().join("data/floor.db").display());
+    let seasons = tokio::runtime::Runtime::new().expect("runtime").block_on(async {
+        use sea_orm::{ConnectionTrait, Database, Statement};
+        let db = Database::connect(db_url).await.expect("connects");
+        let row = db
+            .query_one_raw(Statement::from_string(db.get_database_backend(), "SELECT COUNT(*) FROM seasons WHERE status = 'current'"))
+            .await
+            .expect("query")
+            .expect("a row");
+        row.try_get_by_index::<i64>(0).expect("a count")
+    });
+    assert_eq!(seasons, 1, "two runs make one current season");
+    let unknown = floor().args(["job", "make-coffee"]).current_dir(folder.path()).output().expect("runs");
+    assert!(!unknown.status.success());
+}

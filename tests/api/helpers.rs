@@ -1,0 +1,261 @@
+//! `spawn_app`: a fresh database, the application on port 0, and typed helpers to drive it.
+
+use std::collections::HashMap;
+
+use floor::auth::delivery::FakeOutbox;
+use floor::{AppState, Application, Config};
+use reqwest::{Method, StatusCode};
+use sea_orm::{ConnectionTrait, Database, DatabaseConnection, Statement};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+/// The phone listed in `PLATFORM_ADMIN_PHONES` of every test app.
+pub const PLATFORM_ADMIN_PHONE: &str = "+70000000001";
+const POSTGRES_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+pub const TEST_JWT_SECRET: &str = "test-secret-test-secret-test-secret!";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Runs each named test body once on SQLite and once on PostgreSQL, as
+/// `<name>::sqlite` and `<name>::postgres`.
+macro_rules! on_both_databases {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                super::$name($crate::helpers::Backend::Sqlite).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                super::$name($crate::helpers::Backend::Postgres).await
+            }
+        }
+    )*};
+}
+pub(crate) use on_both_databases;
+
+/// A running application and what a test needs to reach into it.
+pub struct TestApp {
+    pub base: String,
+    pub client: reqwest::Client,
+    pub state: AppState,
+    pub outbox: FakeOutbox,
+    _database: TestDatabase,
+}
+
+/// Starts the application on a fresh database of `backend`. `None` only when PostgreSQL is
+/// unreachable outside CI (in CI that is a failure).
+pub async fn spawn_app(backend: Backend) -> Option<TestApp> {
+    spawn_app_with(backend, &[]).await
+}
+
+/// Like [`spawn_app`], with extra environment variables.
+pub async fn spawn_app_with(backend: Backend, extra: &[(&str, &str)]) -> Option<TestApp> {
+    let database = TestDatabase::create(backend).await?;
+    let mut vars: HashMap<String, String> = [
+        ("APP_ENV", "test"),
+        ("PORT", "0"),
+        ("JWT_SECRET", TEST_JWT_SECRET),
+        ("PLATFORM_ADMIN_PHONES", PLATFORM_ADMIN_PHONE),
+        ("OTP_CHANNELS", "fake"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect();
+    vars.insert("DATABASE_URL".to_owned(), database.url.clone());
+    for (key, value) in extra {
+        vars.insert((*key).to_owned(), (*value).to_owned());
+    }
+    let config = Config::from_lookup(|name| vars.get(name).cloned()).expect("test configuration");
+    let application = Application::build(config).await.expect("the application builds");
+    let base = format!("http://127.0.0.1:{}", application.port());
+    let state = application.state();
+    let outbox = state.otp_chain.fake_outbox().expect("a fake channel outside production");
+    tokio::spawn(application.run_until(std::future::pending()));
+    Some(TestApp { base, client: reqwest::Client::new(), state, outbox, _database: database })
+}
+
+/// What a signed-in test user holds.
+#[derive(Clone, Debug)]
+pub struct Session {
+    pub user_id: Uuid,
+    pub access_token: String,
+    pub refresh_token: String,
+}
+
+/// A response: status and JSON body (`Value::Null` when empty or not JSON).
+#[derive(Debug)]
+pub struct Reply {
+    pub status: StatusCode,
+    pub body: Value,
+}
+
+impl Reply {
+    /// The contract's error code, when the body is an error.
+    pub fn code(&self) -> &str {
+        self.body["error"]["code"].as_str().unwrap_or("")
+    }
+
+    #[track_caller]
+    pub fn assert_error(&self, status: u16, code: &str) {
+        assert_eq!(self.status.as_u16(), status, "unexpected reply {self:?}");
+        assert_eq!(self.code(), code, "unexpected reply {self:?}");
+        assert!(self.body["error"]["message"].is_string(), "an error carries a message: {self:?}");
+    }
+
+    #[track_caller]
+    pub fn assert_ok(&self) -> &Value {
+        assert!(self.status.is_success(), "unexpected reply {self:?}");
+        &self.body
+    }
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}/api/v1{path}", self.base)
+    }
+
+    pub fn db(&self) -> &DatabaseConnection {
+        &self.state.db
+    }
+
+    /// Sends `method path` with an optional JSON body and bearer token.
+    pub async fn call(&self, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> Reply {
+        let mut request = self.client.request(method, self.url(path));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.expect("the server answers");
+        let status = response.status();
+        let bytes = response.bytes().await.expect("a body");
+        Reply { status, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null) }
+    }
+
+    pub async fn get(&self, path: &str, token: Option<&str>) -> Reply {
+        self.call(Method::GET, path, token, None).await
+    }
+
+    pub async fn post(&self, path: &str, token: Option<&str>, body: Value) -> Reply {
+        self.call(Method::POST, path, token, Some(body)).await
+    }
+
+    pub async fn request_code(&self, phone: &str) -> Reply {
+        self.post("/auth/otp/request", None, json!({"phone": phone})).await
+    }
+
+    pub async fn verify(&self, phone: &str, code: &str) -> Reply {
+        self.post("/auth/otp/verify", None, json!({"phone": phone, "code": code})).await
+    }
+
+    /// The last code the fake channel delivered to `phone`.
+    pub fn last_code(&self, phone: &str) -> String {
+        self.outbox.last_code(phone).expect("a code was delivered")
+    }
+
+    /// Requests a code and verifies it: a full sign-in.
+    pub async fn sign_in(&self, phone: &str) -> Session {
+        self.request_code(phone).await.assert_ok();
+        let reply = self.verify(phone, &self.last_code(phone)).await;
+        let body = reply.assert_ok();
+        Session {
+            user_id: body["user"]["id"].as_str().and_then(|id| id.parse().ok()).expect("a user id"),
+            access_token: body["accessToken"].as_str().expect("an access token").to_owned(),
+            refresh_token: body["refreshToken"].as_str().expect("a refresh token").to_owned(),
+        }
+    }
+
+    /// Signs in and gives the account `role` straight in the database.
+    pub async fn sign_in_as_admin(&self, phone: &str, role: &str) -> Session {
+        let session = self.sign_in(phone).await;
+        self.exec(&format!("UPDATE users SET admin_role = '{role}' WHERE id = '{}'", session.user_id)).await;
+        session
+    }
+
+    /// Runs one SQL statement written to work on both databases.
+    pub async fn exec(&self, sql: &str) {
+        self.db().execute_unprepared(sql).await.expect("the statement runs");
+    }
+
+    /// The first column of the first row of `sql`, as text.
+    pub async fn scalar(&self, sql: &str) -> Option<String> {
+        let backend = self.db().get_database_backend();
+        let row = self.db().query_one_raw(Statement::from_string(backend, sql.to_owned())).await.expect("query runs")?;
+        row.try_get_by_index::<String>(0)
+            .ok()
+            .or_else(|| row.try_get_by_index::<i64>(0).ok().map(|n| n.to_string()))
+            .or_else(|| row.try_get_by_index::<Uuid>(0).ok().map(|u| u.to_string()))
+    }
+
+    pub async fn count(&self, sql: &str) -> i64 {
+        self.scalar(sql).await.and_then(|text| text.parse().ok()).expect("a count")
+    }
+
+    /// `id` as a SQL literal of the column type sea-orm uses: `uuid` on PostgreSQL, a
+    /// 16-byte blob on SQLite.
+    pub fn uuid_literal(&self, id: Uuid) -> String {
+        match self.db().get_database_backend() {
+            sea_orm::DbBackend::Postgres => format!("'{id}'::uuid"),
+            _ => format!("X'{}'", id.simple()),
+        }
+    }
+}
+
+/// A database made for one test and dropped after it.
+struct TestDatabase {
+    url: String,
+    postgres_name: Option<String>,
+    _folder: Option<tempfile::TempDir>,
+}
+
+impl TestDatabase {
+    async fn create(backend: Backend) -> Option<Self> {
+        match backend {
+            Backend::Sqlite => {
+                let folder = tempfile::tempdir().expect("a temporary folder");
+                let url = format!("sqlite://{}?mode=rwc", folder.path().join("floor.db").display());
+                Some(Self { url, postgres_name: None, _folder: Some(folder) })
+            }
+            Backend::Postgres => {
+                let admin = match Database::connect(POSTGRES_ADMIN_URL).await {
+                    Ok(admin) => admin,
+                    Err(err) if std::env::var_os("CI").is_none() => {
+                        eprintln!("skipping: PostgreSQL is unreachable ({err}) and CI is not set");
+                        return None;
+                    }
+                    Err(err) => panic!("PostgreSQL must be reachable in CI: {err}"),
+                };
+                let name = format!("floor_test_{}", Uuid::new_v4().simple());
+                admin.execute_unprepared(&format!("CREATE DATABASE {name}")).await.expect("database created");
+                admin.close().await.ok();
+                let url = format!("postgres://postgres@127.0.0.1:5432/{name}");
+                Some(Self { url, postgres_name: Some(name), _folder: None })
+            }
+        }
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        let Some(name) = self.postgres_name.take() else { return };
+        // Drop is synchronous: drop the database from a thread with its own runtime.
+        let dropped = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
+            runtime.block_on(async {
+                let admin = Database::connect(POSTGRES_ADMIN_URL).await.ok()?;
+                admin.execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await.ok()?;
+                admin.close().await.ok()
+            })
+        })
+        .join();
+        if !matches!(dropped, Ok(Some(()))) {
+            eprintln!("warning: a test database could not be dropped");
+        }
+    }
+}
