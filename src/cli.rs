@@ -11,7 +11,7 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug, PartialEq, Eq)]
 pub enum Command {
-    /// Migrate, seed, start the background jobs and serve HTTP and Socket.IO on PORT.
+    /// Migrate, seed, start the background jobs and serve the API on PORT.
     Serve,
     /// Apply pending database migrations, then exit.
     Migrate,

@@ -81,7 +81,7 @@ fn json_problem(err: &serde_path_to_error::Error<serde_json::Error>) -> FieldPro
 
 mod bytes_body {
     use axum::body::Bytes;
-    use axum::extract::rejection::BytesRejection;
+    use axum::extract::rejection::{BytesRejection, FailedToBufferBody};
     use axum::extract::{FromRequest, Request};
 
     use crate::error::{AppError, ErrorCode};
@@ -89,10 +89,10 @@ mod bytes_body {
     /// Reads the body within axum's default limit; over it is `413 PAYLOAD_TOO_LARGE`.
     pub async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, AppError> {
         Bytes::from_request(req, state).await.map_err(|rejection| match rejection {
-            BytesRejection::FailedToBufferBody(_) => {
+            BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(_)) => {
                 AppError::new(ErrorCode::PayloadTooLarge, "the request body is too large")
             }
-            other => AppError::Internal(anyhow::anyhow!(other)),
+            other => AppError::invalid_field("body", other.body_text()),
         })
     }
 }

@@ -9,15 +9,12 @@ mod me;
 mod validate;
 pub mod views;
 
-use std::time::Duration;
-
 use axum::Router;
 use axum::http::{HeaderName, Request};
 use axum::response::{IntoResponse, Response};
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{OpenApi as OpenApiDoc, ServerBuilder};
@@ -31,8 +28,6 @@ use crate::error::{AppError, ErrorCode};
 /// Every HTTP path of the API lives under this prefix.
 pub const API_PREFIX: &str = "/api/v1";
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
-/// A request that takes longer than this is cut off (the clients retry).
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 #[derive(OpenApi)]
 #[openapi(
@@ -90,8 +85,7 @@ pub fn router(state: AppState) -> Router {
                     tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id)
                 }))
                 .layer(PropagateRequestIdLayer::new(REQUEST_ID))
-                .layer(CatchPanicLayer::custom(panic_response))
-                .layer(TimeoutLayer::with_status_code(axum::http::StatusCode::SERVICE_UNAVAILABLE, REQUEST_TIMEOUT)),
+                .layer(CatchPanicLayer::custom(panic_response)),
         )
 }
 

@@ -99,3 +99,70 @@ fn floor_job_runs_the_season_rollover_idempotently() {
     let unknown = floor().args(["job", "make-coffee"]).current_dir(folder.path()).output().expect("runs");
     assert!(!unknown.status.success());
 }
+
+#[tokio::test]
+async fn with_otp_log_codes_the_fake_channel_prints_one_line_per_code_that_signs_in() {
+    use std::io::{BufRead, BufReader};
+
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .expect("a free port");
+    let mut server = floor()
+        .arg("serve")
+        .current_dir(folder.path())
+        .envs([("PORT", port.to_string()), ("OTP_LOG_CODES", "true".to_owned()), ("OTP_CHANNELS", "fake".to_owned())])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("floor starts");
+    let stdout = server.stdout.take().expect("piped stdout");
+    let (lines_tx, mut lines_rx) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if lines_tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+
+    let client = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{port}/api/v1");
+    let mut requested = None;
+    for _ in 0..200 {
+        let sent = client.post(format!("{base}/auth/otp/request")).json(&serde_json::json!({"phone": "+79990001122"})).send().await;
+        if let Ok(reply) = sent {
+            requested = Some(reply.status());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(requested.map(|s| s.as_u16()), Some(200));
+    let code = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(line) = lines_rx.recv().await {
+            if let Some(code) = line.strip_prefix("OTP +79990001122 ") {
+                return Some(code.to_owned());
+            }
+        }
+        None
+    })
+    .await
+    .ok()
+    .flatten();
+    let verified = match &code {
+        Some(code) => client
+            .post(format!("{base}/auth/otp/verify"))
+            .json(&serde_json::json!({"phone": "+79990001122", "code": code}))
+            .send()
+            .await
+            .map(|reply| reply.status().as_u16())
+            .ok(),
+        None => None,
+    };
+    server.kill().ok();
+    server.wait().ok();
+    let code = code.expect("an `OTP <phone> <code>` line on standard output");
+    assert!(code.len() == 6 && code.bytes().all(|b| b.is_ascii_digit()), "{code}");
+    assert_eq!(verified, Some(200));
+}

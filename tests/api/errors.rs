@@ -90,3 +90,11 @@ async fn every_answer_carries_a_request_id() {
     let given = app.client.get(app.url("/health")).header("x-request-id", "trace-me").send().await.expect("answer");
     assert_eq!(given.headers().get("x-request-id").and_then(|v| v.to_str().ok()), Some("trace-me"));
 }
+
+#[tokio::test]
+async fn an_oversized_body_gives_413_in_the_error_shape() {
+    let Some(app) = spawn_app(Backend::Sqlite).await else { return };
+    let huge = json!({"phone": "+79990001122", "padding": "x".repeat(3 * 1024 * 1024)});
+    let reply = app.post("/auth/otp/request", None, huge).await;
+    reply.assert_error(413, "PAYLOAD_TOO_LARGE");
+}
