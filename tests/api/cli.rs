@@ -166,3 +166,57 @@ async fn with_otp_log_codes_the_fake_channel_prints_one_line_per_code_that_signs
     assert!(code.len() == 6 && code.bytes().all(|b| b.is_ascii_digit()), "{code}");
     assert_eq!(verified, Some(200));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_code_limit_holds_across_two_processes_on_one_postgresql() {
+    use crate::helpers::{Backend, spawn_app};
+
+    let Some(app) = spawn_app(Backend::Postgres).await else { return };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .expect("a free port");
+    let mut second = floor()
+        .arg("serve")
+        .envs([
+            ("PORT", port.to_string()),
+            ("DATABASE_URL", app.database_url.clone()),
+            ("OTP_CHANNELS", "fake".to_owned()),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("a second floor starts");
+    let client = reqwest::Client::new();
+    let second_base = format!("http://127.0.0.1:{port}/api/v1");
+    let mut up = false;
+    for _ in 0..200 {
+        if client.get(format!("{second_base}/health")).send().await.is_ok() {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut requests = tokio::task::JoinSet::new();
+    for i in 0..10 {
+        let base = if i % 2 == 0 { second_base.clone() } else { app.url("") };
+        let client = client.clone();
+        requests.spawn(async move {
+            let reply = client
+                .post(format!("{base}/auth/otp/request"))
+                .json(&serde_json::json!({"phone": "+79990001122"}))
+                .send()
+                .await;
+            reply.map(|r| r.status().as_u16()).unwrap_or(0)
+        });
+    }
+    let mut statuses = Vec::new();
+    while let Some(status) = requests.join_next().await {
+        statuses.push(status.unwrap_or(0));
+    }
+    second.kill().ok();
+    second.wait().ok();
+    assert!(up, "the second process answered");
+    statuses.sort_unstable();
+    assert_eq!(statuses, [200, 200, 200, 429, 429, 429, 429, 429, 429, 429]);
+}

@@ -41,6 +41,8 @@ pub(crate) use on_both_databases;
 /// A running application and what a test needs to reach into it.
 pub struct TestApp {
     pub base: String,
+    /// The database this app runs on, for a second process to share.
+    pub database_url: String,
     pub client: reqwest::Client,
     pub state: AppState,
     pub outbox: FakeOutbox,
@@ -76,7 +78,8 @@ pub async fn spawn_app_with(backend: Backend, extra: &[(&str, &str)]) -> Option<
     let state = application.state();
     let outbox = state.otp_chain.fake_outbox().expect("a fake channel outside production");
     tokio::spawn(application.run_until(std::future::pending()));
-    Some(TestApp { base, client: reqwest::Client::new(), state, outbox, _database: database })
+    let database_url = database.url.clone();
+    Some(TestApp { base, database_url, client: reqwest::Client::new(), state, outbox, _database: database })
 }
 
 /// What a signed-in test user holds.
