@@ -216,3 +216,26 @@ async fn the_code_limit_holds_across_two_processes_on_one_postgresql() {
     statuses.sort_unstable();
     assert_eq!(statuses, [200, 200, 200, 429, 429, 429, 429, 429, 429, 429]);
 }
+
+#[test]
+fn production_logs_are_json_lines() {
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let output = floor()
+        .arg("migrate")
+        .current_dir(folder.path())
+        .envs([
+            ("APP_ENV", "production"),
+            ("JWT_SECRET", "0123456789abcdef0123456789abcdef"),
+            ("DATABASE_URL", "sqlite://./floor.db?mode=rwc"),
+        ])
+        .output()
+        .expect("floor runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let logs = String::from_utf8_lossy(&output.stdout);
+    let lines: Vec<&str> = logs.lines().filter(|line| !line.trim().is_empty()).collect();
+    assert!(!lines.is_empty(), "migrate logs what it did");
+    for line in lines {
+        let entry: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|err| panic!("{err}: {line}"));
+        assert!(entry["level"].is_string() && entry["timestamp"].is_string(), "{line}");
+    }
+}
