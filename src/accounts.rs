@@ -9,10 +9,8 @@ use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, Query
 use uuid::Uuid;
 
 use crate::domain::Phone;
+use crate::seed::DEFAULT_SKILL_INITIAL;
 use crate::error::{AppError, AppResult, ErrorCode};
-
-/// The skill a new profile starts with when the rating configuration row is missing.
-const FALLBACK_SKILL_INITIAL: f64 = 0.4444;
 
 /// Refuses a banned account with `USER_BANNED`.
 pub fn ensure_not_banned(user: &users::Model) -> AppResult<()> {
@@ -48,7 +46,7 @@ pub async fn create_account(conn: &impl ConnectionTrait, phone: &Phone) -> AppRe
     let skill_initial = rating_config::Entity::find()
         .one(conn)
         .await?
-        .map_or(FALLBACK_SKILL_INITIAL, |config| config.skill_initial);
+        .map_or(DEFAULT_SKILL_INITIAL, |config| config.skill_initial);
     player_profiles::ActiveModel {
         user_id: Set(user.id),
         xp: Set(0),

@@ -24,6 +24,10 @@ pub const PLATFORM_TEMPLATE_ID: Uuid = Uuid::from_u128(0xf100_0000_0000_4000_800
 /// Id of the single `rating_config` row.
 pub const DEFAULT_RATING_CONFIG_ID: i32 = 1;
 
+/// The spec's starting skill (displayed as 5.0): the configuration's default, and what a
+/// profile starts with should the configuration row be missing.
+pub const DEFAULT_SKILL_INITIAL: f64 = 0.4444;
+
 const PLATFORM_TEMPLATE_NAME: &str = "Floor standard";
 const STARTING_STACK: i64 = 20_000;
 const LATE_REG_LEVEL: i32 = 6;
@@ -162,7 +166,7 @@ async fn seed_rating_config(db: &impl ConnectionTrait, now: DateTime<Utc>) -> Re
         xp_level_base: Set(50.0),
         xp_level_exponent: Set(1.5),
         skill_alpha: Set(0.1),
-        skill_initial: Set(0.4444),
+        skill_initial: Set(DEFAULT_SKILL_INITIAL),
         strikes_to_ban: Set(2),
         strike_window_days: Set(30),
         ban_days: Set(14),

@@ -109,15 +109,13 @@ pub async fn verify_code(app: &App, phone: &Phone, code: &str) -> AppResult<Sign
         return Err(invalid());
     }
     let matches = live.code_hash == sha256_hex(code);
-    otp_codes::Entity::update_many()
+    let mut attempt = otp_codes::Entity::update_many()
         .col_expr(otp_codes::Column::Attempts, Expr::col(otp_codes::Column::Attempts).add(1))
-        .col_expr(
-            otp_codes::Column::ConsumedAt,
-            Expr::value(if matches { Some(now) } else { None }),
-        )
-        .filter(otp_codes::Column::Id.eq(live.id))
-        .exec(&tx)
-        .await?;
+        .filter(otp_codes::Column::Id.eq(live.id));
+    if matches {
+        attempt = attempt.col_expr(otp_codes::Column::ConsumedAt, Expr::value(Some(now)));
+    }
+    attempt.exec(&tx).await?;
     if !matches {
         // The spent attempt must stick even though the request fails.
         tx.commit().await?;

@@ -280,10 +280,7 @@ impl<R: RequiredClubRule> FromRequestParts<AppState> for OrganizerAccess<R> {
             .one(&state.db)
             .await?
             .ok_or_else(|| AppError::not_found("organizer"))?;
-        let role = club_role(state, organizer.id, user.id()).await?;
-        if !R::RULE.allows(role, user.0.admin_role) {
-            return Err(AppError::forbidden());
-        }
+        let role = authorize_in_club::<R>(state, &user, organizer.id).await?;
         Ok(Self { user, organizer, role, _rule: PhantomData })
     }
 }
@@ -307,12 +304,23 @@ impl<R: RequiredClubRule> FromRequestParts<AppState> for TournamentAccess<R> {
             .one(&state.db)
             .await?
             .ok_or_else(|| AppError::not_found("tournament"))?;
-        let role = club_role(state, tournament.organizer_id, user.id()).await?;
-        if !R::RULE.allows(role, user.0.admin_role) {
-            return Err(AppError::forbidden());
-        }
+        let role = authorize_in_club::<R>(state, &user, tournament.organizer_id).await?;
         Ok(Self { user, tournament, role, _rule: PhantomData })
     }
+}
+
+/// Applies `R` to the caller in the club `organizer_id`: `403` when it does not allow them;
+/// else the caller's role there, when a member.
+async fn authorize_in_club<R: RequiredClubRule>(
+    state: &AppState,
+    user: &AuthUser,
+    organizer_id: Uuid,
+) -> Result<Option<MemberRole>, AppError> {
+    let role = club_role(state, organizer_id, user.id()).await?;
+    if !R::RULE.allows(role, user.0.admin_role) {
+        return Err(AppError::forbidden());
+    }
+    Ok(role)
 }
 
 /// The caller's role in a club, if a member.

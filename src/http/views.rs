@@ -10,6 +10,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::error::AppResult;
+use crate::seed::DEFAULT_SKILL_INITIAL;
 
 /// A player's profile: identity and rating. `skill` is the displayed value (1.0 to 10.0).
 #[derive(Serialize, ToSchema)]
@@ -106,7 +107,7 @@ pub async fn player_profile_view(conn: &impl ConnectionTrait, user: &users::Mode
     let (xp, level, skill, games_played, wins, ban_until) = match profile {
         Some(p) => (p.xp, p.level, p.skill, p.games_played, p.wins, p.ban_until),
         // Every account is created with a profile; this covers a row lost to a manual edit.
-        None => (0, 1, 0.4444, 0, 0, None),
+        None => (0, 1, DEFAULT_SKILL_INITIAL, 0, 0, None),
     };
     let tier = tier_for_level(tiers.iter().map(|tier| (tier.key.as_str(), tier.min_level)), level).map(str::to_owned);
     Ok(PlayerProfileView {

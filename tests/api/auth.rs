@@ -38,12 +38,15 @@ async fn requesting_a_code_names_the_channel_and_stores_only_its_hash(backend: B
     let stored = app.scalar("SELECT code_hash FROM otp_codes").await.expect("a code row");
     assert_eq!(stored, sha256_hex(&code));
     assert_ne!(stored, code);
-    let lifetime_ok = app
+    let fresh = app
         .count(&format!(
             "SELECT COUNT(*) FROM otp_codes WHERE phone = '{PHONE}' AND attempts = 0 AND consumed_at IS NULL"
         ))
         .await;
-    assert_eq!(lifetime_ok, 1);
+    assert_eq!(fresh, 1);
+    let issued = app.timestamp("SELECT created_at FROM otp_codes").await;
+    let expires = app.timestamp("SELECT expires_at FROM otp_codes").await;
+    assert_eq!(expires - issued, Duration::minutes(5), "a code lives five minutes");
 }
 
 async fn a_malformed_phone_is_a_validation_error_naming_the_field(backend: Backend) {
@@ -205,6 +208,10 @@ async fn refresh_rotates_the_pair_and_spends_the_old_token(backend: Backend) {
         ))
         .await;
     assert_eq!(revoked, 1);
+    let hash = sha256_hex(new_refresh);
+    let issued = app.timestamp(&format!("SELECT created_at FROM refresh_tokens WHERE token_hash = '{hash}'")).await;
+    let expires = app.timestamp(&format!("SELECT expires_at FROM refresh_tokens WHERE token_hash = '{hash}'")).await;
+    assert_eq!(expires - issued, Duration::days(30), "a refresh token lives thirty days");
     let next = app.post("/auth/refresh", None, json!({"refreshToken": new_refresh})).await;
     next.assert_ok();
 }

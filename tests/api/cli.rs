@@ -9,6 +9,17 @@ fn floor() -> Command {
     command
 }
 
+/// A running `floor` process, killed when dropped, so a failing test never leaves a server
+/// holding its port.
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.kill().ok();
+        self.0.wait().ok();
+    }
+}
+
 /// A port nobody listens on right now.
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -36,16 +47,16 @@ async fn floor_serve_with_no_environment_answers_health_on_8080() {
         eprintln!("skipping: port 8080 is taken on this machine");
         return;
     }
-    let mut server = floor()
+    let server = floor()
         .arg("serve")
         .current_dir(folder.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
+        .map(Running)
         .expect("floor starts");
     let answer = wait_for_health(&reqwest::Client::new(), "http://127.0.0.1:8080/api/v1").await;
-    server.kill().ok();
-    server.wait().ok();
+    drop(server);
     assert_eq!(answer, Some(serde_json::json!({"status": "ok", "db": "ok", "redis": "off"})));
     assert!(folder.path().join("data/floor.db").is_file(), "the SQLite file is made under ./data");
 }
@@ -124,8 +135,9 @@ async fn with_otp_log_codes_the_fake_channel_prints_one_line_per_code_that_signs
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
+        .map(Running)
         .expect("floor starts");
-    let stdout = server.stdout.take().expect("piped stdout");
+    let stdout = server.0.stdout.take().expect("piped stdout");
     let (lines_tx, mut lines_rx) = tokio::sync::mpsc::unbounded_channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
@@ -155,22 +167,17 @@ async fn with_otp_log_codes_the_fake_channel_prints_one_line_per_code_that_signs
     })
     .await
     .ok()
-    .flatten();
-    let verified = match &code {
-        Some(code) => client
-            .post(format!("{base}/auth/otp/verify"))
-            .json(&serde_json::json!({"phone": "+79990001122", "code": code}))
-            .send()
-            .await
-            .map(|reply| reply.status().as_u16())
-            .ok(),
-        None => None,
-    };
-    server.kill().ok();
-    server.wait().ok();
-    let code = code.expect("an `OTP <phone> <code>` line on standard output");
+    .flatten()
+    .expect("an `OTP <phone> <code>` line on standard output");
     assert!(code.len() == 6 && code.bytes().all(|b| b.is_ascii_digit()), "{code}");
-    assert_eq!(verified, Some(200));
+    let verified = client
+        .post(format!("{base}/auth/otp/verify"))
+        .json(&serde_json::json!({"phone": "+79990001122", "code": code}))
+        .send()
+        .await
+        .map(|reply| reply.status().as_u16());
+    assert_eq!(verified.ok(), Some(200));
+    drop(server);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -179,7 +186,7 @@ async fn the_code_limit_holds_across_two_processes_on_one_postgresql() {
 
     let Some(app) = spawn_app(Backend::Postgres).await else { return };
     let port = free_port();
-    let mut second = floor()
+    let second = floor()
         .arg("serve")
         .envs([
             ("PORT", port.to_string()),
@@ -189,10 +196,11 @@ async fn the_code_limit_holds_across_two_processes_on_one_postgresql() {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
+        .map(Running)
         .expect("a second floor starts");
     let client = reqwest::Client::new();
     let second_base = format!("http://127.0.0.1:{port}/api/v1");
-    let up = wait_for_health(&client, &second_base).await.is_some();
+    assert!(wait_for_health(&client, &second_base).await.is_some(), "the second process answers");
     let mut requests = tokio::task::JoinSet::new();
     for i in 0..10 {
         let base = if i % 2 == 0 { second_base.clone() } else { app.url("") };
@@ -210,9 +218,7 @@ async fn the_code_limit_holds_across_two_processes_on_one_postgresql() {
     while let Some(status) = requests.join_next().await {
         statuses.push(status.unwrap_or(0));
     }
-    second.kill().ok();
-    second.wait().ok();
-    assert!(up, "the second process answered");
+    drop(second);
     statuses.sort_unstable();
     assert_eq!(statuses, [200, 200, 200, 429, 429, 429, 429, 429, 429, 429]);
 }

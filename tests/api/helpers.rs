@@ -196,6 +196,13 @@ impl TestApp {
             .or_else(|| row.try_get_by_index::<Uuid>(0).ok().map(|u| u.to_string()))
     }
 
+    /// The first column of the first row of `sql`, a timestamp.
+    pub async fn timestamp(&self, sql: &str) -> chrono::DateTime<chrono::Utc> {
+        let backend = self.db().get_database_backend();
+        let row = self.db().query_one_raw(Statement::from_string(backend, sql.to_owned())).await.expect("query runs");
+        row.expect("a row").try_get_by_index(0).expect("a timestamp")
+    }
+
     pub async fn count(&self, sql: &str) -> i64 {
         self.scalar(sql).await.and_then(|text| text.parse().ok()).expect("a count")
     }
