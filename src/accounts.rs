@@ -5,9 +5,10 @@ use chrono::Utc;
 use floor_entities::enums::UserStatus;
 use floor_entities::{guest_players, player_profiles, rating_config, users};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, Set};
 use uuid::Uuid;
 
+use crate::db;
 use crate::domain::Phone;
 use crate::seed::DEFAULT_SKILL_INITIAL;
 use crate::error::{AppError, AppResult, ErrorCode};
@@ -23,6 +24,22 @@ pub fn ensure_not_banned(user: &users::Model) -> AppResult<()> {
 /// The account registered with `phone`, if any.
 pub async fn find_user(conn: &impl ConnectionTrait, phone: &Phone) -> AppResult<Option<users::Model>> {
     Ok(users::Entity::find().filter(users::Column::Phone.eq(phone.as_str())).one(conn).await?)
+}
+
+/// The lock key that serialises every transaction creating or linking something under one
+/// phone (codes, accounts, guests), so concurrent callers converge on one row.
+pub fn phone_lock(phone: &Phone) -> String {
+    format!("phone:{phone}")
+}
+
+/// The account with `phone`, created (with its profile) when missing. Takes the phone's
+/// lock, so two concurrent callers get the same account instead of a unique-key failure.
+pub async fn find_or_create_account(tx: &DatabaseTransaction, phone: &Phone) -> AppResult<users::Model> {
+    db::lock_key(tx, &phone_lock(phone)).await?;
+    match find_user(tx, phone).await? {
+        Some(user) => Ok(user),
+        None => create_account(tx, phone).await,
+    }
 }
 
 /// Creates a user with an empty player profile and links the guests seated with this phone.

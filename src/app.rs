@@ -12,6 +12,7 @@ use tokio::net::TcpListener;
 use crate::auth::delivery::DeliveryChain;
 use crate::auth::tokens::JwtKeys;
 use crate::config::Config;
+use crate::notifications::Notifier;
 use crate::{db, http, seed};
 
 /// Everything a request handler may need, built once.
@@ -23,6 +24,8 @@ pub struct App {
     pub otp_chain: DeliveryChain,
     /// Present when `REDIS_URL` is set.
     pub redis: Option<redis::Client>,
+    /// The one entry point for notifications: journal, then push.
+    pub notifier: Notifier,
 }
 
 /// The handle handlers receive; cheap to clone.
@@ -74,6 +77,7 @@ impl Application {
             db,
             otp_chain,
             redis,
+            notifier: Notifier::default(),
         }));
         let router = http::router(state.clone());
         let address = SocketAddr::from(([0, 0, 0, 0], state.config.port));

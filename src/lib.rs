@@ -12,6 +12,7 @@ pub mod domain;
 pub mod error;
 pub mod http;
 pub mod jobs;
+pub mod notifications;
 pub mod seasons;
 pub mod seed;
 pub mod telemetry;

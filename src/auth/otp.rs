@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use super::sessions::{self, TokenPair};
 use super::tokens::sha256_hex;
-use crate::accounts::{create_account, ensure_not_banned, find_user};
+use crate::accounts::{create_account, ensure_not_banned, find_user, phone_lock};
 use crate::app::App;
 use crate::db;
 use crate::domain::Phone;
@@ -140,10 +140,6 @@ pub async fn verify_code(app: &App, phone: &Phone, code: &str) -> AppResult<Sign
     let tokens = sessions::start(app, &tx, &user, now).await?;
     tx.commit().await?;
     Ok(SignedIn { tokens, user, is_new_user })
-}
-
-fn phone_lock(phone: &Phone) -> String {
-    format!("otp:{phone}")
 }
 
 /// Six decimal digits from the thread's cryptographic generator, leading zeros kept.

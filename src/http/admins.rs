@@ -16,9 +16,8 @@ use uuid::Uuid;
 use super::extract::{Admin, Json, Path, perm};
 use super::validate::{Problems, optional_text};
 use super::views::ItemList;
-use crate::accounts::{create_account, find_user};
+use crate::accounts::find_or_create_account;
 use crate::app::AppState;
-use crate::domain::Phone;
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
 use crate::{audit, db};
 
@@ -99,20 +98,14 @@ async fn create_admin(
     Json(body): Json<NewAdmin>,
 ) -> AppResult<(StatusCode, Json<AdminView>)> {
     let mut problems = Problems::default();
-    let phone = Phone::parse(&body.phone);
-    if let Err(err) = &phone {
-        problems.add("phone", err.to_string());
-    }
+    let phone = problems.phone("phone", &body.phone);
     let name = optional_text(&mut problems, "name", body.name, 1, 80);
     problems.into_result()?;
-    let phone = phone.map_err(|err| AppError::invalid_field("phone", err.to_string()))?;
+    let phone = phone.ok_or_else(|| AppError::invalid_field("phone", "is not a phone"))?;
 
     let tx = db::begin_write(&app.db).await?;
     db::lock_key(&tx, ADMIN_ROLES_LOCK).await?;
-    let user = match find_user(&tx, &phone).await? {
-        Some(user) => user,
-        None => create_account(&tx, &phone).await?,
-    };
+    let user = find_or_create_account(&tx, &phone).await?;
     let mut user = change_role(&tx, user, Some(body.role)).await?;
     if user.name.is_none() && name.is_some() {
         let mut active: users::ActiveModel = user.into();

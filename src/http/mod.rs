@@ -6,6 +6,7 @@ mod auth;
 pub mod extract;
 mod health;
 mod me;
+mod organizers;
 mod validate;
 pub mod views;
 
@@ -56,6 +57,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(auth::router())
         .merge(me::router())
         .merge(admins::router())
+        .merge(organizers::router())
         .merge(health::router())
 }
 

@@ -1,6 +1,7 @@
 //! Field checks for request bodies: collect every problem, then answer them all in one
 //! `VALIDATION_ERROR`, so a client fixes its form in one round trip.
 
+use crate::domain::Phone;
 use crate::error::{AppError, AppResult, FieldProblem};
 
 /// The problems found so far in one request.
@@ -20,6 +21,17 @@ impl Problems {
             self.add(field, format!("must be {min} to {max} characters"));
         }
         trimmed
+    }
+
+    /// Parses a phone in E.164; records a problem when it is not one.
+    pub fn phone(&mut self, field: &str, value: &str) -> Option<Phone> {
+        match Phone::parse(value) {
+            Ok(phone) => Some(phone),
+            Err(err) => {
+                self.add(field, err.to_string());
+                None
+            }
+        }
     }
 
     /// `Ok` when nothing was found, else one `VALIDATION_ERROR` listing everything.

@@ -269,3 +269,40 @@ impl Drop for TestDatabase {
         }
     }
 }
+
+/// A club made through the platform API, with its owner signed in.
+#[derive(Clone, Debug)]
+pub struct Club {
+    pub id: Uuid,
+    pub owner: Session,
+}
+
+impl TestApp {
+    pub async fn patch(&self, path: &str, token: Option<&str>, body: Value) -> Reply {
+        self.call(Method::PATCH, path, token, Some(body)).await
+    }
+
+    pub async fn put(&self, path: &str, token: Option<&str>, body: Value) -> Reply {
+        self.call(Method::PUT, path, token, Some(body)).await
+    }
+
+    pub async fn delete(&self, path: &str, token: Option<&str>) -> Reply {
+        self.call(Method::DELETE, path, token, None).await
+    }
+
+    /// The platform's super_admin (the phone in `PLATFORM_ADMIN_PHONES`), signed in.
+    pub async fn platform_admin(&self) -> Session {
+        self.sign_in(PLATFORM_ADMIN_PHONE).await
+    }
+
+    /// Creates a club named `name` whose owner has `owner_phone`, and signs the owner in.
+    pub async fn create_club(&self, name: &str, owner_phone: &str) -> Club {
+        let admin = self.platform_admin().await;
+        let reply = self
+            .post("/admin/organizers", Some(&admin.access_token), json!({"name": name, "ownerPhone": owner_phone}))
+            .await;
+        assert_eq!(reply.status, StatusCode::CREATED, "{reply:?}");
+        let id = reply.body["id"].as_str().and_then(|id| id.parse().ok()).expect("a club id");
+        Club { id, owner: self.sign_in(owner_phone).await }
+    }
+}

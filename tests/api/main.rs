@@ -9,5 +9,6 @@ mod cli;
 mod errors;
 mod health;
 mod openapi;
+mod organizers;
 mod profile;
 mod reference_data;
