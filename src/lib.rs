@@ -6,6 +6,7 @@ pub mod app;
 pub mod audit;
 pub mod auth;
 pub mod cli;
+pub mod clubs;
 pub mod config;
 pub mod db;
 pub mod domain;

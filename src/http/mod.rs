@@ -3,9 +3,11 @@
 
 mod admins;
 mod auth;
+mod dealer_invites;
 pub mod extract;
 mod health;
 mod me;
+mod members;
 mod organizers;
 mod validate;
 pub mod views;
@@ -58,6 +60,8 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(me::router())
         .merge(admins::router())
         .merge(organizers::router())
+        .merge(members::router())
+        .merge(dealer_invites::router())
         .merge(health::router())
 }
 

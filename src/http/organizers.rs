@@ -1,11 +1,12 @@
-//! Clubs (organizers): the platform creates them with their first owner and lists them.
+//! Clubs (organizers): the platform creates them with their first owner and lists them; a
+//! member finds their clubs; an owner (or the platform) reads and edits the club settings.
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use floor_entities::enums::{MemberRole, OrganizerStatus};
 use floor_entities::{organizer_members, organizers};
-use sea_orm::{ActiveModelTrait, EntityTrait, QueryOrder, Set};
+use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use utoipa::ToSchema;
@@ -13,7 +14,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::extract::{Admin, Json, perm};
+use super::extract::{Admin, AuthUser, Json, OrganizerAccess, club, perm};
 use super::validate::Problems;
 use super::views::ItemList;
 use crate::accounts::find_or_create_account;
@@ -23,9 +24,14 @@ use crate::{audit, db};
 
 /// The cancel deadline of a new club, in hours before the start.
 pub const DEFAULT_CANCEL_DEADLINE_HOURS: i32 = 3;
+/// The range a club may set its cancel deadline in: from the start itself to a week before.
+pub const CANCEL_DEADLINE_HOURS: std::ops::RangeInclusive<i32> = 0..=168;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(list_organizers, create_organizer))
+    OpenApiRouter::new()
+        .routes(routes!(list_organizers, create_organizer))
+        .routes(routes!(list_my_organizers))
+        .routes(routes!(get_organizer, update_organizer))
 }
 
 /// A club.
@@ -52,12 +58,39 @@ impl From<organizers::Model> for OrganizerView {
     }
 }
 
+/// One of the caller's memberships, with its club.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MyMembershipView {
+    /// The membership's id (as `GET /organizers/{id}/members` lists it).
+    pub id: Uuid,
+    pub role: MemberRole,
+    pub organizer: OrganizerView,
+}
+
+impl MyMembershipView {
+    pub fn new(member: organizer_members::Model, organizer: organizers::Model) -> Self {
+        Self { id: member.id, role: member.role, organizer: organizer.into() }
+    }
+}
+
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NewOrganizer {
     pub name: String,
     /// The first owner; an account is created for this phone when none exists.
     pub owner_phone: String,
+}
+
+/// Changes to a club; an absent field stays as it is.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OrganizerUpdate {
+    /// 1 to 120 characters.
+    pub name: Option<String>,
+    /// Hours before the start after which a cancellation earns a strike: 0 to 168.
+    #[schema(minimum = 0, maximum = 168)]
+    pub cancel_deadline_hours: Option<i32>,
 }
 
 /// Every club, oldest first.
@@ -126,4 +159,92 @@ async fn create_organizer(
     .await?;
     tx.commit().await?;
     Ok((StatusCode::CREATED, Json(organizer.into())))
+}
+
+/// The caller's memberships, each with its club, oldest membership first. Empty for a user
+/// who belongs to no club.
+#[utoipa::path(get, path = "/organizers/mine", tag = "clubs", security(("bearer" = [])),
+    responses(
+        (status = 200, body = ItemList<MyMembershipView>),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+    ))]
+async fn list_my_organizers(State(app): State<AppState>, user: AuthUser) -> AppResult<Json<ItemList<MyMembershipView>>> {
+    let memberships = organizer_members::Entity::find()
+        .filter(organizer_members::Column::UserId.eq(user.id()))
+        .find_also_related(organizers::Entity)
+        .order_by_asc(organizer_members::Column::CreatedAt)
+        .all(&app.db)
+        .await?;
+    let items = memberships
+        .into_iter()
+        .filter_map(|(member, organizer)| organizer.map(|organizer| MyMembershipView::new(member, organizer)))
+        .collect();
+    Ok(Json(ItemList::new(items)))
+}
+
+/// One club with its settings.
+#[utoipa::path(get, path = "/organizers/{id}", tag = "clubs", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The club")),
+    responses(
+        (status = 200, body = OrganizerView),
+        (status = 400, description = "VALIDATION_ERROR: the id is not a UUID", body = ErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN: needs club:owner or organizers.manage", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody),
+    ))]
+async fn get_organizer(access: OrganizerAccess<club::OwnerOrOrganizersManage>) -> Json<OrganizerView> {
+    Json(access.organizer.into())
+}
+
+/// Renames a club or changes its cancel deadline (its only setting).
+#[utoipa::path(patch, path = "/organizers/{id}", tag = "clubs", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The club")), request_body = OrganizerUpdate,
+    responses(
+        (status = 200, body = OrganizerView),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN: needs club:owner or organizers.manage", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody),
+    ))]
+async fn update_organizer(
+    State(app): State<AppState>,
+    access: OrganizerAccess<club::OwnerOrOrganizersManage>,
+    Json(body): Json<OrganizerUpdate>,
+) -> AppResult<Json<OrganizerView>> {
+    let mut problems = Problems::default();
+    let name = body.name.map(|name| problems.text("name", &name, 1, 120));
+    if let Some(hours) = body.cancel_deadline_hours
+        && !CANCEL_DEADLINE_HOURS.contains(&hours)
+    {
+        problems.add(
+            "cancelDeadlineHours",
+            format!("must be {} to {}", CANCEL_DEADLINE_HOURS.start(), CANCEL_DEADLINE_HOURS.end()),
+        );
+    }
+    problems.into_result()?;
+
+    let before = access.organizer.clone();
+    let mut active: organizers::ActiveModel = access.organizer.into();
+    if let Some(name) = name {
+        active.name = Set(name);
+    }
+    if let Some(hours) = body.cancel_deadline_hours {
+        active.cancel_deadline_hours = Set(hours);
+    }
+    active.updated_at = Set(Utc::now());
+    let tx = db::begin_write(&app.db).await?;
+    let organizer = active.update(&tx).await?;
+    audit::record(
+        &tx,
+        Some(access.user.id()),
+        "organizer.update",
+        ("organizer", organizer.id.to_string()),
+        json!({
+            "from": {"name": before.name, "cancelDeadlineHours": before.cancel_deadline_hours},
+            "to": {"name": organizer.name, "cancelDeadlineHours": organizer.cancel_deadline_hours},
+        }),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(Json(organizer.into()))
 }
