@@ -4,6 +4,7 @@
 mod admins;
 mod auth;
 mod dealer_invites;
+mod dealers;
 pub mod extract;
 mod health;
 mod me;
@@ -62,6 +63,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(organizers::router())
         .merge(members::router())
         .merge(dealer_invites::router())
+        .merge(dealers::router())
         .merge(health::router())
 }
 

@@ -7,6 +7,7 @@ mod admins;
 mod auth;
 mod cli;
 mod dealer_invites;
+mod dealers;
 mod errors;
 mod health;
 mod members;
