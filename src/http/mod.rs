@@ -3,10 +3,16 @@
 
 mod admins;
 mod auth;
+mod blind_templates;
 pub mod extract;
 mod health;
+mod locations;
 mod me;
 mod organizers;
+mod registrations;
+mod search;
+mod strikes;
+mod tournaments;
 mod validate;
 pub mod views;
 
@@ -58,6 +64,12 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(me::router())
         .merge(admins::router())
         .merge(organizers::router())
+        .merge(locations::router())
+        .merge(blind_templates::router())
+        .merge(tournaments::router())
+        .merge(registrations::router())
+        .merge(strikes::router())
+        .merge(search::router())
         .merge(health::router())
 }
 
