@@ -14,9 +14,12 @@ pub mod error;
 pub mod http;
 pub mod jobs;
 pub mod notifications;
+pub mod registrations;
 pub mod seasons;
 pub mod seed;
+pub mod strikes;
 pub mod telemetry;
+pub mod tournaments;
 
 pub use app::{AppState, Application};
 pub use config::Config;

@@ -22,9 +22,8 @@ pub fn quarter_of(date: NaiveDate) -> (NaiveDate, NaiveDate) {
     (start, end)
 }
 
-/// Archives every current season that ended before `today` and makes the quarter of
-/// `today` the current season, creating it if missing. Safe to run any number of times,
-/// from any number of nodes at once.
+/// Archives every current season that ended before `today` and makes sure the quarter of
+/// `today` has its season. Safe to run any number of times, from any number of nodes at once.
 pub async fn roll_over(conn: &impl ConnectionTrait, today: NaiveDate) -> Result<seasons::Model, DbErr> {
     seasons::Entity::update_many()
         .col_expr(seasons::Column::Status, Expr::value(SeasonStatus::Archived))
@@ -32,7 +31,14 @@ pub async fn roll_over(conn: &impl ConnectionTrait, today: NaiveDate) -> Result<
         .filter(seasons::Column::EndsOn.lt(today))
         .exec(conn)
         .await?;
-    let (starts_on, ends_on) = quarter_of(today);
+    ensure_season(conn, today).await
+}
+
+/// The season of the quarter holding `date`, created when missing. Concurrent first calls
+/// converge on one row through the unique `starts_on`. A season is `current` until its
+/// quarter has ended (also when made ahead of its quarter, for a tournament scheduled then).
+pub async fn ensure_season(conn: &impl ConnectionTrait, date: NaiveDate) -> Result<seasons::Model, DbErr> {
+    let (starts_on, ends_on) = quarter_of(date);
     let season = seasons::ActiveModel {
         id: Set(Uuid::now_v7()),
         starts_on: Set(starts_on),
@@ -41,7 +47,7 @@ pub async fn roll_over(conn: &impl ConnectionTrait, today: NaiveDate) -> Result<
         created_at: Set(chrono::Utc::now()),
     };
     seasons::Entity::insert(season)
-        .on_conflict(OnConflict::column(seasons::Column::StartsOn).update_column(seasons::Column::Status).to_owned())
+        .on_conflict(OnConflict::column(seasons::Column::StartsOn).do_nothing().to_owned())
         .exec_without_returning(conn)
         .await?;
     seasons::Entity::find()

@@ -311,7 +311,7 @@ impl<R: RequiredClubRule> FromRequestParts<AppState> for TournamentAccess<R> {
 
 /// Applies `R` to the caller in the club `organizer_id`: `403` when it does not allow them;
 /// else the caller's role there, when a member.
-async fn authorize_in_club<R: RequiredClubRule>(
+pub async fn authorize_in_club<R: RequiredClubRule>(
     state: &AppState,
     user: &AuthUser,
     organizer_id: Uuid,

@@ -2,15 +2,15 @@
 
 use axum::extract::State;
 use chrono::Utc;
-use floor_entities::{cities, users};
-use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
+use floor_entities::users;
+use sea_orm::{ActiveModelTrait, Set};
 use serde::Deserialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::extract::{AuthUser, Json, double_option};
-use super::validate::{Problems, optional_text, url};
+use super::validate::{Problems, active_city, optional_text, url};
 use super::views::{PlayerProfileView, player_profile_view};
 use crate::app::AppState;
 use crate::error::{AppResult, ErrorBody};
@@ -58,14 +58,7 @@ async fn update_me(
     let nickname = body.nickname.map(|nickname| optional_text(&mut problems, "nickname", nickname, 2, 32));
     let avatar_url = body.avatar_url.map(|avatar| avatar.map(|link| url(&mut problems, "avatarUrl", &link)));
     if let Some(Some(slug)) = &body.city_slug {
-        let known = cities::Entity::find()
-            .filter(cities::Column::Slug.eq(slug.as_str()))
-            .filter(cities::Column::IsActive.eq(true))
-            .one(&app.db)
-            .await?;
-        if known.is_none() {
-            problems.add("citySlug", "is not an active city");
-        }
+        active_city(&app.db, &mut problems, "citySlug", slug).await?;
     }
     problems.into_result()?;
 

@@ -3,13 +3,19 @@
 
 mod admins;
 mod auth;
+mod blind_templates;
 mod dealer_invites;
 mod dealers;
 pub mod extract;
 mod health;
+mod locations;
 mod me;
 mod members;
 mod organizers;
+mod registrations;
+mod search;
+mod strikes;
+mod tournaments;
 mod validate;
 pub mod views;
 
@@ -64,6 +70,12 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(members::router())
         .merge(dealer_invites::router())
         .merge(dealers::router())
+        .merge(locations::router())
+        .merge(blind_templates::router())
+        .merge(tournaments::router())
+        .merge(registrations::router())
+        .merge(strikes::router())
+        .merge(search::router())
         .merge(health::router())
 }
 

@@ -45,6 +45,26 @@ pub fn optional_text(problems: &mut Problems, field: &str, value: Option<String>
     value.map(|text| problems.text(field, &text, min, max))
 }
 
+/// Checks that `slug` names an active city; records a problem otherwise.
+pub async fn active_city(
+    conn: &impl sea_orm::ConnectionTrait,
+    problems: &mut Problems,
+    field: &str,
+    slug: &str,
+) -> AppResult<()> {
+    use floor_entities::cities;
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+    let known = cities::Entity::find()
+        .filter(cities::Column::Slug.eq(slug))
+        .filter(cities::Column::IsActive.eq(true))
+        .one(conn)
+        .await?;
+    if known.is_none() {
+        problems.add(field, "is not an active city");
+    }
+    Ok(())
+}
+
 /// An absolute http(s) address of at most 2048 characters.
 pub fn url(problems: &mut Problems, field: &str, value: &str) -> String {
     let value = value.trim().to_owned();

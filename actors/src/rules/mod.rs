@@ -1,3 +1,5 @@
 //! Pure rules: plain functions over plain data, no I/O, unit tests beside them.
 
 pub mod rating;
+pub mod strikes;
+pub mod structure;

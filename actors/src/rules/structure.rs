@@ -1,0 +1,231 @@
+//! Blind structures: the segments a clock runs over, and the contract's rules for a valid
+//! list (at least one level, positive durations, 0 < small blind <= big blind, blinds never
+//! decreasing, no blinds on a break).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The longest segment accepted, in minutes (a day).
+pub const MAX_SEGMENT_MINUTES: i64 = 24 * 60;
+/// The most segments a structure may have.
+pub const MAX_SEGMENTS: usize = 200;
+
+/// One segment of the clock, in the JSON shape clients read:
+/// `{kind: "level", durationMin, smallBlind, bigBlind, ante?}` or `{kind: "break", durationMin}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Segment {
+    #[serde(rename_all = "camelCase")]
+    Level {
+        duration_min: i64,
+        small_blind: i64,
+        big_blind: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ante: Option<i64>,
+    },
+    #[serde(rename_all = "camelCase")]
+    Break { duration_min: i64 },
+}
+
+impl Segment {
+    pub fn duration_min(&self) -> i64 {
+        match self {
+            Self::Level { duration_min, .. } | Self::Break { duration_min } => *duration_min,
+        }
+    }
+}
+
+/// What is wrong with one place of a levels list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LevelProblem {
+    /// `levels`, `levels[3]`, `levels[3].bigBlind`.
+    pub field: String,
+    pub problem: String,
+}
+
+fn problem(field: String, text: &str) -> LevelProblem {
+    LevelProblem { field, problem: text.to_owned() }
+}
+
+/// Reads and checks a levels list as a client sent it. Any problem of any kind (shape or
+/// rule) is reported with the place it is at; every problem is reported at once.
+pub fn parse_levels(levels: &Value) -> Result<Vec<Segment>, Vec<LevelProblem>> {
+    let Some(items) = levels.as_array() else {
+        return Err(vec![problem("levels".into(), "must be a list of segments")]);
+    };
+    let mut problems = Vec::new();
+    if items.len() > MAX_SEGMENTS {
+        problems.push(problem("levels".into(), "has too many segments (at most 200)"));
+    }
+    let mut segments = Vec::with_capacity(items.len());
+    let mut previous_blinds: Option<(i64, i64)> = None;
+    for (index, item) in items.iter().enumerate() {
+        let at = |field: &str| format!("levels[{index}].{field}");
+        let Some(object) = item.as_object() else {
+            problems.push(problem(format!("levels[{index}]"), "must be an object"));
+            continue;
+        };
+        let integer = |field: &str| object.get(field).filter(|value| !value.is_null()).map(Value::as_i64);
+        let duration = match integer("durationMin") {
+            Some(Some(minutes)) if (1..=MAX_SEGMENT_MINUTES).contains(&minutes) => Some(minutes),
+            Some(Some(_)) => {
+                problems.push(problem(at("durationMin"), "must be 1 to 1440 minutes"));
+                None
+            }
+            Some(None) => {
+                problems.push(problem(at("durationMin"), "must be a whole number of minutes"));
+                None
+            }
+            None => {
+                problems.push(problem(at("durationMin"), "is required"));
+                None
+            }
+        };
+        match object.get("kind").and_then(Value::as_str) {
+            Some("break") => {
+                for field in ["smallBlind", "bigBlind", "ante"] {
+                    if integer(field).is_some() {
+                        problems.push(problem(at(field), "a break has no blinds"));
+                    }
+                }
+                if let Some(duration_min) = duration {
+                    segments.push(Segment::Break { duration_min });
+                }
+            }
+            Some("level") => {
+                let mut blind = |field: &str| match integer(field) {
+                    Some(Some(value)) if value > 0 => Some(value),
+                    Some(_) => {
+                        problems.push(problem(at(field), "must be a positive whole number"));
+                        None
+                    }
+                    None => {
+                        problems.push(problem(at(field), "is required for a level"));
+                        None
+                    }
+                };
+                let small = blind("smallBlind");
+                let big = blind("bigBlind");
+                let ante = match integer("ante") {
+                    Some(Some(value)) if value >= 0 => Some(value),
+                    Some(_) => {
+                        problems.push(problem(at("ante"), "must be a whole number, 0 or more"));
+                        None
+                    }
+                    None => None,
+                };
+                let (Some(small_blind), Some(big_blind)) = (small, big) else { continue };
+                if small_blind > big_blind {
+                    problems.push(problem(at("smallBlind"), "must not exceed the big blind"));
+                }
+                if let Some((previous_small, previous_big)) = previous_blinds
+                    && (small_blind < previous_small || big_blind < previous_big)
+                {
+                    problems.push(problem(format!("levels[{index}]"), "blinds must never decrease"));
+                }
+                previous_blinds = Some((small_blind, big_blind));
+                if let Some(duration_min) = duration {
+                    segments.push(Segment::Level { duration_min, small_blind, big_blind, ante });
+                }
+            }
+            _ => problems.push(problem(at("kind"), "must be \"level\" or \"break\"")),
+        }
+    }
+    if !items.iter().any(|item| item.get("kind").and_then(Value::as_str) == Some("level")) {
+        problems.push(problem("levels".into(), "needs at least one level"));
+    }
+    if problems.is_empty() { Ok(segments) } else { Err(problems) }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn fields(levels: Value) -> Vec<String> {
+        parse_levels(&levels).expect_err("invalid").into_iter().map(|p| p.field).collect()
+    }
+
+    #[test]
+    fn a_structure_of_levels_and_breaks_is_read_in_order() {
+        let levels = json!([
+            {"kind": "level", "durationMin": 20, "smallBlind": 100, "bigBlind": 200},
+            {"kind": "break", "durationMin": 10},
+            {"kind": "level", "durationMin": 20, "smallBlind": 100, "bigBlind": 200, "ante": 25},
+        ]);
+        assert_eq!(
+            parse_levels(&levels),
+            Ok(vec![
+                Segment::Level { duration_min: 20, small_blind: 100, big_blind: 200, ante: None },
+                Segment::Break { duration_min: 10 },
+                Segment::Level { duration_min: 20, small_blind: 100, big_blind: 200, ante: Some(25) },
+            ])
+        );
+    }
+
+    #[test]
+    fn segments_serialise_back_to_the_contract_shape() {
+        let level = Segment::Level { duration_min: 15, small_blind: 50, big_blind: 100, ante: Some(0) };
+        assert_eq!(
+            serde_json::to_value(&level).expect("serialises"),
+            json!({"kind": "level", "durationMin": 15, "smallBlind": 50, "bigBlind": 100, "ante": 0})
+        );
+        let pause = Segment::Break { duration_min: 10 };
+        assert_eq!(serde_json::to_value(&pause).expect("serialises"), json!({"kind": "break", "durationMin": 10}));
+    }
+
+    #[test]
+    fn a_structure_needs_a_list_with_at_least_one_level() {
+        assert_eq!(fields(json!({})), ["levels"]);
+        assert_eq!(fields(json!([])), ["levels"]);
+        assert_eq!(fields(json!([{"kind": "break", "durationMin": 10}])), ["levels"]);
+    }
+
+    #[test]
+    fn every_duration_must_be_positive() {
+        assert_eq!(
+            fields(json!([
+                {"kind": "level", "durationMin": 0, "smallBlind": 1, "bigBlind": 2},
+                {"kind": "break", "durationMin": -5},
+                {"kind": "level", "smallBlind": 1, "bigBlind": 2},
+                {"kind": "level", "durationMin": 1.5, "smallBlind": 1, "bigBlind": 2},
+            ])),
+            ["levels[0].durationMin", "levels[1].durationMin", "levels[2].durationMin", "levels[3].durationMin"]
+        );
+    }
+
+    #[test]
+    fn a_level_needs_positive_blinds_with_the_small_not_above_the_big() {
+        assert_eq!(fields(json!([{"kind": "level", "durationMin": 10, "smallBlind": 0, "bigBlind": 2}])), ["levels[0].smallBlind"]);
+        assert_eq!(fields(json!([{"kind": "level", "durationMin": 10, "smallBlind": 300, "bigBlind": 200}])), ["levels[0].smallBlind"]);
+        assert_eq!(fields(json!([{"kind": "level", "durationMin": 10, "bigBlind": 200}])), ["levels[0].smallBlind"]);
+        assert_eq!(fields(json!([{"kind": "level", "durationMin": 10, "smallBlind": 1, "bigBlind": 2, "ante": -1}])), ["levels[0].ante"]);
+        assert!(parse_levels(&json!([{"kind": "level", "durationMin": 10, "smallBlind": 200, "bigBlind": 200}])).is_ok());
+    }
+
+    #[test]
+    fn blinds_never_decrease_even_across_a_break() {
+        assert_eq!(
+            fields(json!([
+                {"kind": "level", "durationMin": 10, "smallBlind": 100, "bigBlind": 200},
+                {"kind": "break", "durationMin": 10},
+                {"kind": "level", "durationMin": 10, "smallBlind": 100, "bigBlind": 150},
+            ])),
+            ["levels[2]"]
+        );
+    }
+
+    #[test]
+    fn a_break_carries_no_blinds_and_kinds_are_closed() {
+        assert_eq!(
+            fields(json!([
+                {"kind": "level", "durationMin": 10, "smallBlind": 1, "bigBlind": 2},
+                {"kind": "break", "durationMin": 10, "bigBlind": 4},
+                {"kind": "pause", "durationMin": 10},
+                "level",
+            ])),
+            ["levels[1].bigBlind", "levels[2].kind", "levels[3]"]
+        );
+    }
+}

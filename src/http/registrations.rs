@@ -1,0 +1,255 @@
+//! Registration and the club's door: register and cancel (the player), check-in, cancel
+//! check-in and walk-in (the club), the club's list with phones.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use chrono::{DateTime, Utc};
+use floor_entities::enums::{RegistrationSource, RegistrationStatus};
+use floor_entities::{guest_players, registrations, tournaments, users};
+use crate::registrations as registry;
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+use super::extract::{AuthUser, Json, Path, TournamentAccess, club};
+use super::validate::Problems;
+use super::views::ItemList;
+use crate::app::AppState;
+use crate::error::{AppError, AppResult, ErrorBody};
+use crate::registrations::{Outcome, waitlist_positions};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(register_player))
+        .routes(routes!(cancel_registration))
+        .routes(routes!(check_in_player))
+        .routes(routes!(cancel_check_in))
+        .routes(routes!(walk_in_player))
+        .routes(routes!(list_registrations))
+}
+
+/// A registration. `waitlistPosition` (1 = next) is set while on the waitlist.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RegistrationView {
+    pub id: Uuid,
+    pub tournament_id: Uuid,
+    pub user_id: Option<Uuid>,
+    pub guest_id: Option<Uuid>,
+    pub status: RegistrationStatus,
+    pub source: RegistrationSource,
+    pub created_at: DateTime<Utc>,
+    pub seated_from_waitlist: bool,
+    pub eliminated_at: Option<DateTime<Utc>>,
+    pub waitlist_position: Option<i64>,
+}
+
+impl RegistrationView {
+    fn new(row: registrations::Model, waitlist_position: Option<i64>) -> Self {
+        Self {
+            id: row.id,
+            tournament_id: row.tournament_id,
+            user_id: row.user_id,
+            guest_id: row.guest_id,
+            status: row.status,
+            source: row.source,
+            created_at: row.created_at,
+            seated_from_waitlist: row.seated_from_waitlist,
+            eliminated_at: row.eliminated_at,
+            waitlist_position,
+        }
+    }
+}
+
+/// One row of the club's list: the registration and who it is, with the phone.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClubRegistrationView {
+    #[serde(flatten)]
+    pub registration: RegistrationView,
+    pub name: Option<String>,
+    pub nickname: Option<String>,
+    pub avatar_url: Option<String>,
+    pub phone: String,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RegistrationRef {
+    pub registration_id: Uuid,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct WalkIn {
+    /// E.164; an account with this phone gets the registration, else a guest.
+    pub phone: String,
+    /// The guest's name (1 to 80 characters); kept for a guest seen before.
+    pub name: String,
+}
+
+/// The registration with its place in the queue, read after the change.
+async fn view(conn: &impl ConnectionTrait, row: registrations::Model) -> AppResult<RegistrationView> {
+    let position = if row.status == RegistrationStatus::Waitlist {
+        waitlist_positions(conn, row.tournament_id).await?.get(&row.id).copied()
+    } else {
+        None
+    };
+    Ok(RegistrationView::new(row, position))
+}
+
+/// Registers the caller: a seat while any is free, else the waitlist.
+#[utoipa::path(post, path = "/tournaments/{id}/register", tag = "registration", security(("bearer" = [])),
+    params(("id" = Uuid, Path)),
+    responses(
+        (status = 200, body = RegistrationView, description = "status `registered` or `waitlist`"),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 403, description = "REGISTRATION_BANNED", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "REGISTRATION_CLOSED, ALREADY_REGISTERED", body = ErrorBody),
+    ))]
+async fn register_player(State(app): State<AppState>, user: AuthUser, Path(id): Path<Uuid>) -> AppResult<Json<RegistrationView>> {
+    let Outcome { registration, promoted, .. } = registry::register(&app, id, user.id()).await?;
+    if let Some(tournament) = tournaments::Entity::find_by_id(id).one(&app.db).await? {
+        registry::announce_promotions(&app, &tournament, promoted).await;
+    }
+    registry::announce_to_followers(&app, id, &user.0);
+    Ok(Json(view(&app.db, registration).await?))
+}
+
+/// Cancels the caller's registration; after the deadline, from a seat, it costs a strike.
+#[utoipa::path(post, path = "/tournaments/{id}/cancel-registration", tag = "registration", security(("bearer" = [])),
+    params(("id" = Uuid, Path)),
+    responses(
+        (status = 200, body = RegistrationView),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND: no registration", body = ErrorBody),
+        (status = 409, description = "REGISTRATION_CLOSED, INVALID_STATUS (checked in or not active)", body = ErrorBody),
+    ))]
+async fn cancel_registration(State(app): State<AppState>, user: AuthUser, Path(id): Path<Uuid>) -> AppResult<Json<RegistrationView>> {
+    let outcome = registry::cancel(&app, id, user.id()).await?;
+    Ok(Json(view(&app.db, outcome.registration).await?))
+}
+
+/// Marks an arrived player; only from `registered`, only while registration is open.
+#[utoipa::path(post, path = "/tournaments/{id}/check-in", tag = "registration", security(("bearer" = [])),
+    params(("id" = Uuid, Path)), request_body = RegistrationRef,
+    responses(
+        (status = 200, body = RegistrationView),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN: club owner or td only", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "REGISTRATION_CLOSED, INVALID_STATUS", body = ErrorBody),
+    ))]
+async fn check_in_player(
+    State(app): State<AppState>,
+    access: TournamentAccess<club::Staff>,
+    Json(body): Json<RegistrationRef>,
+) -> AppResult<Json<RegistrationView>> {
+    let row = registry::check_in(&app, access.tournament.id, body.registration_id).await?;
+    Ok(Json(view(&app.db, row).await?))
+}
+
+/// Removes the arrival mark: back to the waitlist for a player promoted from it, else to
+/// `registered`.
+#[utoipa::path(post, path = "/tournaments/{id}/cancel-check-in", tag = "registration", security(("bearer" = [])),
+    params(("id" = Uuid, Path)), request_body = RegistrationRef,
+    responses(
+        (status = 200, body = RegistrationView),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN: club owner or td only", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "REGISTRATION_CLOSED, INVALID_STATUS", body = ErrorBody),
+    ))]
+async fn cancel_check_in(
+    State(app): State<AppState>,
+    access: TournamentAccess<club::Staff>,
+    Json(body): Json<RegistrationRef>,
+) -> AppResult<Json<RegistrationView>> {
+    let row = registry::cancel_check_in(&app, access.tournament.id, body.registration_id).await?;
+    Ok(Json(view(&app.db, row).await?))
+}
+
+/// Lets in a person at the door by phone: their account, or a guest. Capacity is not
+/// checked; a repeat returns the same registration (201 when made, 200 when it existed).
+#[utoipa::path(post, path = "/tournaments/{id}/walk-in", tag = "registration", security(("bearer" = [])),
+    params(("id" = Uuid, Path)), request_body = WalkIn,
+    responses(
+        (status = 201, body = RegistrationView, description = "a new registration, `checked_in`"),
+        (status = 200, body = RegistrationView, description = "the person's existing registration, now `checked_in`"),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN: club owner or td only", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "REGISTRATION_CLOSED: finished or cancelled", body = ErrorBody),
+    ))]
+async fn walk_in_player(
+    State(app): State<AppState>,
+    access: TournamentAccess<club::Staff>,
+    Json(body): Json<WalkIn>,
+) -> AppResult<(StatusCode, Json<RegistrationView>)> {
+    let mut problems = Problems::default();
+    let phone = problems.phone("phone", &body.phone);
+    let name = problems.text("name", &body.name, 1, 80);
+    problems.into_result()?;
+    let phone = phone.ok_or_else(|| AppError::invalid_field("phone", "is not a phone"))?;
+    let outcome = registry::walk_in(&app, access.tournament.id, &phone, &name).await?;
+    let status = if outcome.created { StatusCode::CREATED } else { StatusCode::OK };
+    Ok((status, Json(view(&app.db, outcome.registration).await?)))
+}
+
+/// Every registration of the tournament in queue order, with names and phones.
+#[utoipa::path(get, path = "/tournaments/{id}/registrations", tag = "registration", security(("bearer" = [])),
+    params(("id" = Uuid, Path)),
+    responses(
+        (status = 200, body = ItemList<ClubRegistrationView>),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN: club owner or td only", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody),
+    ))]
+async fn list_registrations(
+    State(app): State<AppState>,
+    access: TournamentAccess<club::Staff>,
+) -> AppResult<Json<ItemList<ClubRegistrationView>>> {
+    let id = access.tournament.id;
+    let rows = registrations::Entity::find()
+        .filter(registrations::Column::TournamentId.eq(id))
+        .order_by_asc(registrations::Column::CreatedAt)
+        .order_by_asc(registrations::Column::Id)
+        .all(&app.db)
+        .await?;
+    let user_ids: Vec<Uuid> = rows.iter().filter_map(|row| row.user_id).collect();
+    let guest_ids: Vec<Uuid> = rows.iter().filter_map(|row| row.guest_id).collect();
+    let people: std::collections::HashMap<Uuid, users::Model> = users::Entity::find()
+        .filter(users::Column::Id.is_in(user_ids))
+        .all(&app.db)
+        .await?
+        .into_iter()
+        .map(|user| (user.id, user))
+        .collect();
+    let guests: std::collections::HashMap<Uuid, guest_players::Model> = guest_players::Entity::find()
+        .filter(guest_players::Column::Id.is_in(guest_ids))
+        .all(&app.db)
+        .await?
+        .into_iter()
+        .map(|guest| (guest.id, guest))
+        .collect();
+    let positions = waitlist_positions(&app.db, id).await?;
+    let items = rows
+        .into_iter()
+        .map(|row| {
+            let (name, nickname, avatar_url, phone) = match (row.user_id.and_then(|u| people.get(&u)), row.guest_id.and_then(|g| guests.get(&g))) {
+                (Some(user), _) => (user.name.clone(), user.nickname.clone(), user.avatar_url.clone(), user.phone.clone()),
+                (None, Some(guest)) => (Some(guest.name.clone()), None, None, guest.phone.clone()),
+                (None, None) => (None, None, None, String::new()),
+            };
+            let position = positions.get(&row.id).copied();
+            ClubRegistrationView { registration: RegistrationView::new(row, position), name, nickname, avatar_url, phone }
+        })
+        .collect();
+    Ok(Json(ItemList::new(items)))
+}

@@ -1,0 +1,459 @@
+//! Registration, as stored: every transition of the spec's registration table runs here in
+//! one write transaction holding the tournament's lock, so seat counts and writes never
+//! interleave (capacity is never exceeded; two simultaneous registrations give one row).
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Duration, Utc};
+use floor_actors::rules::strikes::is_banned;
+use floor_entities::enums::{RegistrationSource, RegistrationStatus, StrikeReason, TournamentStatus};
+use floor_entities::{follows, guest_players, organizers, player_profiles, registrations, tournaments, users};
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
+};
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::accounts::{find_user, phone_lock};
+use crate::app::AppState;
+use crate::domain::Phone;
+use crate::error::{AppError, AppResult, ErrorCode, OnUniqueViolation};
+use crate::notifications::{Notice, NoticeKind, PushMessage};
+use crate::tournaments::{lock, seat_counts};
+use crate::{db, strikes};
+
+/// Statuses that hold a place in the tournament (a seat or a place in the queue).
+pub const LIVE: [RegistrationStatus; 3] =
+    [RegistrationStatus::Registered, RegistrationStatus::Waitlist, RegistrationStatus::CheckedIn];
+
+/// Whether cancelling at `now` is after the club's cancel deadline.
+pub fn is_late_cancellation(now: DateTime<Utc>, starts_at: DateTime<Utc>, deadline_hours: i32) -> bool {
+    now >= starts_at - Duration::hours(i64::from(deadline_hours))
+}
+
+fn closed() -> AppError {
+    AppError::new(ErrorCode::RegistrationClosed, "the tournament is not open for registration")
+}
+
+fn wrong_status(what: &str) -> AppError {
+    AppError::new(ErrorCode::InvalidStatus, what.to_owned())
+}
+
+async fn taken_seats(tx: &DatabaseTransaction, tournament_id: Uuid) -> AppResult<i64> {
+    Ok(seat_counts(tx, &[tournament_id]).await?.get(&tournament_id).map_or(0, |counts| counts.taken))
+}
+
+/// Moves the first of the queue (by `createdAt`, then id) into free seats until none is left.
+/// Runs only while registration is open (after start the roster is fixed). Returns those
+/// promoted, for [`announce_promotions`] once the transaction has committed.
+pub async fn fill_free_seats(tx: &DatabaseTransaction, tournament: &tournaments::Model) -> AppResult<Vec<registrations::Model>> {
+    if tournament.status != TournamentStatus::Registration {
+        return Ok(Vec::new());
+    }
+    let free = i64::from(tournament.capacity) - taken_seats(tx, tournament.id).await?;
+    let Ok(free) = u64::try_from(free) else { return Ok(Vec::new()) };
+    if free == 0 {
+        return Ok(Vec::new());
+    }
+    let queue = registrations::Entity::find()
+        .filter(registrations::Column::TournamentId.eq(tournament.id))
+        .filter(registrations::Column::Status.eq(RegistrationStatus::Waitlist))
+        .order_by_asc(registrations::Column::CreatedAt)
+        .order_by_asc(registrations::Column::Id)
+        .limit(free)
+        .all(tx)
+        .await?;
+    let now = Utc::now();
+    let mut promoted = Vec::with_capacity(queue.len());
+    for row in queue {
+        let mut active: registrations::ActiveModel = row.into();
+        active.status = Set(RegistrationStatus::Registered);
+        active.seated_from_waitlist = Set(true);
+        active.updated_at = Set(now);
+        promoted.push(active.update(tx).await?);
+    }
+    Ok(promoted)
+}
+
+/// Tells each promoted player with an account that a seat is theirs (`waitlist.promoted`,
+/// only to those promoted). Called after commit; a failure is logged, never returned: the
+/// promotion itself stands.
+pub async fn announce_promotions(app: &AppState, tournament: &tournaments::Model, promoted: Vec<registrations::Model>) {
+    let recipients: Vec<Uuid> = promoted.iter().filter_map(|row| row.user_id).collect();
+    if recipients.is_empty() {
+        return;
+    }
+    let notice = Notice {
+        kind: NoticeKind::WaitlistPromoted,
+        recipients,
+        payload: json!({"tournamentId": tournament.id}),
+        push: Some(PushMessage {
+            title: "Место освободилось".to_owned(),
+            body: "Вы перешли из листа ожидания в основной список турнира.".to_owned(),
+        }),
+        dedup_key: None,
+    };
+    if let Err(err) = app.notifier.notify(&app.db, notice).await {
+        tracing::warn!(error = %err, tournament = %tournament.id, "could not announce waitlist promotions");
+    }
+}
+
+/// What a registration call did, for the answer and the notifications after commit.
+pub struct Outcome {
+    pub registration: registrations::Model,
+    /// A new row was made (a walk-in answers 201 then, 200 for a repeat).
+    pub created: bool,
+    pub promoted: Vec<registrations::Model>,
+}
+
+/// `register` by the player: a seat while `registered` + `checked_in` < capacity, else the
+/// waitlist. A cancelled registration is reused and goes to the end of the queue.
+pub async fn register(app: &AppState, tournament_id: Uuid, user_id: Uuid) -> AppResult<Outcome> {
+    let now = Utc::now();
+    let tx = db::begin_write(&app.db).await?;
+    let tournament = lock(&tx, tournament_id).await?;
+    if tournament.status != TournamentStatus::Registration {
+        return Err(closed());
+    }
+    let ban_until = player_profiles::Entity::find_by_id(user_id).one(&tx).await?.and_then(|p| p.ban_until);
+    if is_banned(ban_until, now) {
+        return Err(AppError::new(ErrorCode::RegistrationBanned, "registration is closed to you until your ban ends"));
+    }
+    let existing = registrations::Entity::find()
+        .filter(registrations::Column::TournamentId.eq(tournament.id))
+        .filter(registrations::Column::UserId.eq(user_id))
+        .one(&tx)
+        .await?;
+    if existing.as_ref().is_some_and(|row| LIVE.contains(&row.status)) {
+        return Err(already_registered());
+    }
+    // A seat freed earlier goes to the queue before a newcomer.
+    let promoted = fill_free_seats(&tx, &tournament).await?;
+    let status = if taken_seats(&tx, tournament.id).await? < i64::from(tournament.capacity) {
+        RegistrationStatus::Registered
+    } else {
+        RegistrationStatus::Waitlist
+    };
+    let (registration, created) = match existing {
+        Some(row) => {
+            let mut active: registrations::ActiveModel = row.into();
+            active.status = Set(status);
+            active.source = Set(RegistrationSource::App);
+            active.seated_from_waitlist = Set(false);
+            active.checked_in_at = Set(None);
+            active.cancelled_at = Set(None);
+            active.eliminated_at = Set(None);
+            active.created_at = Set(now);
+            active.updated_at = Set(now);
+            (active.update(&tx).await?, false)
+        }
+        None => {
+            let row = new_registration(tournament.id, Some(user_id), None, status, RegistrationSource::App, now)
+                .insert(&tx)
+                .await
+                .on_unique_violation(ErrorCode::AlreadyRegistered, "you are already registered")?;
+            (row, true)
+        }
+    };
+    tx.commit().await?;
+    Ok(Outcome { registration, created, promoted })
+}
+
+fn already_registered() -> AppError {
+    AppError::new(ErrorCode::AlreadyRegistered, "you are already registered")
+}
+
+fn new_registration(
+    tournament_id: Uuid,
+    user_id: Option<Uuid>,
+    guest_id: Option<Uuid>,
+    status: RegistrationStatus,
+    source: RegistrationSource,
+    now: DateTime<Utc>,
+) -> registrations::ActiveModel {
+    let checked_in = status == RegistrationStatus::CheckedIn;
+    registrations::ActiveModel {
+        id: Set(Uuid::now_v7()),
+        tournament_id: Set(tournament_id),
+        user_id: Set(user_id),
+        guest_id: Set(guest_id),
+        status: Set(status),
+        source: Set(source),
+        seated_from_waitlist: Set(false),
+        eliminated_at: Set(None),
+        checked_in_at: Set(checked_in.then_some(now)),
+        cancelled_at: Set(None),
+        created_at: Set(now),
+        updated_at: Set(now),
+    }
+}
+
+/// Tells the player's followers that they registered (`followee.registered`). Best effort:
+/// runs in the background after commit, and a failure is only logged.
+pub fn announce_to_followers(app: &AppState, tournament_id: Uuid, player: &users::Model) {
+    let app = app.clone();
+    let player_id = player.id;
+    let shown_name = player.nickname.clone().or_else(|| player.name.clone()).unwrap_or_else(|| "Игрок".to_owned());
+    tokio::spawn(async move {
+        let result = async {
+            let recipients: Vec<Uuid> = follows::Entity::find()
+                .select_only()
+                .column(follows::Column::FollowerId)
+                .filter(follows::Column::FolloweeId.eq(player_id))
+                .into_tuple()
+                .all(&app.db)
+                .await?;
+            if recipients.is_empty() {
+                return Ok(());
+            }
+            let notice = Notice {
+                kind: NoticeKind::FolloweeRegistered,
+                recipients,
+                payload: json!({"tournamentId": tournament_id, "userId": player_id}),
+                push: Some(PushMessage {
+                    title: "Новая регистрация".to_owned(),
+                    body: format!("{shown_name} зарегистрировался на турнир."),
+                }),
+                dedup_key: None,
+            };
+            app.notifier.notify(&app.db, notice).await.map(|_| ())
+        }
+        .await;
+        if let Err(err) = result {
+            tracing::warn!(error = %err, player = %player_id, "could not tell followers about a registration");
+        }
+    });
+}
+
+/// `cancel-registration` by the player: from a seat after the deadline it costs a strike;
+/// from the waitlist never. A freed seat goes to the first of the queue.
+pub async fn cancel(app: &AppState, tournament_id: Uuid, user_id: Uuid) -> AppResult<Outcome> {
+    let now = Utc::now();
+    let tx = db::begin_write(&app.db).await?;
+    let tournament = lock(&tx, tournament_id).await?;
+    if tournament.status != TournamentStatus::Registration {
+        return Err(closed());
+    }
+    let row = registrations::Entity::find()
+        .filter(registrations::Column::TournamentId.eq(tournament.id))
+        .filter(registrations::Column::UserId.eq(user_id))
+        .one(&tx)
+        .await?
+        .ok_or_else(|| AppError::not_found("registration"))?;
+    match row.status {
+        RegistrationStatus::Registered => {
+            let deadline_hours = organizers::Entity::find_by_id(tournament.organizer_id)
+                .one(&tx)
+                .await?
+                .ok_or_else(|| AppError::Internal(anyhow::anyhow!("tournament {} has no club", tournament.id)))?
+                .cancel_deadline_hours;
+            if is_late_cancellation(now, tournament.starts_at, deadline_hours) {
+                strikes::issue(&tx, user_id, tournament.id, row.id, StrikeReason::LateCancel, now).await?;
+            }
+        }
+        RegistrationStatus::Waitlist => {}
+        RegistrationStatus::CheckedIn => {
+            return Err(wrong_status("you are checked in: ask the tournament director to cancel the check-in first"));
+        }
+        RegistrationStatus::Cancelled | RegistrationStatus::NoShow => {
+            return Err(wrong_status("this registration is not active"));
+        }
+    }
+    let mut active: registrations::ActiveModel = row.into();
+    active.status = Set(RegistrationStatus::Cancelled);
+    active.cancelled_at = Set(Some(now));
+    active.updated_at = Set(now);
+    let registration = active.update(&tx).await?;
+    let promoted = fill_free_seats(&tx, &tournament).await?;
+    tx.commit().await?;
+    announce_promotions(app, &tournament, promoted).await;
+    Ok(Outcome { registration, created: false, promoted: Vec::new() })
+}
+
+/// The registration `registration_id` of the locked tournament, for the club's operations.
+async fn club_row(tx: &DatabaseTransaction, tournament: &tournaments::Model, registration_id: Uuid) -> AppResult<registrations::Model> {
+    registrations::Entity::find_by_id(registration_id)
+        .one(tx)
+        .await?
+        .filter(|row| row.tournament_id == tournament.id)
+        .ok_or_else(|| AppError::not_found("registration"))
+}
+
+/// `check-in` by the club: only from `registered`, only while registration is open.
+pub async fn check_in(app: &AppState, tournament_id: Uuid, registration_id: Uuid) -> AppResult<registrations::Model> {
+    let now = Utc::now();
+    let tx = db::begin_write(&app.db).await?;
+    let tournament = lock(&tx, tournament_id).await?;
+    if tournament.status != TournamentStatus::Registration {
+        return Err(closed());
+    }
+    let row = club_row(&tx, &tournament, registration_id).await?;
+    if row.status != RegistrationStatus::Registered {
+        return Err(wrong_status("only a registered player can be checked in"));
+    }
+    let mut active: registrations::ActiveModel = row.into();
+    active.status = Set(RegistrationStatus::CheckedIn);
+    active.checked_in_at = Set(Some(now));
+    active.updated_at = Set(now);
+    let registration = active.update(&tx).await?;
+    tx.commit().await?;
+    Ok(registration)
+}
+
+/// `cancel-check-in` by the club: a player who came from the waitlist returns to it (keeping
+/// their place in the queue), anyone else returns to `registered`.
+pub async fn cancel_check_in(app: &AppState, tournament_id: Uuid, registration_id: Uuid) -> AppResult<registrations::Model> {
+    let now = Utc::now();
+    let tx = db::begin_write(&app.db).await?;
+    let tournament = lock(&tx, tournament_id).await?;
+    if tournament.status != TournamentStatus::Registration {
+        return Err(closed());
+    }
+    let row = club_row(&tx, &tournament, registration_id).await?;
+    if row.status != RegistrationStatus::CheckedIn {
+        return Err(wrong_status("only a checked-in player can have the check-in cancelled"));
+    }
+    let back_to = if row.seated_from_waitlist { RegistrationStatus::Waitlist } else { RegistrationStatus::Registered };
+    let mut active: registrations::ActiveModel = row.into();
+    active.status = Set(back_to);
+    active.seated_from_waitlist = Set(false);
+    active.checked_in_at = Set(None);
+    active.updated_at = Set(now);
+    let registration = active.update(&tx).await?;
+    tx.commit().await?;
+    Ok(registration)
+}
+
+/// `walk-in` by the club: the person is at the door. An account with the phone gets the
+/// registration, else a guest does (made once per phone). Capacity is not checked. The
+/// registration ends `checked_in`; a repeat (or a race) returns the same row.
+pub async fn walk_in(app: &AppState, tournament_id: Uuid, phone: &Phone, name: &str) -> AppResult<Outcome> {
+    let now = Utc::now();
+    let tx = db::begin_write(&app.db).await?;
+    let tournament = lock(&tx, tournament_id).await?;
+    if !matches!(tournament.status, TournamentStatus::Registration | TournamentStatus::Running) {
+        return Err(closed());
+    }
+    db::lock_key(&tx, &phone_lock(phone)).await?;
+    let (user_id, guest_id) = match find_user(&tx, phone).await? {
+        Some(user) => (Some(user.id), None),
+        None => (None, Some(find_or_create_guest(&tx, phone, name, now).await?)),
+    };
+    let existing = registrations::Entity::find()
+        .filter(registrations::Column::TournamentId.eq(tournament.id))
+        .filter(match (user_id, guest_id) {
+            (Some(user_id), _) => registrations::Column::UserId.eq(user_id),
+            (None, guest_id) => registrations::Column::GuestId.eq(guest_id),
+        })
+        .one(&tx)
+        .await?;
+    let outcome = match existing {
+        Some(row) if row.status == RegistrationStatus::CheckedIn => Outcome { registration: row, created: false, promoted: Vec::new() },
+        Some(row) => {
+            let was = row.status;
+            let mut active: registrations::ActiveModel = row.into();
+            active.status = Set(RegistrationStatus::CheckedIn);
+            active.checked_in_at = Set(Some(now));
+            active.cancelled_at = Set(None);
+            active.updated_at = Set(now);
+            match was {
+                // Let in past a full house: cancelling the check-in returns them to the queue.
+                RegistrationStatus::Waitlist => active.seated_from_waitlist = Set(true),
+                RegistrationStatus::Cancelled => {
+                    active.source = Set(RegistrationSource::WalkIn);
+                    active.seated_from_waitlist = Set(false);
+                    active.created_at = Set(now);
+                }
+                _ => {}
+            }
+            Outcome { registration: active.update(&tx).await?, created: false, promoted: Vec::new() }
+        }
+        None => {
+            let row = new_registration(tournament.id, user_id, guest_id, RegistrationStatus::CheckedIn, RegistrationSource::WalkIn, now)
+                .insert(&tx)
+                .await?;
+            Outcome { registration: row, created: true, promoted: Vec::new() }
+        }
+    };
+    tx.commit().await?;
+    Ok(outcome)
+}
+
+/// The guest seated under `phone`, made with `name` on first sight.
+async fn find_or_create_guest(tx: &DatabaseTransaction, phone: &Phone, name: &str, now: DateTime<Utc>) -> AppResult<Uuid> {
+    if let Some(guest) = guest_players::Entity::find().filter(guest_players::Column::Phone.eq(phone.as_str())).one(tx).await? {
+        return Ok(guest.id);
+    }
+    let guest = guest_players::ActiveModel {
+        id: Set(Uuid::now_v7()),
+        phone: Set(phone.to_string()),
+        name: Set(name.to_owned()),
+        claimed_by_user_id: Set(None),
+        created_at: Set(now),
+    }
+    .insert(tx)
+    .await?;
+    Ok(guest.id)
+}
+
+/// 1-based places in the waitlist of `tournament_id`, by registration id.
+pub async fn waitlist_positions(conn: &impl ConnectionTrait, tournament_id: Uuid) -> AppResult<HashMap<Uuid, i64>> {
+    let queue: Vec<Uuid> = registrations::Entity::find()
+        .select_only()
+        .column(registrations::Column::Id)
+        .filter(registrations::Column::TournamentId.eq(tournament_id))
+        .filter(registrations::Column::Status.eq(RegistrationStatus::Waitlist))
+        .order_by_asc(registrations::Column::CreatedAt)
+        .order_by_asc(registrations::Column::Id)
+        .into_tuple()
+        .all(conn)
+        .await?;
+    Ok(queue.into_iter().zip(1..).collect())
+}
+
+/// Marks every live registration of the tournament cancelled (no strikes), as a cancelled
+/// tournament requires.
+pub async fn cancel_all(tx: &DatabaseTransaction, tournament_id: Uuid, now: DateTime<Utc>) -> AppResult<()> {
+    registrations::Entity::update_many()
+        .col_expr(registrations::Column::Status, Expr::value(RegistrationStatus::Cancelled))
+        .col_expr(registrations::Column::CancelledAt, Expr::value(now))
+        .col_expr(registrations::Column::UpdatedAt, Expr::value(now))
+        .filter(registrations::Column::TournamentId.eq(tournament_id))
+        .filter(registrations::Column::Status.is_in(LIVE))
+        .exec(tx)
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text).map(|t| t.with_timezone(&Utc)).expect("a time")
+    }
+
+    #[test]
+    fn cancelling_before_the_deadline_is_not_late() {
+        let starts = at("2026-11-22T18:00:00Z");
+        assert!(!is_late_cancellation(at("2026-11-22T14:59:59Z"), starts, 3));
+        assert!(is_late_cancellation(at("2026-11-22T15:00:00Z"), starts, 3));
+        assert!(is_late_cancellation(at("2026-11-22T17:00:00Z"), starts, 3));
+    }
+
+    #[test]
+    fn a_zero_hour_deadline_is_the_start_itself() {
+        let starts = at("2026-11-22T18:00:00Z");
+        assert!(!is_late_cancellation(at("2026-11-22T17:59:59Z"), starts, 0));
+        assert!(is_late_cancellation(starts, starts, 0));
+    }
+
+    #[test]
+    fn a_long_deadline_reaches_back_days() {
+        let starts = at("2026-11-22T18:00:00Z");
+        assert!(is_late_cancellation(at("2026-11-21T18:00:00Z"), starts, 24));
+        assert!(!is_late_cancellation(at("2026-11-21T17:00:00Z"), starts, 24));
+    }
+}

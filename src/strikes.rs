@@ -1,0 +1,107 @@
+//! Strikes and the registration ban as stored: issuing a strike and forgiving one, each
+//! recomputing the ban under a row lock on the player's profile (the arithmetic is the pure
+//! `rules::strikes`).
+
+use chrono::{DateTime, Utc};
+use floor_actors::rules::strikes::SanctionRules;
+use floor_entities::enums::StrikeReason;
+use floor_entities::{player_profiles, rating_config, strikes};
+use sea_orm::sea_query::OnConflict;
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QuerySelect, Set};
+use uuid::Uuid;
+
+use crate::error::{AppError, AppResult, ErrorCode};
+
+/// The spec's defaults, for a database whose configuration row was lost.
+const DEFAULT_RULES: SanctionRules = SanctionRules { strikes_to_ban: 2, strike_window_days: 30, ban_days: 14 };
+
+/// The platform's current sanction settings.
+pub async fn sanction_rules(conn: &impl ConnectionTrait) -> AppResult<SanctionRules> {
+    Ok(rating_config::Entity::find().one(conn).await?.map_or(DEFAULT_RULES, |config| SanctionRules {
+        strikes_to_ban: u32::try_from(config.strikes_to_ban).unwrap_or(DEFAULT_RULES.strikes_to_ban),
+        strike_window_days: i64::from(config.strike_window_days),
+        ban_days: i64::from(config.ban_days),
+    }))
+}
+
+/// Locks the player's profile for the rest of `tx`, so strikes and ban change one at a time.
+async fn lock_profile(tx: &DatabaseTransaction, user_id: Uuid) -> AppResult<player_profiles::Model> {
+    player_profiles::Entity::find_by_id(user_id)
+        .lock_exclusive()
+        .one(tx)
+        .await?
+        .ok_or_else(|| AppError::Internal(anyhow::anyhow!("user {user_id} has no player profile")))
+}
+
+/// The creation times of the player's unforgiven strikes.
+async fn unforgiven_strike_times(tx: &DatabaseTransaction, user_id: Uuid) -> AppResult<Vec<DateTime<Utc>>> {
+    Ok(strikes::Entity::find()
+        .select_only()
+        .column(strikes::Column::CreatedAt)
+        .filter(strikes::Column::UserId.eq(user_id))
+        .filter(strikes::Column::ForgivenAt.is_null())
+        .into_tuple()
+        .all(tx)
+        .await?)
+}
+
+async fn set_ban(tx: &DatabaseTransaction, profile: player_profiles::Model, ban: Option<DateTime<Utc>>, now: DateTime<Utc>) -> AppResult<()> {
+    if profile.ban_until != ban {
+        let mut active: player_profiles::ActiveModel = profile.into();
+        active.ban_until = Set(ban);
+        active.updated_at = Set(now);
+        active.update(tx).await?;
+    }
+    Ok(())
+}
+
+/// Issues a strike for `registration_id` (at most one per registration and reason) and bans
+/// the player when the threshold is reached.
+pub async fn issue(
+    tx: &DatabaseTransaction,
+    user_id: Uuid,
+    tournament_id: Uuid,
+    registration_id: Uuid,
+    reason: StrikeReason,
+    now: DateTime<Utc>,
+) -> AppResult<()> {
+    let rules = sanction_rules(tx).await?;
+    let profile = lock_profile(tx, user_id).await?;
+    let strike = strikes::ActiveModel {
+        id: Set(Uuid::now_v7()),
+        user_id: Set(user_id),
+        tournament_id: Set(tournament_id),
+        registration_id: Set(registration_id),
+        reason: Set(reason),
+        created_at: Set(now),
+        forgiven_at: Set(None),
+        forgiven_by_user_id: Set(None),
+    };
+    strikes::Entity::insert(strike)
+        .on_conflict(OnConflict::columns([strikes::Column::RegistrationId, strikes::Column::Reason]).do_nothing().to_owned())
+        .exec_without_returning(tx)
+        .await?;
+    let times = unforgiven_strike_times(tx, user_id).await?;
+    let ban = rules.ban_after_strike(&times, now, profile.ban_until);
+    set_ban(tx, profile, ban, now).await
+}
+
+/// Forgives a strike and recomputes the ban: lifted when the active strikes fall below the
+/// threshold. A strike already forgiven is `INVALID_STATUS`.
+pub async fn forgive(tx: &DatabaseTransaction, strike: strikes::Model, by: Uuid, now: DateTime<Utc>) -> AppResult<strikes::Model> {
+    let rules = sanction_rules(tx).await?;
+    let profile = lock_profile(tx, strike.user_id).await?;
+    // Read again under the lock: a concurrent forgive may have just stamped it.
+    let strike = strikes::Entity::find_by_id(strike.id).one(tx).await?.ok_or_else(|| AppError::not_found("strike"))?;
+    if strike.forgiven_at.is_some() {
+        return Err(AppError::new(ErrorCode::InvalidStatus, "this strike is already forgiven"));
+    }
+    let mut active: strikes::ActiveModel = strike.into();
+    active.forgiven_at = Set(Some(now));
+    active.forgiven_by_user_id = Set(Some(by));
+    let forgiven = active.update(tx).await?;
+    let times = unforgiven_strike_times(tx, forgiven.user_id).await?;
+    let ban = rules.ban_after_forgiving(&times, now, profile.ban_until);
+    set_ban(tx, profile, ban, now).await?;
+    Ok(forgiven)
+}

@@ -1,0 +1,68 @@
+//! Tournaments outside the live engine: the one way to lock a tournament for a write, the
+//! season a start time belongs to, and the seat counts shown on a card.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use floor_entities::enums::RegistrationStatus;
+use floor_entities::{registrations, seasons, tournaments};
+use sea_orm::sea_query::{Expr, Func};
+use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QuerySelect};
+use uuid::Uuid;
+
+use crate::error::{AppError, AppResult};
+
+/// Reads the tournament inside `tx` and holds it until `tx` ends: `FOR UPDATE` on
+/// PostgreSQL; on SQLite the `IMMEDIATE` transaction of `db::begin_write` already excludes
+/// every other writer (SQLite has no row locks). Every write that counts seats goes
+/// through here, so concurrent registrations see each other.
+pub async fn lock(tx: &DatabaseTransaction, id: Uuid) -> AppResult<tournaments::Model> {
+    tournaments::Entity::find_by_id(id)
+        .lock_exclusive()
+        .one(tx)
+        .await?
+        .ok_or_else(|| AppError::not_found("tournament"))
+}
+
+/// The season of the calendar quarter holding `starts_at` (UTC), created on demand. The
+/// unique `starts_on` makes concurrent first calls converge on one row. A season made ahead
+/// of its quarter is `current` (not yet ended); `archived` means ended.
+pub async fn season_for(conn: &impl ConnectionTrait, starts_at: DateTime<Utc>) -> AppResult<seasons::Model> {
+    Ok(crate::seasons::ensure_season(conn, starts_at.date_naive()).await?)
+}
+
+/// Seats taken (`registered` + `checked_in`) and places in the waitlist, per tournament.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SeatCounts {
+    pub taken: i64,
+    pub waitlist: i64,
+}
+
+/// The seat counts of each of `ids` (missing ones count zero).
+pub async fn seat_counts(conn: &impl ConnectionTrait, ids: &[Uuid]) -> AppResult<HashMap<Uuid, SeatCounts>> {
+    let rows: Vec<(Uuid, RegistrationStatus, i64)> = registrations::Entity::find()
+        .select_only()
+        .column(registrations::Column::TournamentId)
+        .column(registrations::Column::Status)
+        .column_as(Expr::from(Func::count(Expr::col(registrations::Column::Id))), "n")
+        .filter(registrations::Column::TournamentId.is_in(ids.iter().copied()))
+        .filter(registrations::Column::Status.is_in([
+            RegistrationStatus::Registered,
+            RegistrationStatus::CheckedIn,
+            RegistrationStatus::Waitlist,
+        ]))
+        .group_by(registrations::Column::TournamentId)
+        .group_by(registrations::Column::Status)
+        .into_tuple()
+        .all(conn)
+        .await?;
+    let mut counts: HashMap<Uuid, SeatCounts> = HashMap::new();
+    for (id, status, n) in rows {
+        let entry = counts.entry(id).or_default();
+        match status {
+            RegistrationStatus::Waitlist => entry.waitlist += n,
+            _ => entry.taken += n,
+        }
+    }
+    Ok(counts)
+}
