@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use axum::extract::State;
 use chrono::{DateTime, Utc};
-use floor_entities::enums::{MemberRole, TournamentStatus};
-use floor_entities::{dealer_profiles, organizer_members, organizers, tournament_dealers, tournament_translations, tournaments, users};
+use floor_entities::enums::MemberRole;
+use floor_entities::{dealer_profiles, organizer_members, organizers, tournament_dealers, tournaments, users};
 use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -15,6 +15,7 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::extract::{AuthUser, Json, Path, double_option};
+use super::tournaments::{TournamentView, tournament_views};
 use super::validate::{Problems, optional_text, url};
 use super::views::ItemList;
 use crate::app::AppState;
@@ -76,23 +77,12 @@ pub struct DealerProfileUpdate {
     pub experience_years: Option<Option<i32>>,
 }
 
-/// Title and subtitle of a tournament in one locale.
-#[derive(Serialize, ToSchema)]
-pub struct TitleView {
-    pub title: String,
-    pub subtitle: Option<String>,
-}
-
 /// One of the caller's assignments as a dealer.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DealerAssignmentView {
-    pub tournament_id: Uuid,
-    pub organizer_id: Uuid,
-    pub starts_at: DateTime<Utc>,
-    pub status: TournamentStatus,
-    /// Title and subtitle by locale (`ru`, `en`).
-    pub translations: BTreeMap<String, TitleView>,
+    /// The tournament card: id, start, status, titles by locale and the rest.
+    pub tournament: TournamentView,
     /// The table to deal at; `null` until the owner sets it.
     pub table_no: Option<i32>,
     pub assigned_at: DateTime<Utc>,
@@ -188,31 +178,16 @@ async fn list_my_dealer_assignments(
         .order_by_asc(tournaments::Column::Id)
         .all(&app.db)
         .await?;
-    let tournament_ids: Vec<Uuid> = assignments.iter().map(|(assignment, _)| assignment.tournament_id).collect();
-    let mut titles: BTreeMap<Uuid, BTreeMap<String, TitleView>> = BTreeMap::new();
-    for translation in tournament_translations::Entity::find()
-        .filter(tournament_translations::Column::TournamentId.is_in(tournament_ids))
-        .all(&app.db)
-        .await?
-    {
-        titles
-            .entry(translation.tournament_id)
-            .or_default()
-            .insert(translation.locale, TitleView { title: translation.title, subtitle: translation.subtitle });
-    }
+    let (assignments, models): (Vec<_>, Vec<_>) =
+        assignments.into_iter().filter_map(|(assignment, tournament)| Some((assignment, tournament?))).unzip();
+    let cards = tournament_views(&app.db, models).await?;
     let items = assignments
         .into_iter()
-        .filter_map(|(assignment, tournament)| {
-            let tournament = tournament?;
-            Some(DealerAssignmentView {
-                tournament_id: tournament.id,
-                organizer_id: tournament.organizer_id,
-                starts_at: tournament.starts_at,
-                status: tournament.status,
-                translations: titles.remove(&tournament.id).unwrap_or_default(),
-                table_no: assignment.table_no,
-                assigned_at: assignment.created_at,
-            })
+        .zip(cards)
+        .map(|(assignment, tournament)| DealerAssignmentView {
+            tournament,
+            table_no: assignment.table_no,
+            assigned_at: assignment.created_at,
         })
         .collect();
     Ok(Json(ItemList::new(items)))

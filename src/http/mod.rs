@@ -15,6 +15,7 @@ mod organizers;
 mod registrations;
 mod search;
 mod strikes;
+mod tournament_dealers;
 mod tournaments;
 mod validate;
 pub mod views;
@@ -73,6 +74,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(locations::router())
         .merge(blind_templates::router())
         .merge(tournaments::router())
+        .merge(tournament_dealers::router())
         .merge(registrations::router())
         .merge(strikes::router())
         .merge(search::router())

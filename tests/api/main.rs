@@ -16,3 +16,4 @@ mod organizers;
 mod profile;
 mod reference_data;
 mod staffing;
+mod tournament_dealers;
