@@ -3,9 +3,11 @@
 
 use chrono::Utc;
 use floor_entities::enums::MemberRole;
-use floor_entities::{dealer_profiles, organizer_members};
+use floor_entities::{dealer_profiles, organizer_members, organizers};
 use sea_orm::sea_query::{Expr, ExprTrait};
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, PaginatorTrait, QueryFilter, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, Set,
+};
 use uuid::Uuid;
 
 use crate::db;
@@ -30,6 +32,20 @@ pub async fn find_membership(
         .filter(organizer_members::Column::UserId.eq(user_id))
         .one(conn)
         .await?)
+}
+
+/// Every membership of `user_id` with its club, oldest first.
+pub async fn memberships_of(
+    conn: &impl ConnectionTrait,
+    user_id: Uuid,
+) -> AppResult<Vec<(organizer_members::Model, organizers::Model)>> {
+    let rows = organizer_members::Entity::find()
+        .filter(organizer_members::Column::UserId.eq(user_id))
+        .find_also_related(organizers::Entity)
+        .order_by_asc(organizer_members::Column::CreatedAt)
+        .all(conn)
+        .await?;
+    Ok(rows.into_iter().filter_map(|(member, organizer)| organizer.map(|organizer| (member, organizer))).collect())
 }
 
 /// How many owners the club has.

@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use floor_entities::enums::{MemberRole, OrganizerStatus};
 use floor_entities::{organizer_members, organizers};
-use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
+use sea_orm::{ActiveModelTrait, EntityTrait, QueryOrder, Set};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use utoipa::ToSchema;
@@ -19,6 +19,7 @@ use super::validate::Problems;
 use super::views::ItemList;
 use crate::accounts::find_or_create_account;
 use crate::app::AppState;
+use crate::clubs::{insert_membership, memberships_of};
 use crate::error::{AppError, AppResult, ErrorBody};
 use crate::{audit, db};
 
@@ -140,15 +141,7 @@ async fn create_organizer(
     }
     .insert(&tx)
     .await?;
-    organizer_members::ActiveModel {
-        id: Set(Uuid::now_v7()),
-        organizer_id: Set(organizer.id),
-        user_id: Set(owner.id),
-        role: Set(MemberRole::Owner),
-        created_at: Set(now),
-    }
-    .insert(&tx)
-    .await?;
+    insert_membership(&tx, organizer.id, owner.id, MemberRole::Owner).await?;
     audit::record(
         &tx,
         Some(admin.user.id()),
@@ -169,15 +162,10 @@ async fn create_organizer(
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
     ))]
 async fn list_my_organizers(State(app): State<AppState>, user: AuthUser) -> AppResult<Json<ItemList<MyMembershipView>>> {
-    let memberships = organizer_members::Entity::find()
-        .filter(organizer_members::Column::UserId.eq(user.id()))
-        .find_also_related(organizers::Entity)
-        .order_by_asc(organizer_members::Column::CreatedAt)
-        .all(&app.db)
-        .await?;
-    let items = memberships
+    let items = memberships_of(&app.db, user.id())
+        .await?
         .into_iter()
-        .filter_map(|(member, organizer)| organizer.map(|organizer| MyMembershipView::new(member, organizer)))
+        .map(|(member, organizer)| MyMembershipView::new(member, organizer))
         .collect();
     Ok(Json(ItemList::new(items)))
 }

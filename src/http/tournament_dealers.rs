@@ -18,7 +18,7 @@ use super::extract::{Json, Path, TournamentAccess, club, double_option};
 use super::validate::Problems;
 use super::views::ItemList;
 use crate::app::AppState;
-use crate::clubs::{count_game_dealt, ensure_dealer_profile, find_membership};
+use crate::clubs::{count_game_dealt, ensure_dealer_profile, find_membership, lock_members};
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode, OnUniqueViolation};
 use crate::{audit, db};
 
@@ -143,6 +143,8 @@ async fn assign_dealer(
     ensure_open(&tournament)?;
 
     let tx = db::begin_write(&app.db).await?;
+    // Under the staff lock, a dealer being removed from the club cannot be assigned meanwhile.
+    lock_members(&tx, tournament.organizer_id).await?;
     let is_club_dealer = find_membership(&tx, tournament.organizer_id, body.dealer_user_id)
         .await?
         .is_some_and(|member| member.role == MemberRole::Dealer);

@@ -3,12 +3,13 @@
 use chrono::{DateTime, Utc};
 use floor_actors::rules::rating::{displayed_skill, tier_for_level};
 use floor_entities::enums::{AdminRole, MemberRole, UserStatus};
-use floor_entities::{level_tiers, organizer_members, organizers, player_profiles, users};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
+use floor_entities::{level_tiers, player_profiles, users};
+use sea_orm::{ConnectionTrait, EntityTrait};
 use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::clubs::memberships_of;
 use crate::error::AppResult;
 use crate::seed::DEFAULT_SKILL_INITIAL;
 
@@ -68,19 +69,13 @@ pub fn profile_complete(user: &users::Model) -> bool {
 }
 
 pub async fn user_view(conn: &impl ConnectionTrait, user: users::Model) -> AppResult<UserView> {
-    let memberships = organizer_members::Entity::find()
-        .filter(organizer_members::Column::UserId.eq(user.id))
-        .find_also_related(organizers::Entity)
-        .order_by_asc(organizer_members::Column::CreatedAt)
-        .all(conn)
+    let memberships = memberships_of(conn, user.id)
         .await?
         .into_iter()
-        .filter_map(|(member, organizer)| {
-            organizer.map(|organizer| MembershipView {
-                organizer_id: organizer.id,
-                organizer_name: organizer.name,
-                role: member.role,
-            })
+        .map(|(member, organizer)| MembershipView {
+            organizer_id: organizer.id,
+            organizer_name: organizer.name,
+            role: member.role,
         })
         .collect();
     let profile = player_profile_view(conn, &user).await?;

@@ -146,6 +146,7 @@ async fn club_settings_are_validated(backend: Backend) {
         assert_eq!(fields, [json!("name"), json!("cancelDeadlineHours")]);
     }
     app.patch(&path, token, json!({"cancelDeadlineHours": "soon"})).await.assert_error(400, "VALIDATION_ERROR");
+    app.put(&path, token, json!({"cancelDeadlineHours": 5})).await.assert_error(405, "METHOD_NOT_ALLOWED");
     let unchanged = app.get(&path, token).await;
     assert_eq!(unchanged.assert_ok()["name"], "River Club");
     assert_eq!(unchanged.body["cancelDeadlineHours"], 3);
