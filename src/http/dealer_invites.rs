@@ -189,14 +189,15 @@ async fn create_dealer_invite(
     ))
 }
 
-/// Claims an invite: the caller joins its club as a dealer and gets a dealer profile if they
-/// had none. A caller already in the club keeps their role (owner and td are stronger than
-/// dealer); the invite is spent all the same. Unknown, expired and spent codes are alike
+/// Claims an invite: the caller joins its club as a dealer (`201`) and gets a dealer profile
+/// if they had none. A caller already in the club keeps their role (`200`; owner and td are
+/// stronger than dealer); the invite is spent all the same. Unknown, expired and spent codes are alike
 /// `404`; of two concurrent claims exactly one succeeds.
 #[utoipa::path(post, path = "/dealer-invites/claim", tag = "clubs", security(("bearer" = [])),
     request_body = InviteClaim,
     responses(
-        (status = 200, description = "the caller's membership in the inviting club", body = MyMembershipView),
+        (status = 201, description = "the caller's new dealer membership", body = MyMembershipView),
+        (status = 200, description = "the caller was already a member: the membership as it stays", body = MyMembershipView),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
         (status = 403, description = "FORBIDDEN: the invite is for another phone", body = ErrorBody),
@@ -206,7 +207,7 @@ async fn claim_dealer_invite(
     State(app): State<AppState>,
     AuthUser(user): AuthUser,
     Json(body): Json<InviteClaim>,
-) -> AppResult<Json<MyMembershipView>> {
+) -> AppResult<(StatusCode, Json<MyMembershipView>)> {
     let code = normalize_code(&body.code);
     if code.is_empty() || code.len() > 64 {
         return Err(AppError::invalid_field("code", "must be the invite's code"));
@@ -234,9 +235,9 @@ async fn claim_dealer_invite(
         return Err(AppError::not_found("invite"));
     }
     lock_members(&tx, invite.organizer_id).await?;
-    let member = match find_membership(&tx, invite.organizer_id, user.id).await? {
-        Some(member) => member,
-        None => insert_membership(&tx, invite.organizer_id, user.id, MemberRole::Dealer).await?,
+    let (status, member) = match find_membership(&tx, invite.organizer_id, user.id).await? {
+        Some(member) => (StatusCode::OK, member),
+        None => (StatusCode::CREATED, insert_membership(&tx, invite.organizer_id, user.id, MemberRole::Dealer).await?),
     };
     ensure_dealer_profile(&tx, user.id).await?;
     let organizer = organizers::Entity::find_by_id(invite.organizer_id)
@@ -252,7 +253,7 @@ async fn claim_dealer_invite(
     )
     .await?;
     tx.commit().await?;
-    Ok(Json(MyMembershipView::new(member, organizer)))
+    Ok((status, Json(MyMembershipView::new(member, organizer))))
 }
 
 /// A fresh code: `CODE_LENGTH` characters of `CODE_ALPHABET` from the thread's cryptographic

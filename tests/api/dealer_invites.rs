@@ -64,7 +64,7 @@ async fn claiming_an_invite_makes_the_caller_a_dealer_of_the_club(backend: Backe
     let typed = format!(" {}-{} ", code[..4].to_lowercase(), &code[4..]);
     let claimed = app.post("/dealer-invites/claim", Some(&dealer.access_token), json!({"code": typed})).await;
     let membership = claimed.assert_ok().clone();
-    assert_eq!(claimed.status, 200);
+    assert_eq!(claimed.status, 201, "a new membership");
     assert_eq!(membership["role"], "dealer");
     assert_eq!(membership["organizer"]["id"], json!(club.id));
     assert_eq!(membership["organizer"]["name"], "River Club");
@@ -162,7 +162,8 @@ async fn a_member_claiming_an_invite_keeps_the_stronger_role(backend: Backend) {
     let code = app.invite_dealer(&club, "+79990000362").await;
 
     let claimed = app.post("/dealer-invites/claim", Some(&td.access_token), json!({"code": code})).await;
-    assert_eq!(claimed.assert_ok()["role"], "td");
+    assert_eq!(claimed.status, 200, "no new membership: {claimed:?}");
+    assert_eq!(claimed.body["role"], "td");
     assert_eq!(claimed.body["id"], json!(td_id));
     assert_eq!(app.count("SELECT COUNT(*) FROM dealer_invites WHERE claimed_at IS NOT NULL").await, 1, "spent");
     assert_eq!(app.count("SELECT COUNT(*) FROM organizer_members").await, 2);
@@ -184,7 +185,7 @@ async fn two_simultaneous_claims_of_one_code_make_one_dealer(backend: Backend) {
         );
         let mut statuses = [a.status.as_u16(), b.status.as_u16()];
         statuses.sort_unstable();
-        assert_eq!(statuses, [200, 404], "{a:?} {b:?}");
+        assert_eq!(statuses, [201, 404], "{a:?} {b:?}");
         let memberships = app
             .count(&format!("SELECT COUNT(*) FROM organizer_members WHERE user_id = {}", app.uuid_literal(dealer.user_id)))
             .await;
