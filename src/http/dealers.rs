@@ -104,11 +104,7 @@ async fn list_dealers(State(app): State<AppState>) -> AppResult<Json<ItemList<De
         (status = 404, description = "NOT_FOUND: no dealer has this id", body = ErrorBody),
     ))]
 async fn get_dealer(State(app): State<AppState>, Path(user_id): Path<Uuid>) -> AppResult<Json<DealerView>> {
-    dealer_views(&app.db, Some(user_id))
-        .await?
-        .pop()
-        .map(Json)
-        .ok_or_else(|| AppError::not_found("dealer"))
+    Ok(Json(dealer_view(&app.db, user_id).await?))
 }
 
 /// Edits the caller's showcase profile; only a dealer of some club may.
@@ -154,11 +150,7 @@ async fn update_my_dealer_profile(
     }
     active.updated_at = Set(Utc::now());
     active.update(&app.db).await?;
-    dealer_views(&app.db, Some(user.id()))
-        .await?
-        .pop()
-        .map(Json)
-        .ok_or_else(|| AppError::not_found("dealer"))
+    Ok(Json(dealer_view(&app.db, user.id()).await?))
 }
 
 /// The caller's assignments as a dealer, by tournament start.
@@ -191,6 +183,11 @@ async fn list_my_dealer_assignments(
         })
         .collect();
     Ok(Json(ItemList::new(items)))
+}
+
+/// The catalogue row of one dealer; `404` for a user who deals nowhere.
+async fn dealer_view(conn: &impl ConnectionTrait, user_id: Uuid) -> AppResult<DealerView> {
+    dealer_views(conn, Some(user_id)).await?.pop().ok_or_else(|| AppError::not_found("dealer"))
 }
 
 /// The catalogue rows of every dealer, or of the one dealer `only`, ordered by name (then

@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use floor_entities::enums::{MemberRole, TournamentStatus};
 use floor_entities::{dealer_profiles, tournament_dealers, tournaments, users};
-use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, ModelTrait, QueryFilter, QueryOrder, Set};
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, ModelTrait, QueryFilter, QueryOrder, Set};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use utoipa::ToSchema;
@@ -171,10 +171,9 @@ async fn assign_dealer(
         json!({"dealerUserId": body.dealer_user_id, "tableNo": body.table_no}),
     )
     .await?;
-    let user = users::Entity::find_by_id(body.dealer_user_id).one(&tx).await?;
-    let profile = dealer_profiles::Entity::find_by_id(body.dealer_user_id).one(&tx).await?;
+    let view = assignment_view(&tx, assignment).await?;
     tx.commit().await?;
-    Ok((StatusCode::CREATED, Json(TournamentDealerView::new(assignment, user, profile))))
+    Ok((StatusCode::CREATED, Json(view)))
 }
 
 /// Sets or clears the table of an assigned dealer.
@@ -221,10 +220,9 @@ async fn update_dealer_assignment(
         )
         .await?;
     }
-    let user = users::Entity::find_by_id(dealer_user_id).one(&tx).await?;
-    let profile = dealer_profiles::Entity::find_by_id(dealer_user_id).one(&tx).await?;
+    let view = assignment_view(&tx, assignment).await?;
     tx.commit().await?;
-    Ok(Json(TournamentDealerView::new(assignment, user, profile)))
+    Ok(Json(view))
 }
 
 /// Withdraws a dealer from the tournament (and from their `gamesDealt`).
@@ -264,8 +262,15 @@ async fn unassign_dealer(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// One assignment with the dealer's name and photo.
+async fn assignment_view(conn: &impl ConnectionTrait, assignment: tournament_dealers::Model) -> AppResult<TournamentDealerView> {
+    let user = users::Entity::find_by_id(assignment.dealer_user_id).one(conn).await?;
+    let profile = dealer_profiles::Entity::find_by_id(assignment.dealer_user_id).one(conn).await?;
+    Ok(TournamentDealerView::new(assignment, user, profile))
+}
+
 async fn find_assignment(
-    conn: &impl sea_orm::ConnectionTrait,
+    conn: &impl ConnectionTrait,
     tournament_id: Uuid,
     dealer_user_id: Uuid,
 ) -> AppResult<tournament_dealers::Model> {
