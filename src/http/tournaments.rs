@@ -191,7 +191,8 @@ pub struct TournamentUpdate {
 }
 
 #[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query, rename_all = "camelCase")]
 pub struct AgendaFilter {
     /// Only tournaments at venues in this city (a slug).
     pub city: Option<String>,

@@ -10,5 +10,8 @@ mod errors;
 mod health;
 mod openapi;
 mod organizers;
+mod registration;
+mod tournaments;
+mod venues;
 mod profile;
 mod reference_data;
