@@ -21,7 +21,7 @@ use crate::app::AppState;
 use crate::domain::Phone;
 use crate::error::{AppError, AppResult, ErrorCode, OnUniqueViolation};
 use crate::notifications::{Notice, NoticeKind, PushMessage};
-use crate::tournaments::{lock, seat_counts};
+use crate::tournaments::{display_title, lock, seat_counts};
 use crate::{db, strikes};
 
 /// Statuses that hold a place in the tournament (a seat or a place in the queue).
@@ -97,17 +97,22 @@ pub async fn announce_promotions(app: &AppState, tournament: &tournaments::Model
     if recipients.is_empty() {
         return;
     }
-    let notice = Notice {
-        kind: NoticeKind::WaitlistPromoted,
-        recipients,
-        payload: json!({"tournamentId": tournament.id}),
-        push: Some(PushMessage {
-            title: "Место освободилось".to_owned(),
-            body: "Вы перешли из листа ожидания в основной список турнира.".to_owned(),
-        }),
-        dedup_key: None,
-    };
-    if let Err(err) = app.notifier.notify(&app.db, notice).await {
+    let result = async {
+        let title = display_title(&app.db, tournament.id).await?;
+        let notice = Notice {
+            kind: NoticeKind::WaitlistPromoted,
+            recipients,
+            payload: json!({"tournamentId": tournament.id, "title": title}),
+            push: Some(PushMessage {
+                title: "Место освободилось".to_owned(),
+                body: format!("Вы перешли из листа ожидания в основной список турнира «{title}»."),
+            }),
+            dedup_key: None,
+        };
+        app.notifier.notify(&app.db, notice).await
+    }
+    .await;
+    if let Err(err) = result {
         tracing::warn!(error = %err, tournament = %tournament.id, "could not announce waitlist promotions");
     }
 }
@@ -215,13 +220,14 @@ pub fn announce_to_followers(app: &AppState, tournament_id: Uuid, player: &users
             if recipients.is_empty() {
                 return Ok(());
             }
+            let title = display_title(&app.db, tournament_id).await?;
             let notice = Notice {
                 kind: NoticeKind::FolloweeRegistered,
                 recipients,
-                payload: json!({"tournamentId": tournament_id, "userId": player_id}),
+                payload: json!({"tournamentId": tournament_id, "userId": player_id, "title": title}),
                 push: Some(PushMessage {
                     title: "Новая регистрация".to_owned(),
-                    body: format!("{shown_name} зарегистрировался на турнир."),
+                    body: format!("{shown_name} идёт на турнир «{title}»."),
                 }),
                 dedup_key: None,
             };

@@ -8,7 +8,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use floor_entities::enums::{TournamentStatus, TournamentType};
-use floor_entities::{blind_templates, locations, organizers, table_seats, tournament_translations, tournaments};
+use floor_entities::{blind_templates, locations, organizers, registrations, table_seats, tournament_translations, tournaments};
 use sea_orm::sea_query::{Expr, Query as SqlQuery};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder,
@@ -21,7 +21,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::extract::{Admin, Json, OrganizerAccess, Path, Query, TournamentAccess, club, double_option, perm};
+use super::extract::{Admin, Json, MaybeAuthUser, OrganizerAccess, Path, Query, TournamentAccess, club, double_option, perm};
+use super::registrations::{RegistrationView, registration_view};
 use super::validate::{Problems, optional_text, url};
 use super::views::ItemList;
 use crate::app::AppState;
@@ -92,6 +93,20 @@ pub struct TournamentView {
     /// Seats taken: `registered` + `checked_in`.
     pub registered_count: i64,
     pub waitlist_count: i64,
+    /// The club's name and the venue's name and city, so a card needs no further request.
+    pub organizer_name: String,
+    pub location_name: String,
+    pub city_slug: String,
+}
+
+/// A card with the caller's own registration, for the player app's register button.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TournamentDetailView {
+    #[serde(flatten)]
+    pub tournament: TournamentView,
+    /// The signed-in caller's registration here; null when anonymous or not registered.
+    pub my_registration: Option<RegistrationView>,
 }
 
 /// The cards of `models`, in their order, with texts and counts read in two queries.
@@ -112,6 +127,20 @@ pub async fn tournament_views(conn: &impl ConnectionTrait, models: Vec<tournamen
         }
     }
     let counts = seat_counts(conn, &ids).await?;
+    let clubs: HashMap<Uuid, String> = organizers::Entity::find()
+        .filter(organizers::Column::Id.is_in(models.iter().map(|t| t.organizer_id)))
+        .all(conn)
+        .await?
+        .into_iter()
+        .map(|club| (club.id, club.name))
+        .collect();
+    let venues: HashMap<Uuid, locations::Model> = locations::Entity::find()
+        .filter(locations::Column::Id.is_in(models.iter().map(|t| t.location_id)))
+        .all(conn)
+        .await?
+        .into_iter()
+        .map(|venue| (venue.id, venue))
+        .collect();
     Ok(models
         .into_iter()
         .map(|t| {
@@ -120,6 +149,9 @@ pub async fn tournament_views(conn: &impl ConnectionTrait, models: Vec<tournamen
                 translations: texts.remove(&t.id).unwrap_or_default(),
                 registered_count: taken,
                 waitlist_count: waitlist,
+                organizer_name: clubs.get(&t.organizer_id).cloned().unwrap_or_default(),
+                location_name: venues.get(&t.location_id).map(|v| v.name.clone()).unwrap_or_default(),
+                city_slug: venues.get(&t.location_id).map(|v| v.city_slug.clone()).unwrap_or_default(),
                 id: t.id,
                 organizer_id: t.organizer_id,
                 location_id: t.location_id,
@@ -388,13 +420,30 @@ async fn create_tournament_for_club(
 #[utoipa::path(get, path = "/tournaments/{id}", tag = "tournaments",
     params(("id" = Uuid, Path)),
     responses(
-        (status = 200, body = TournamentView),
+        (status = 200, body = TournamentDetailView),
         (status = 400, description = "VALIDATION_ERROR: not a UUID", body = ErrorBody),
+        (status = 401, description = "UNAUTHORIZED: a token was sent but is invalid", body = ErrorBody),
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
     ))]
-async fn get_tournament(State(app): State<AppState>, Path(id): Path<Uuid>) -> AppResult<Json<TournamentView>> {
+async fn get_tournament(
+    State(app): State<AppState>,
+    MaybeAuthUser(caller): MaybeAuthUser,
+    Path(id): Path<Uuid>,
+) -> AppResult<Json<TournamentDetailView>> {
     let model = tournaments::Entity::find_by_id(id).one(&app.db).await?.ok_or_else(|| AppError::not_found("tournament"))?;
-    Ok(Json(tournament_view(&app.db, model).await?))
+    let my_registration = match caller {
+        Some(user) => match registrations::Entity::find()
+            .filter(registrations::Column::TournamentId.eq(id))
+            .filter(registrations::Column::UserId.eq(user.id()))
+            .one(&app.db)
+            .await?
+        {
+            Some(row) => Some(registration_view(&app.db, row).await?),
+            None => None,
+        },
+        None => None,
+    };
+    Ok(Json(TournamentDetailView { tournament: tournament_view(&app.db, model).await?, my_registration }))
 }
 
 /// Edits a tournament while registration is open.

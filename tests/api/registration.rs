@@ -442,4 +442,9 @@ async fn a_followers_journal_hears_of_a_registration(backend: Backend) {
     assert_eq!(journaled, 1);
     let follower = app.scalar("SELECT user_id FROM notifications WHERE kind = 'followee.registered'").await;
     assert_eq!(follower, Some(players[1].user_id.to_string()));
+    let payload = app.scalar("SELECT CAST(payload AS TEXT) FROM notifications WHERE kind = 'followee.registered'").await.expect("a payload");
+    let payload: Value = serde_json::from_str(&payload).expect("JSON");
+    assert_eq!(payload["tournamentId"], id.to_string());
+    assert_eq!(payload["userId"], players[0].user_id.to_string());
+    assert_eq!(payload["title"], "Турнир выходного дня");
 }

@@ -43,6 +43,16 @@ async fn a_td_creates_a_tournament_open_for_registration_with_no_money(backend: 
     let id = card["id"].as_str().expect("id");
     let public = app.get(&format!("/tournaments/{id}"), None).await;
     assert_eq!(public.assert_ok()["prizes"], "Кубок и медали");
+    assert_eq!(public.body["organizerName"], "Aces");
+    assert_eq!(public.body["locationName"], "Main hall");
+    assert_eq!(public.body["citySlug"], "moscow");
+    assert!(public.body["myRegistration"].is_null());
+    let player = app.sign_in("+79990200003").await;
+    assert!(app.get(&format!("/tournaments/{id}"), Some(&player.access_token)).await.body["myRegistration"].is_null());
+    app.post(&format!("/tournaments/{id}/register"), Some(&player.access_token), json!({})).await.assert_ok();
+    let mine = app.get(&format!("/tournaments/{id}"), Some(&player.access_token)).await;
+    assert_eq!(mine.body["myRegistration"]["status"], "registered");
+    assert_eq!(mine.body["registeredCount"], 1);
     let list = app.get(&format!("/organizers/{}/tournaments", club.id), Some(&td.access_token)).await;
     assert_eq!(list.assert_ok()["items"].as_array().map(Vec::len), Some(1));
     assert_eq!(app.count("SELECT COUNT(*) FROM audit_log WHERE action = 'tournament.create'").await, 1);
