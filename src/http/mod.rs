@@ -3,9 +3,11 @@
 
 mod admins;
 mod auth;
+mod devices;
 pub mod extract;
 mod health;
 mod me;
+mod notifications;
 mod organizers;
 mod validate;
 pub mod views;
@@ -58,6 +60,8 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(me::router())
         .merge(admins::router())
         .merge(organizers::router())
+        .merge(devices::router())
+        .merge(notifications::router())
         .merge(health::router())
 }
 

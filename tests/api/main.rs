@@ -3,11 +3,15 @@
 
 mod helpers;
 
+mod fake_fcm;
+
 mod admins;
 mod auth;
 mod cli;
+mod devices;
 mod errors;
 mod health;
+mod notifications;
 mod openapi;
 mod organizers;
 mod profile;
