@@ -9,6 +9,7 @@ mod health;
 mod me;
 mod notifications;
 mod organizers;
+mod players;
 mod validate;
 pub mod views;
 
@@ -60,6 +61,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(me::router())
         .merge(admins::router())
         .merge(organizers::router())
+        .merge(players::router())
         .merge(devices::router())
         .merge(notifications::router())
         .merge(health::router())

@@ -14,5 +14,6 @@ mod health;
 mod notifications;
 mod openapi;
 mod organizers;
+mod players;
 mod profile;
 mod reference_data;
