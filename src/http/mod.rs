@@ -10,6 +10,7 @@ mod me;
 mod notifications;
 mod organizers;
 mod players;
+mod reference;
 mod validate;
 pub mod views;
 
@@ -64,6 +65,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(players::router())
         .merge(devices::router())
         .merge(notifications::router())
+        .merge(reference::router())
         .merge(health::router())
 }
 
