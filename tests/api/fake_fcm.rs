@@ -16,7 +16,6 @@ use serde_json::{Value, json};
 
 pub const PROJECT: &str = "floor-test";
 const CLIENT_EMAIL: &str = "push@floor-test.iam.gserviceaccount.com";
-const ACCESS_TOKEN: &str = "fake-access-token";
 
 /// What the fake was asked, and how it answers devices.
 #[derive(Default)]
@@ -28,6 +27,12 @@ struct Recorded {
     unregistered: HashSet<String>,
     /// Devices answered 500.
     broken: HashSet<String>,
+    /// Bumped by a revocation: only the access token of the current generation is valid.
+    generation: usize,
+}
+
+fn access_token(generation: usize) -> String {
+    format!("fake-access-token-{generation}")
 }
 
 #[derive(Clone)]
@@ -91,6 +96,11 @@ impl FakeFcm {
         self.recorded.lock().expect("lock").broken.insert(device.to_owned());
     }
 
+    /// Every access token issued so far stops working, as when Google revokes one early.
+    pub fn revoke_access_tokens(&self) {
+        self.recorded.lock().expect("lock").generation += 1;
+    }
+
     pub fn token_requests(&self) -> usize {
         self.recorded.lock().expect("lock").token_requests
     }
@@ -107,7 +117,11 @@ struct AssertionClaims {
 
 /// Checks the service-account assertion as Google does: signature, issuer, audience, scope.
 async fn issue_token(State(shared): State<Shared>, Form(form): Form<HashMap<String, String>>) -> (StatusCode, Json<Value>) {
-    shared.recorded.lock().expect("lock").token_requests += 1;
+    let generation = {
+        let mut recorded = shared.recorded.lock().expect("lock");
+        recorded.token_requests += 1;
+        recorded.generation
+    };
     let refuse = |why: &str| (StatusCode::BAD_REQUEST, Json(json!({"error": "invalid_grant", "error_description": why})));
     if form.get("grant_type").map(String::as_str) != Some("urn:ietf:params:oauth:grant-type:jwt-bearer") {
         return refuse("grant_type");
@@ -120,7 +134,7 @@ async fn issue_token(State(shared): State<Shared>, Form(form): Form<HashMap<Stri
     match jsonwebtoken::decode::<AssertionClaims>(assertion, &shared.public_key, &validation) {
         Ok(data) if data.claims.scope == "https://www.googleapis.com/auth/firebase.messaging" => (
             StatusCode::OK,
-            Json(json!({"access_token": ACCESS_TOKEN, "expires_in": 3599, "token_type": "Bearer"})),
+            Json(json!({"access_token": access_token(generation), "expires_in": 3599, "token_type": "Bearer"})),
         ),
         Ok(_) => refuse("scope"),
         Err(err) => refuse(&err.to_string()),
@@ -134,11 +148,12 @@ async fn send_message(
     Json(body): Json<Value>,
 ) -> (StatusCode, Json<Value>) {
     let bearer = headers.get(header::AUTHORIZATION).and_then(|value| value.to_str().ok());
-    if bearer != Some(&format!("Bearer {ACCESS_TOKEN}")) || project != PROJECT {
+    let mut recorded = shared.recorded.lock().expect("lock");
+    let expected = format!("Bearer {}", access_token(recorded.generation));
+    if bearer != Some(expected.as_str()) || project != PROJECT {
         return (StatusCode::UNAUTHORIZED, Json(json!({"error": {"code": 401, "status": "UNAUTHENTICATED"}})));
     }
     let device = body["message"]["token"].as_str().unwrap_or_default().to_owned();
-    let mut recorded = shared.recorded.lock().expect("lock");
     recorded.messages.push(body["message"].clone());
     if recorded.unregistered.contains(&device) {
         return (

@@ -12,6 +12,7 @@ on_both_databases!(
     without_fcm_a_notice_is_journaled_and_nothing_is_pushed,
     with_fcm_every_device_is_pushed_reached_rows_are_stamped_and_unregistered_tokens_go,
     a_repeated_dedup_key_writes_and_pushes_nothing_again,
+    a_revoked_access_token_is_replaced_and_the_push_still_arrives,
 );
 
 fn notice(kind: NoticeKind, recipients: &[Uuid], payload: Value, dedup_key: Option<&str>) -> Notice {
@@ -141,4 +142,19 @@ async fn a_repeated_dedup_key_writes_and_pushes_nothing_again(backend: Backend) 
     assert_eq!(again, Delivery { journaled: 1, pushed: 0 }, "only Boris is new, and he has no device");
     assert_eq!(app.count("SELECT COUNT(*) FROM notifications").await, 2);
     assert_eq!(fcm.messages().len(), 1, "Anna is not pushed twice");
+}
+
+async fn a_revoked_access_token_is_replaced_and_the_push_still_arrives(backend: Backend) {
+    let fcm = FakeFcm::start().await;
+    let Some(app) = spawn_app_with_fcm(backend, &fcm).await else { return };
+    let anna = app.sign_in("+79990001001").await;
+    register_device(&app, &anna.access_token, "anna-phone", "ios").await;
+    let first = notify(&app, notice(NoticeKind::AdminCustom, &[anna.user_id], json!({}), None)).await;
+    assert_eq!(first.pushed, 1);
+
+    fcm.revoke_access_tokens();
+    let second = notify(&app, notice(NoticeKind::AdminCustom, &[anna.user_id], json!({}), None)).await;
+    assert_eq!(second, Delivery { journaled: 1, pushed: 1 });
+    assert_eq!(fcm.token_requests(), 2, "one new token after the 401");
+    assert_eq!(fcm.messages().len(), 2, "one accepted message per notice");
 }
