@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, Duration, Utc};
 use floor_actors::rules::strikes::is_banned;
 use floor_entities::enums::{RegistrationSource, RegistrationStatus, StrikeReason, TournamentStatus};
-use floor_entities::{follows, guest_players, organizers, player_profiles, registrations, tournaments, users};
+use floor_entities::{guest_players, organizers, player_profiles, registrations, tournaments, users};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder,
@@ -19,6 +19,7 @@ use uuid::Uuid;
 use crate::accounts::{find_user, phone_lock};
 use crate::app::AppState;
 use crate::domain::Phone;
+use crate::follows::followers_of;
 use crate::error::{AppError, AppResult, ErrorCode, OnUniqueViolation};
 use crate::notifications::{Notice, NoticeKind, PushMessage};
 use crate::tournaments::{display_title, lock, seat_counts};
@@ -210,13 +211,7 @@ pub fn announce_to_followers(app: &AppState, tournament_id: Uuid, player: &users
     let shown_name = player.nickname.clone().or_else(|| player.name.clone()).unwrap_or_else(|| "Игрок".to_owned());
     tokio::spawn(async move {
         let result = async {
-            let recipients: Vec<Uuid> = follows::Entity::find()
-                .select_only()
-                .column(follows::Column::FollowerId)
-                .filter(follows::Column::FolloweeId.eq(player_id))
-                .into_tuple()
-                .all(&app.db)
-                .await?;
+            let recipients = followers_of(&app.db, player_id).await?;
             if recipients.is_empty() {
                 return Ok(());
             }

@@ -4,15 +4,19 @@
 mod admins;
 mod auth;
 mod blind_templates;
+mod devices;
 pub mod extract;
 mod health;
 mod locations;
 mod me;
+mod notifications;
 mod organizers;
 mod registrations;
 mod search;
 mod strikes;
 mod tournaments;
+mod players;
+mod reference;
 mod validate;
 pub mod views;
 
@@ -70,6 +74,10 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(registrations::router())
         .merge(strikes::router())
         .merge(search::router())
+        .merge(players::router())
+        .merge(devices::router())
+        .merge(notifications::router())
+        .merge(reference::router())
         .merge(health::router())
 }
 

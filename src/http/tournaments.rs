@@ -24,7 +24,7 @@ use uuid::Uuid;
 use super::extract::{Admin, Json, MaybeAuthUser, OrganizerAccess, Path, Query, TournamentAccess, club, double_option, perm};
 use super::registrations::{RegistrationView, registration_view};
 use super::validate::{Problems, optional_text, url};
-use super::views::ItemList;
+use super::views::{ItemList, Localized};
 use crate::app::AppState;
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
 use crate::registrations::fill_free_seats;
@@ -54,21 +54,6 @@ pub struct TournamentText {
     pub subtitle: Option<String>,
 }
 
-/// Texts by locale: `{"ru": {...}, "en": {...}}`; at least one locale.
-#[derive(Clone, Default, Serialize, Deserialize, ToSchema)]
-pub struct TournamentTexts {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ru: Option<TournamentText>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub en: Option<TournamentText>,
-}
-
-impl TournamentTexts {
-    fn by_locale(self) -> BTreeMap<&'static str, TournamentText> {
-        [("ru", self.ru), ("en", self.en)].into_iter().filter_map(|(locale, text)| text.map(|t| (locale, t))).collect()
-    }
-}
-
 /// A tournament card. There is no money flow: `entryFee` is always 0 and `paymentStatus`
 /// always `not_required`.
 #[derive(Serialize, ToSchema)]
@@ -89,7 +74,7 @@ pub struct TournamentView {
     pub banner_url: Option<String>,
     pub entry_fee: i32,
     pub payment_status: String,
-    pub translations: TournamentTexts,
+    pub translations: Localized<TournamentText>,
     /// Seats taken: `registered` + `checked_in`.
     pub registered_count: i64,
     pub waitlist_count: i64,
@@ -112,19 +97,14 @@ pub struct TournamentDetailView {
 /// The cards of `models`, in their order, with texts and counts read in two queries.
 pub async fn tournament_views(conn: &impl ConnectionTrait, models: Vec<tournaments::Model>) -> AppResult<Vec<TournamentView>> {
     let ids: Vec<Uuid> = models.iter().map(|t| t.id).collect();
-    let mut texts: HashMap<Uuid, TournamentTexts> = HashMap::new();
+    let mut texts: HashMap<Uuid, Localized<TournamentText>> = HashMap::new();
     for row in tournament_translations::Entity::find()
         .filter(tournament_translations::Column::TournamentId.is_in(ids.iter().copied()))
         .all(conn)
         .await?
     {
         let text = TournamentText { title: row.title, subtitle: row.subtitle };
-        let entry = texts.entry(row.tournament_id).or_default();
-        match row.locale.as_str() {
-            "ru" => entry.ru = Some(text),
-            "en" => entry.en = Some(text),
-            _ => {}
-        }
+        texts.entry(row.tournament_id).or_default().set(&row.locale, text);
     }
     let counts = seat_counts(conn, &ids).await?;
     let clubs: HashMap<Uuid, String> = organizers::Entity::find()
@@ -195,7 +175,7 @@ pub struct NewTournament {
     pub prizes: Option<String>,
     pub chat_link: Option<String>,
     pub banner_url: Option<String>,
-    pub translations: TournamentTexts,
+    pub translations: Localized<TournamentText>,
 }
 
 /// Fields to change while registration is open; an absent field stays, `null` clears an
@@ -219,7 +199,7 @@ pub struct TournamentUpdate {
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<String>)]
     pub banner_url: Option<Option<String>>,
-    pub translations: Option<TournamentTexts>,
+    pub translations: Option<Localized<TournamentText>>,
 }
 
 #[derive(Deserialize, IntoParams)]
@@ -237,8 +217,8 @@ pub struct AgendaFilter {
     pub status: Option<TournamentStatus>,
 }
 
-fn check_texts(problems: &mut Problems, texts: &TournamentTexts, required: bool) -> BTreeMap<&'static str, TournamentText> {
-    let by_locale = texts.clone().by_locale();
+fn check_texts(problems: &mut Problems, texts: &Localized<TournamentText>, required: bool) -> BTreeMap<&'static str, TournamentText> {
+    let by_locale = texts.clone().present();
     if required && by_locale.is_empty() {
         problems.add("translations", "needs a title in ru or en");
     }

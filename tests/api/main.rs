@@ -3,15 +3,20 @@
 
 mod helpers;
 
+mod fake_fcm;
+
 mod admins;
 mod auth;
 mod cli;
+mod devices;
 mod errors;
 mod health;
+mod notifications;
 mod openapi;
 mod organizers;
+mod players;
+mod profile;
+mod reference_data;
 mod registration;
 mod tournaments;
 mod venues;
-mod profile;
-mod reference_data;
