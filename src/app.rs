@@ -71,13 +71,15 @@ impl Application {
             .map(redis::Client::open)
             .transpose()
             .context("REDIS_URL is not a valid Redis URL")?;
+        let notifier = Notifier::from_settings(config.fcm.as_ref())?;
+        tracing::info!(enabled = notifier.pushes_enabled(), "push notifications through FCM");
         let state = AppState(Arc::new(App {
             jwt: JwtKeys::new(&config.jwt_secret),
             config,
             db,
             otp_chain,
             redis,
-            notifier: Notifier::default(),
+            notifier,
         }));
         let router = http::router(state.clone());
         let address = SocketAddr::from(([0, 0, 0, 0], state.config.port));

@@ -5,6 +5,7 @@ use std::fmt;
 
 use crate::auth::delivery::ChannelSettings;
 use crate::domain::Phone;
+use crate::notifications::fcm::FcmSettings;
 
 /// Where the service runs. Production tightens every default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +70,9 @@ pub struct Config {
     pub otel_endpoint: Option<String>,
     /// Settings of the real one-time-code channels (their own variables).
     pub channels: ChannelSettings,
+    /// `FCM_SERVICE_ACCOUNT_JSON` and its companions: unset means notifications are journaled
+    /// but never pushed.
+    pub fcm: Option<FcmSettings>,
 }
 
 /// Why the service refuses to start. Its text is the one line an operator sees.
@@ -155,6 +159,7 @@ impl Config {
             storage_url: get("STORAGE_URL"),
             otel_endpoint: get("OTEL_EXPORTER_OTLP_ENDPOINT"),
             channels: ChannelSettings::from_env(get),
+            fcm: FcmSettings::from_env(get)?,
         })
     }
 

@@ -12,6 +12,9 @@ use sea_orm::{
 use sha2::{Digest, Sha256};
 
 pub use floor_migrations::Migrator;
+
+/// Ids per `IN (...)` list, far below the bind-parameter limits of SQLite and PostgreSQL.
+pub const IDS_PER_STATEMENT: usize = 500;
 use floor_migrations::MigratorTrait;
 
 /// Connects to `url`. For a SQLite file its folder is created when missing, so a bare

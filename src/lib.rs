@@ -11,6 +11,7 @@ pub mod config;
 pub mod db;
 pub mod domain;
 pub mod error;
+pub mod follows;
 pub mod http;
 pub mod jobs;
 pub mod notifications;

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, Duration, Utc};
 use floor_actors::rules::strikes::is_banned;
 use floor_entities::enums::{RegistrationSource, RegistrationStatus, StrikeReason, TournamentStatus};
-use floor_entities::{follows, guest_players, organizers, player_profiles, registrations, tournaments, users};
+use floor_entities::{guest_players, organizers, player_profiles, registrations, tournaments, users};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder,
@@ -19,9 +19,10 @@ use uuid::Uuid;
 use crate::accounts::{find_user, phone_lock};
 use crate::app::AppState;
 use crate::domain::Phone;
+use crate::follows::followers_of;
 use crate::error::{AppError, AppResult, ErrorCode, OnUniqueViolation};
 use crate::notifications::{Notice, NoticeKind, PushMessage};
-use crate::tournaments::{lock, seat_counts};
+use crate::tournaments::{display_title, lock, seat_counts};
 use crate::{db, strikes};
 
 /// Statuses that hold a place in the tournament (a seat or a place in the queue).
@@ -39,6 +40,18 @@ fn closed() -> AppError {
 
 fn wrong_status(what: &str) -> AppError {
     AppError::new(ErrorCode::InvalidStatus, what.to_owned())
+}
+
+/// Opens a write transaction holding the tournament's lock, refusing with
+/// `REGISTRATION_CLOSED` unless registration is open. `now` is taken under the lock, so the
+/// queue's order is the order the lock was granted in.
+async fn begin_while_open(app: &AppState, tournament_id: Uuid) -> AppResult<(DatabaseTransaction, tournaments::Model, DateTime<Utc>)> {
+    let tx = db::begin_write(&app.db).await?;
+    let tournament = lock(&tx, tournament_id).await?;
+    if tournament.status != TournamentStatus::Registration {
+        return Err(closed());
+    }
+    Ok((tx, tournament, Utc::now()))
 }
 
 async fn taken_seats(tx: &DatabaseTransaction, tournament_id: Uuid) -> AppResult<i64> {
@@ -85,17 +98,22 @@ pub async fn announce_promotions(app: &AppState, tournament: &tournaments::Model
     if recipients.is_empty() {
         return;
     }
-    let notice = Notice {
-        kind: NoticeKind::WaitlistPromoted,
-        recipients,
-        payload: json!({"tournamentId": tournament.id}),
-        push: Some(PushMessage {
-            title: "Место освободилось".to_owned(),
-            body: "Вы перешли из листа ожидания в основной список турнира.".to_owned(),
-        }),
-        dedup_key: None,
-    };
-    if let Err(err) = app.notifier.notify(&app.db, notice).await {
+    let result = async {
+        let title = display_title(&app.db, tournament.id).await?;
+        let notice = Notice {
+            kind: NoticeKind::WaitlistPromoted,
+            recipients,
+            payload: json!({"tournamentId": tournament.id, "title": title}),
+            push: Some(PushMessage {
+                title: "Место освободилось".to_owned(),
+                body: format!("Вы перешли из листа ожидания в основной список турнира «{title}»."),
+            }),
+            dedup_key: None,
+        };
+        app.notifier.notify(&app.db, notice).await
+    }
+    .await;
+    if let Err(err) = result {
         tracing::warn!(error = %err, tournament = %tournament.id, "could not announce waitlist promotions");
     }
 }
@@ -111,12 +129,7 @@ pub struct Outcome {
 /// `register` by the player: a seat while `registered` + `checked_in` < capacity, else the
 /// waitlist. A cancelled registration is reused and goes to the end of the queue.
 pub async fn register(app: &AppState, tournament_id: Uuid, user_id: Uuid) -> AppResult<Outcome> {
-    let now = Utc::now();
-    let tx = db::begin_write(&app.db).await?;
-    let tournament = lock(&tx, tournament_id).await?;
-    if tournament.status != TournamentStatus::Registration {
-        return Err(closed());
-    }
+    let (tx, tournament, now) = begin_while_open(app, tournament_id).await?;
     let ban_until = player_profiles::Entity::find_by_id(user_id).one(&tx).await?.and_then(|p| p.ban_until);
     if is_banned(ban_until, now) {
         return Err(AppError::new(ErrorCode::RegistrationBanned, "registration is closed to you until your ban ends"));
@@ -198,23 +211,18 @@ pub fn announce_to_followers(app: &AppState, tournament_id: Uuid, player: &users
     let shown_name = player.nickname.clone().or_else(|| player.name.clone()).unwrap_or_else(|| "Игрок".to_owned());
     tokio::spawn(async move {
         let result = async {
-            let recipients: Vec<Uuid> = follows::Entity::find()
-                .select_only()
-                .column(follows::Column::FollowerId)
-                .filter(follows::Column::FolloweeId.eq(player_id))
-                .into_tuple()
-                .all(&app.db)
-                .await?;
+            let recipients = followers_of(&app.db, player_id).await?;
             if recipients.is_empty() {
                 return Ok(());
             }
+            let title = display_title(&app.db, tournament_id).await?;
             let notice = Notice {
                 kind: NoticeKind::FolloweeRegistered,
                 recipients,
-                payload: json!({"tournamentId": tournament_id, "userId": player_id}),
+                payload: json!({"tournamentId": tournament_id, "userId": player_id, "title": title}),
                 push: Some(PushMessage {
                     title: "Новая регистрация".to_owned(),
-                    body: format!("{shown_name} зарегистрировался на турнир."),
+                    body: format!("{shown_name} идёт на турнир «{title}»."),
                 }),
                 dedup_key: None,
             };
@@ -230,12 +238,7 @@ pub fn announce_to_followers(app: &AppState, tournament_id: Uuid, player: &users
 /// `cancel-registration` by the player: from a seat after the deadline it costs a strike;
 /// from the waitlist never. A freed seat goes to the first of the queue.
 pub async fn cancel(app: &AppState, tournament_id: Uuid, user_id: Uuid) -> AppResult<Outcome> {
-    let now = Utc::now();
-    let tx = db::begin_write(&app.db).await?;
-    let tournament = lock(&tx, tournament_id).await?;
-    if tournament.status != TournamentStatus::Registration {
-        return Err(closed());
-    }
+    let (tx, tournament, now) = begin_while_open(app, tournament_id).await?;
     let row = registrations::Entity::find()
         .filter(registrations::Column::TournamentId.eq(tournament.id))
         .filter(registrations::Column::UserId.eq(user_id))
@@ -272,27 +275,30 @@ pub async fn cancel(app: &AppState, tournament_id: Uuid, user_id: Uuid) -> AppRe
     Ok(Outcome { registration, created: false, promoted: Vec::new() })
 }
 
-/// The registration `registration_id` of the locked tournament, for the club's operations.
-async fn club_row(tx: &DatabaseTransaction, tournament: &tournaments::Model, registration_id: Uuid) -> AppResult<registrations::Model> {
-    registrations::Entity::find_by_id(registration_id)
+/// The registration `registration_id` of the locked tournament, for the club's operations;
+/// `INVALID_STATUS` with `refusal` unless it is in `expected`.
+async fn club_row(
+    tx: &DatabaseTransaction,
+    tournament: &tournaments::Model,
+    registration_id: Uuid,
+    expected: RegistrationStatus,
+    refusal: &str,
+) -> AppResult<registrations::Model> {
+    let row = registrations::Entity::find_by_id(registration_id)
         .one(tx)
         .await?
         .filter(|row| row.tournament_id == tournament.id)
-        .ok_or_else(|| AppError::not_found("registration"))
+        .ok_or_else(|| AppError::not_found("registration"))?;
+    if row.status != expected {
+        return Err(wrong_status(refusal));
+    }
+    Ok(row)
 }
 
 /// `check-in` by the club: only from `registered`, only while registration is open.
 pub async fn check_in(app: &AppState, tournament_id: Uuid, registration_id: Uuid) -> AppResult<registrations::Model> {
-    let now = Utc::now();
-    let tx = db::begin_write(&app.db).await?;
-    let tournament = lock(&tx, tournament_id).await?;
-    if tournament.status != TournamentStatus::Registration {
-        return Err(closed());
-    }
-    let row = club_row(&tx, &tournament, registration_id).await?;
-    if row.status != RegistrationStatus::Registered {
-        return Err(wrong_status("only a registered player can be checked in"));
-    }
+    let (tx, tournament, now) = begin_while_open(app, tournament_id).await?;
+    let row = club_row(&tx, &tournament, registration_id, RegistrationStatus::Registered, "only a registered player can be checked in").await?;
     let mut active: registrations::ActiveModel = row.into();
     active.status = Set(RegistrationStatus::CheckedIn);
     active.checked_in_at = Set(Some(now));
@@ -305,16 +311,9 @@ pub async fn check_in(app: &AppState, tournament_id: Uuid, registration_id: Uuid
 /// `cancel-check-in` by the club: a player who came from the waitlist returns to it (keeping
 /// their place in the queue), anyone else returns to `registered`.
 pub async fn cancel_check_in(app: &AppState, tournament_id: Uuid, registration_id: Uuid) -> AppResult<registrations::Model> {
-    let now = Utc::now();
-    let tx = db::begin_write(&app.db).await?;
-    let tournament = lock(&tx, tournament_id).await?;
-    if tournament.status != TournamentStatus::Registration {
-        return Err(closed());
-    }
-    let row = club_row(&tx, &tournament, registration_id).await?;
-    if row.status != RegistrationStatus::CheckedIn {
-        return Err(wrong_status("only a checked-in player can have the check-in cancelled"));
-    }
+    let (tx, tournament, now) = begin_while_open(app, tournament_id).await?;
+    let refusal = "only a checked-in player can have the check-in cancelled";
+    let row = club_row(&tx, &tournament, registration_id, RegistrationStatus::CheckedIn, refusal).await?;
     let back_to = if row.seated_from_waitlist { RegistrationStatus::Waitlist } else { RegistrationStatus::Registered };
     let mut active: registrations::ActiveModel = row.into();
     active.status = Set(back_to);
@@ -330,9 +329,10 @@ pub async fn cancel_check_in(app: &AppState, tournament_id: Uuid, registration_i
 /// registration, else a guest does (made once per phone). Capacity is not checked. The
 /// registration ends `checked_in`; a repeat (or a race) returns the same row.
 pub async fn walk_in(app: &AppState, tournament_id: Uuid, phone: &Phone, name: &str) -> AppResult<Outcome> {
-    let now = Utc::now();
     let tx = db::begin_write(&app.db).await?;
     let tournament = lock(&tx, tournament_id).await?;
+    // Taken under the lock, so the queue's order is the order the lock was granted in.
+    let now = Utc::now();
     if !matches!(tournament.status, TournamentStatus::Registration | TournamentStatus::Running) {
         return Err(closed());
     }

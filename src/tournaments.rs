@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use floor_entities::enums::RegistrationStatus;
-use floor_entities::{registrations, seasons, tournaments};
+use floor_entities::{registrations, seasons, tournament_translations, tournaments};
 use sea_orm::sea_query::{Expr, Func};
 use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QuerySelect};
 use uuid::Uuid;
@@ -65,4 +65,14 @@ pub async fn seat_counts(conn: &impl ConnectionTrait, ids: &[Uuid]) -> AppResult
         }
     }
     Ok(counts)
+}
+
+/// The title people read in a push: Russian (the interface language), else English.
+pub async fn display_title(conn: &impl ConnectionTrait, tournament_id: Uuid) -> AppResult<String> {
+    let texts = tournament_translations::Entity::find()
+        .filter(tournament_translations::Column::TournamentId.eq(tournament_id))
+        .all(conn)
+        .await?;
+    let by_locale = |locale: &str| texts.iter().find(|t| t.locale == locale).map(|t| t.title.clone());
+    Ok(by_locale("ru").or_else(|| by_locale("en")).unwrap_or_default())
 }

@@ -384,7 +384,7 @@ async fn send(request: reqwest::RequestBuilder) -> Result<(reqwest::StatusCode, 
     Ok((status, body))
 }
 
-fn transport_reason(error: reqwest::Error) -> String {
+pub(crate) fn transport_reason(error: reqwest::Error) -> String {
     let kind = if error.is_timeout() {
         "timed out"
     } else if error.is_connect() {

@@ -6,17 +6,21 @@ mod auth;
 mod blind_templates;
 mod dealer_invites;
 mod dealers;
+mod devices;
 pub mod extract;
 mod health;
 mod locations;
 mod me;
 mod members;
+mod notifications;
 mod organizers;
 mod registrations;
 mod search;
 mod strikes;
 mod tournament_dealers;
 mod tournaments;
+mod players;
+mod reference;
 mod validate;
 pub mod views;
 
@@ -78,6 +82,10 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(registrations::router())
         .merge(strikes::router())
         .merge(search::router())
+        .merge(players::router())
+        .merge(devices::router())
+        .merge(notifications::router())
+        .merge(reference::router())
         .merge(health::router())
 }
 

@@ -91,7 +91,7 @@ pub struct WalkIn {
 }
 
 /// The registration with its place in the queue, read after the change.
-async fn view(conn: &impl ConnectionTrait, row: registrations::Model) -> AppResult<RegistrationView> {
+pub async fn registration_view(conn: &impl ConnectionTrait, row: registrations::Model) -> AppResult<RegistrationView> {
     let position = if row.status == RegistrationStatus::Waitlist {
         waitlist_positions(conn, row.tournament_id).await?.get(&row.id).copied()
     } else {
@@ -116,7 +116,7 @@ async fn register_player(State(app): State<AppState>, user: AuthUser, Path(id): 
         registry::announce_promotions(&app, &tournament, promoted).await;
     }
     registry::announce_to_followers(&app, id, &user.0);
-    Ok(Json(view(&app.db, registration).await?))
+    Ok(Json(registration_view(&app.db, registration).await?))
 }
 
 /// Cancels the caller's registration; after the deadline, from a seat, it costs a strike.
@@ -130,7 +130,7 @@ async fn register_player(State(app): State<AppState>, user: AuthUser, Path(id): 
     ))]
 async fn cancel_registration(State(app): State<AppState>, user: AuthUser, Path(id): Path<Uuid>) -> AppResult<Json<RegistrationView>> {
     let outcome = registry::cancel(&app, id, user.id()).await?;
-    Ok(Json(view(&app.db, outcome.registration).await?))
+    Ok(Json(registration_view(&app.db, outcome.registration).await?))
 }
 
 /// Marks an arrived player; only from `registered`, only while registration is open.
@@ -150,7 +150,7 @@ async fn check_in_player(
     Json(body): Json<RegistrationRef>,
 ) -> AppResult<Json<RegistrationView>> {
     let row = registry::check_in(&app, access.tournament.id, body.registration_id).await?;
-    Ok(Json(view(&app.db, row).await?))
+    Ok(Json(registration_view(&app.db, row).await?))
 }
 
 /// Removes the arrival mark: back to the waitlist for a player promoted from it, else to
@@ -171,7 +171,7 @@ async fn cancel_check_in(
     Json(body): Json<RegistrationRef>,
 ) -> AppResult<Json<RegistrationView>> {
     let row = registry::cancel_check_in(&app, access.tournament.id, body.registration_id).await?;
-    Ok(Json(view(&app.db, row).await?))
+    Ok(Json(registration_view(&app.db, row).await?))
 }
 
 /// Lets in a person at the door by phone: their account, or a guest. Capacity is not
@@ -199,7 +199,7 @@ async fn walk_in_player(
     let phone = phone.ok_or_else(|| AppError::invalid_field("phone", "is not a phone"))?;
     let outcome = registry::walk_in(&app, access.tournament.id, &phone, &name).await?;
     let status = if outcome.created { StatusCode::CREATED } else { StatusCode::OK };
-    Ok((status, Json(view(&app.db, outcome.registration).await?)))
+    Ok((status, Json(registration_view(&app.db, outcome.registration).await?)))
 }
 
 /// Every registration of the tournament in queue order, with names and phones.

@@ -2,9 +2,8 @@
 //! name; at most 20 of each, never a phone.
 
 use axum::extract::State;
-use floor_actors::rules::rating::tier_for_level;
 use floor_entities::enums::UserStatus;
-use floor_entities::{level_tiers, organizers, player_profiles, tournament_translations, tournaments, users};
+use floor_entities::{organizers, tournament_translations, tournaments, users};
 use sea_orm::sea_query::{Condition, Expr, ExprTrait, Func, LikeExpr, SimpleExpr};
 use sea_orm::{ColumnTrait, EntityTrait, IntoSimpleExpr, QueryFilter, QueryOrder, QuerySelect};
 use serde::{Deserialize, Serialize};
@@ -13,7 +12,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::extract::{Json, Query};
+use super::extract::{Json, MaybeAuthUser, Query};
+use super::views::{PublicPlayerView, public_player_views};
 use super::organizers::OrganizerView;
 use super::tournaments::{TournamentView, tournament_views};
 use crate::app::AppState;
@@ -33,22 +33,10 @@ pub struct SearchQuery {
     pub q: String,
 }
 
-/// A player as anyone may see them.
-#[derive(Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct PlayerCard {
-    pub user_id: Uuid,
-    pub name: Option<String>,
-    pub nickname: Option<String>,
-    pub avatar_url: Option<String>,
-    pub level: i32,
-    pub tier: Option<String>,
-}
-
 #[derive(Serialize, ToSchema)]
 pub struct SearchResults {
     pub tournaments: Vec<TournamentView>,
-    pub players: Vec<PlayerCard>,
+    pub players: Vec<PublicPlayerView>,
     pub clubs: Vec<OrganizerView>,
 }
 
@@ -70,7 +58,11 @@ fn contains(column: impl IntoSimpleExpr, needle: &str) -> SimpleExpr {
         (status = 200, body = SearchResults),
         (status = 400, description = "VALIDATION_ERROR: q too short or too long", body = ErrorBody),
     ))]
-async fn search(State(app): State<AppState>, Query(query): Query<SearchQuery>) -> AppResult<Json<SearchResults>> {
+async fn search(
+    State(app): State<AppState>,
+    MaybeAuthUser(caller): MaybeAuthUser,
+    Query(query): Query<SearchQuery>,
+) -> AppResult<Json<SearchResults>> {
     let needle = query.q.trim();
     if !(2..=100).contains(&needle.chars().count()) {
         return Err(AppError::invalid_field("q", "must be 2 to 100 characters"));
@@ -92,26 +84,11 @@ async fn search(State(app): State<AppState>, Query(query): Query<SearchQuery>) -
     let people = users::Entity::find()
         .filter(users::Column::Status.eq(UserStatus::Active))
         .filter(Condition::any().add(contains(users::Column::Name, needle)).add(contains(users::Column::Nickname, needle)))
-        .find_also_related(player_profiles::Entity)
         .order_by_asc(users::Column::Nickname)
         .limit(SEARCH_LIMIT)
         .all(&app.db)
         .await?;
-    let tiers = level_tiers::Entity::find().all(&app.db).await?;
-    let players = people
-        .into_iter()
-        .map(|(user, profile)| {
-            let level = profile.map_or(1, |p| p.level);
-            PlayerCard {
-                user_id: user.id,
-                name: user.name,
-                nickname: user.nickname,
-                avatar_url: user.avatar_url,
-                level,
-                tier: tier_for_level(tiers.iter().map(|t| (t.key.as_str(), t.min_level)), level).map(str::to_owned),
-            }
-        })
-        .collect();
+    let players = public_player_views(&app.db, &people, caller.map(|user| user.id())).await?;
     let clubs = organizers::Entity::find()
         .filter(contains(organizers::Column::Name, needle))
         .order_by_asc(organizers::Column::Name)

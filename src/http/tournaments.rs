@@ -8,7 +8,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use floor_entities::enums::{TournamentStatus, TournamentType};
-use floor_entities::{blind_templates, locations, organizers, table_seats, tournament_translations, tournaments};
+use floor_entities::{blind_templates, locations, organizers, registrations, table_seats, tournament_translations, tournaments};
 use sea_orm::sea_query::{Expr, Query as SqlQuery};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder,
@@ -21,9 +21,10 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::extract::{Admin, Json, OrganizerAccess, Path, Query, TournamentAccess, club, double_option, perm};
+use super::extract::{Admin, Json, MaybeAuthUser, OrganizerAccess, Path, Query, TournamentAccess, club, double_option, perm};
+use super::registrations::{RegistrationView, registration_view};
 use super::validate::{Problems, optional_text, url};
-use super::views::ItemList;
+use super::views::{ItemList, Localized};
 use crate::app::AppState;
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
 use crate::registrations::fill_free_seats;
@@ -53,21 +54,6 @@ pub struct TournamentText {
     pub subtitle: Option<String>,
 }
 
-/// Texts by locale: `{"ru": {...}, "en": {...}}`; at least one locale.
-#[derive(Clone, Default, Serialize, Deserialize, ToSchema)]
-pub struct TournamentTexts {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ru: Option<TournamentText>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub en: Option<TournamentText>,
-}
-
-impl TournamentTexts {
-    fn by_locale(self) -> BTreeMap<&'static str, TournamentText> {
-        [("ru", self.ru), ("en", self.en)].into_iter().filter_map(|(locale, text)| text.map(|t| (locale, t))).collect()
-    }
-}
-
 /// A tournament card. There is no money flow: `entryFee` is always 0 and `paymentStatus`
 /// always `not_required`.
 #[derive(Serialize, ToSchema)]
@@ -88,30 +74,53 @@ pub struct TournamentView {
     pub banner_url: Option<String>,
     pub entry_fee: i32,
     pub payment_status: String,
-    pub translations: TournamentTexts,
+    pub translations: Localized<TournamentText>,
     /// Seats taken: `registered` + `checked_in`.
     pub registered_count: i64,
     pub waitlist_count: i64,
+    /// The club's name and the venue's name and city, so a card needs no further request.
+    pub organizer_name: String,
+    pub location_name: String,
+    pub city_slug: String,
+}
+
+/// A card with the caller's own registration, for the player app's register button.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TournamentDetailView {
+    #[serde(flatten)]
+    pub tournament: TournamentView,
+    /// The signed-in caller's registration here; null when anonymous or not registered.
+    pub my_registration: Option<RegistrationView>,
 }
 
 /// The cards of `models`, in their order, with texts and counts read in two queries.
 pub async fn tournament_views(conn: &impl ConnectionTrait, models: Vec<tournaments::Model>) -> AppResult<Vec<TournamentView>> {
     let ids: Vec<Uuid> = models.iter().map(|t| t.id).collect();
-    let mut texts: HashMap<Uuid, TournamentTexts> = HashMap::new();
+    let mut texts: HashMap<Uuid, Localized<TournamentText>> = HashMap::new();
     for row in tournament_translations::Entity::find()
         .filter(tournament_translations::Column::TournamentId.is_in(ids.iter().copied()))
         .all(conn)
         .await?
     {
         let text = TournamentText { title: row.title, subtitle: row.subtitle };
-        let entry = texts.entry(row.tournament_id).or_default();
-        match row.locale.as_str() {
-            "ru" => entry.ru = Some(text),
-            "en" => entry.en = Some(text),
-            _ => {}
-        }
+        texts.entry(row.tournament_id).or_default().set(&row.locale, text);
     }
     let counts = seat_counts(conn, &ids).await?;
+    let clubs: HashMap<Uuid, String> = organizers::Entity::find()
+        .filter(organizers::Column::Id.is_in(models.iter().map(|t| t.organizer_id)))
+        .all(conn)
+        .await?
+        .into_iter()
+        .map(|club| (club.id, club.name))
+        .collect();
+    let venues: HashMap<Uuid, locations::Model> = locations::Entity::find()
+        .filter(locations::Column::Id.is_in(models.iter().map(|t| t.location_id)))
+        .all(conn)
+        .await?
+        .into_iter()
+        .map(|venue| (venue.id, venue))
+        .collect();
     Ok(models
         .into_iter()
         .map(|t| {
@@ -120,6 +129,9 @@ pub async fn tournament_views(conn: &impl ConnectionTrait, models: Vec<tournamen
                 translations: texts.remove(&t.id).unwrap_or_default(),
                 registered_count: taken,
                 waitlist_count: waitlist,
+                organizer_name: clubs.get(&t.organizer_id).cloned().unwrap_or_default(),
+                location_name: venues.get(&t.location_id).map(|v| v.name.clone()).unwrap_or_default(),
+                city_slug: venues.get(&t.location_id).map(|v| v.city_slug.clone()).unwrap_or_default(),
                 id: t.id,
                 organizer_id: t.organizer_id,
                 location_id: t.location_id,
@@ -163,7 +175,7 @@ pub struct NewTournament {
     pub prizes: Option<String>,
     pub chat_link: Option<String>,
     pub banner_url: Option<String>,
-    pub translations: TournamentTexts,
+    pub translations: Localized<TournamentText>,
 }
 
 /// Fields to change while registration is open; an absent field stays, `null` clears an
@@ -187,11 +199,12 @@ pub struct TournamentUpdate {
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<String>)]
     pub banner_url: Option<Option<String>>,
-    pub translations: Option<TournamentTexts>,
+    pub translations: Option<Localized<TournamentText>>,
 }
 
 #[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query, rename_all = "camelCase")]
 pub struct AgendaFilter {
     /// Only tournaments at venues in this city (a slug).
     pub city: Option<String>,
@@ -204,8 +217,8 @@ pub struct AgendaFilter {
     pub status: Option<TournamentStatus>,
 }
 
-fn check_texts(problems: &mut Problems, texts: &TournamentTexts, required: bool) -> BTreeMap<&'static str, TournamentText> {
-    let by_locale = texts.clone().by_locale();
+fn check_texts(problems: &mut Problems, texts: &Localized<TournamentText>, required: bool) -> BTreeMap<&'static str, TournamentText> {
+    let by_locale = texts.clone().present();
     if required && by_locale.is_empty() {
         problems.add("translations", "needs a title in ru or en");
     }
@@ -387,13 +400,30 @@ async fn create_tournament_for_club(
 #[utoipa::path(get, path = "/tournaments/{id}", tag = "tournaments",
     params(("id" = Uuid, Path)),
     responses(
-        (status = 200, body = TournamentView),
+        (status = 200, body = TournamentDetailView),
         (status = 400, description = "VALIDATION_ERROR: not a UUID", body = ErrorBody),
+        (status = 401, description = "UNAUTHORIZED: a token was sent but is invalid", body = ErrorBody),
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
     ))]
-async fn get_tournament(State(app): State<AppState>, Path(id): Path<Uuid>) -> AppResult<Json<TournamentView>> {
+async fn get_tournament(
+    State(app): State<AppState>,
+    MaybeAuthUser(caller): MaybeAuthUser,
+    Path(id): Path<Uuid>,
+) -> AppResult<Json<TournamentDetailView>> {
     let model = tournaments::Entity::find_by_id(id).one(&app.db).await?.ok_or_else(|| AppError::not_found("tournament"))?;
-    Ok(Json(tournament_view(&app.db, model).await?))
+    let my_registration = match caller {
+        Some(user) => match registrations::Entity::find()
+            .filter(registrations::Column::TournamentId.eq(id))
+            .filter(registrations::Column::UserId.eq(user.id()))
+            .one(&app.db)
+            .await?
+        {
+            Some(row) => Some(registration_view(&app.db, row).await?),
+            None => None,
+        },
+        None => None,
+    };
+    Ok(Json(TournamentDetailView { tournament: tournament_view(&app.db, model).await?, my_registration }))
 }
 
 /// Edits a tournament while registration is open.

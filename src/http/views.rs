@@ -1,16 +1,20 @@
 //! Response shapes shared by several resources, and the reads that fill them.
 
+use std::collections::{HashMap, HashSet};
+
 use chrono::{DateTime, Utc};
 use floor_actors::rules::rating::{displayed_skill, tier_for_level};
 use floor_entities::enums::{AdminRole, MemberRole, UserStatus};
 use floor_entities::{level_tiers, player_profiles, users};
-use sea_orm::{ConnectionTrait, EntityTrait};
-use serde::Serialize;
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::clubs::memberships_of;
+use crate::db::IDS_PER_STATEMENT;
 use crate::error::AppResult;
+use crate::follows;
 use crate::seed::DEFAULT_SKILL_INITIAL;
 
 /// A player's profile: identity and rating. `skill` is the displayed value (1.0 to 10.0).
@@ -99,13 +103,18 @@ pub async fn user_view(conn: &impl ConnectionTrait, user: users::Model) -> AppRe
 pub async fn player_profile_view(conn: &impl ConnectionTrait, user: &users::Model) -> AppResult<PlayerProfileView> {
     let profile = player_profiles::Entity::find_by_id(user.id).one(conn).await?;
     let tiers = level_tiers::Entity::find().all(conn).await?;
+    Ok(profile_view(user, profile.as_ref(), &tiers))
+}
+
+/// The profile of `user` from rows already read: their profile row and every tier.
+fn profile_view(user: &users::Model, profile: Option<&player_profiles::Model>, tiers: &[level_tiers::Model]) -> PlayerProfileView {
     let (xp, level, skill, games_played, wins, ban_until) = match profile {
         Some(p) => (p.xp, p.level, p.skill, p.games_played, p.wins, p.ban_until),
         // Every account is created with a profile; this covers a row lost to a manual edit.
         None => (0, 1, DEFAULT_SKILL_INITIAL, 0, 0, None),
     };
     let tier = tier_for_level(tiers.iter().map(|tier| (tier.key.as_str(), tier.min_level)), level).map(str::to_owned);
-    Ok(PlayerProfileView {
+    PlayerProfileView {
         user_id: user.id,
         name: user.name.clone(),
         nickname: user.nickname.clone(),
@@ -118,7 +127,102 @@ pub async fn player_profile_view(conn: &impl ConnectionTrait, user: &users::Mode
         games_played,
         wins,
         ban_until,
-    })
+    }
+}
+
+/// A player as anyone may see them: no phone, no ban, no xp.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicPlayerView {
+    pub user_id: Uuid,
+    pub name: Option<String>,
+    pub nickname: Option<String>,
+    pub avatar_url: Option<String>,
+    pub city_slug: Option<String>,
+    pub level: i32,
+    /// Key of the level tier (`fish` … `legend`).
+    pub tier: Option<String>,
+    /// Displayed skill, 1.0 to 10.0.
+    pub skill: f64,
+    pub games_played: i32,
+    pub wins: i32,
+    pub followers_count: i64,
+    /// Whether the caller follows this player; `false` for an anonymous caller.
+    pub followed_by_me: bool,
+}
+
+/// Public cards of `users`, in their order, as `viewer` (if signed in) sees them. A fixed
+/// number of queries whatever the number of users.
+pub async fn public_player_views(
+    conn: &impl ConnectionTrait,
+    users: &[users::Model],
+    viewer: Option<Uuid>,
+) -> AppResult<Vec<PublicPlayerView>> {
+    let ids: Vec<Uuid> = users.iter().map(|user| user.id).collect();
+    let mut profiles: HashMap<Uuid, player_profiles::Model> = HashMap::new();
+    for chunk in ids.chunks(IDS_PER_STATEMENT) {
+        let rows = player_profiles::Entity::find()
+            .filter(player_profiles::Column::UserId.is_in(chunk.iter().copied()))
+            .all(conn)
+            .await?;
+        profiles.extend(rows.into_iter().map(|profile| (profile.user_id, profile)));
+    }
+    let tiers = level_tiers::Entity::find().all(conn).await?;
+    let counts = follows::follower_counts(conn, &ids).await?;
+    let followed = match viewer {
+        Some(viewer) => follows::followed_among(conn, viewer, &ids).await?,
+        None => HashSet::new(),
+    };
+    Ok(users
+        .iter()
+        .map(|user| {
+            let profile = profile_view(user, profiles.get(&user.id), &tiers);
+            PublicPlayerView {
+                user_id: profile.user_id,
+                name: profile.name,
+                nickname: profile.nickname,
+                avatar_url: profile.avatar_url,
+                city_slug: profile.city_slug,
+                level: profile.level,
+                tier: profile.tier,
+                skill: profile.skill,
+                games_played: profile.games_played,
+                wins: profile.wins,
+                followers_count: counts.get(&user.id).copied().unwrap_or(0),
+                followed_by_me: followed.contains(&user.id),
+            }
+        })
+        .collect())
+}
+
+/// Localised data: `{"ru": {...}, "en": {...}}`; a locale without a translation is `null`
+/// (and may be left out of a request).
+#[derive(Clone, Serialize, Deserialize, ToSchema)]
+pub struct Localized<T> {
+    pub ru: Option<T>,
+    pub en: Option<T>,
+}
+
+impl<T> Default for Localized<T> {
+    fn default() -> Self {
+        Self { ru: None, en: None }
+    }
+}
+
+impl<T> Localized<T> {
+    /// Files `value` under `locale`; a locale other than `ru` and `en` is ignored.
+    pub fn set(&mut self, locale: &str, value: T) {
+        match locale {
+            "ru" => self.ru = Some(value),
+            "en" => self.en = Some(value),
+            _ => {}
+        }
+    }
+
+    /// The translations present, by locale.
+    pub fn present(self) -> Vec<(&'static str, T)> {
+        [("ru", self.ru), ("en", self.en)].into_iter().filter_map(|(locale, value)| value.map(|v| (locale, v))).collect()
+    }
 }
 
 /// Every list leaves as `{"items": [...]}`, so fields can be added beside it later.

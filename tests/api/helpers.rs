@@ -177,7 +177,9 @@ impl TestApp {
     /// Signs in and gives the account `role` straight in the database.
     pub async fn sign_in_as_admin(&self, phone: &str, role: &str) -> Session {
         let session = self.sign_in(phone).await;
-        self.exec(&format!("UPDATE users SET admin_role = '{role}' WHERE id = '{}'", session.user_id)).await;
+        self.exec(&format!("UPDATE users SET admin_role = '{role}' WHERE id = {}", self.uuid_literal(session.user_id))).await;
+        let me = self.get("/auth/me", Some(&session.access_token)).await;
+        assert_eq!(me.body["adminRole"], role, "the role was granted: {me:?}");
         session
     }
 
@@ -304,5 +306,66 @@ impl TestApp {
         assert_eq!(reply.status, StatusCode::CREATED, "{reply:?}");
         let id = reply.body["id"].as_str().and_then(|id| id.parse().ok()).expect("a club id");
         Club { id, owner: self.sign_in(owner_phone).await }
+    }
+}
+
+/// The seeded platform blind template every club may use.
+pub const PLATFORM_TEMPLATE_ID: &str = "f1000000-0000-4000-8000-000000000001";
+
+impl TestApp {
+    /// Adds a venue in Moscow to the club, as its owner.
+    pub async fn create_location(&self, club: &Club) -> Uuid {
+        let reply = self
+            .post(
+                &format!("/organizers/{}/locations", club.id),
+                Some(&club.owner.access_token),
+                json!({"name": "Main hall", "citySlug": "moscow", "address": "Tverskaya 1", "timezone": "Europe/Moscow", "lat": 55.75, "lng": 37.61}),
+            )
+            .await;
+        assert_eq!(reply.status, StatusCode::CREATED, "{reply:?}");
+        reply.body["id"].as_str().and_then(|id| id.parse().ok()).expect("a location id")
+    }
+
+    /// A tournament body for the club's venue, starting `starts_in` from now.
+    pub fn tournament_body(&self, location_id: Uuid, capacity: i32, starts_in: chrono::Duration) -> Value {
+        json!({
+            "locationId": location_id,
+            "blindTemplateId": PLATFORM_TEMPLATE_ID,
+            "type": "mtt",
+            "startsAt": (chrono::Utc::now() + starts_in).to_rfc3339(),
+            "capacity": capacity,
+            "translations": {"ru": {"title": "Турнир выходного дня"}, "en": {"title": "Weekend tournament"}},
+        })
+    }
+
+    /// Creates a tournament of the club (as its owner) with a venue made for it.
+    pub async fn create_tournament(&self, club: &Club, capacity: i32, starts_in: chrono::Duration) -> Uuid {
+        let location = self.create_location(club).await;
+        let body = self.tournament_body(location, capacity, starts_in);
+        let reply = self.post(&format!("/organizers/{}/tournaments", club.id), Some(&club.owner.access_token), body).await;
+        assert_eq!(reply.status, StatusCode::CREATED, "{reply:?}");
+        reply.body["id"].as_str().and_then(|id| id.parse().ok()).expect("a tournament id")
+    }
+
+    /// Signs in `count` new players with phones derived from `prefix` (`+7999{prefix}NNNN`).
+    pub async fn sign_in_players(&self, prefix: u32, count: u32) -> Vec<Session> {
+        let mut players = Vec::new();
+        for n in 0..count {
+            players.push(self.sign_in(&format!("+7999{prefix:03}{n:04}")).await);
+        }
+        players
+    }
+
+    /// Adds `phone` to the club as a td (straight in the database) and signs them in.
+    pub async fn add_td(&self, club: &Club, phone: &str) -> Session {
+        let td = self.sign_in(phone).await;
+        self.exec(&format!(
+            "INSERT INTO organizer_members (id, organizer_id, user_id, role, created_at) VALUES ({}, {}, {}, 'td', '2026-01-01T00:00:00Z')",
+            self.uuid_literal(Uuid::new_v4()),
+            self.uuid_literal(club.id),
+            self.uuid_literal(td.user_id),
+        ))
+        .await;
+        td
     }
 }

@@ -3,17 +3,25 @@
 
 mod helpers;
 
+mod fake_fcm;
+
 mod admins;
 mod auth;
 mod cli;
 mod dealer_invites;
 mod dealers;
+mod devices;
 mod errors;
 mod health;
 mod members;
+mod notifications;
 mod openapi;
 mod organizers;
+mod players;
 mod profile;
 mod reference_data;
+mod registration;
 mod staffing;
 mod tournament_dealers;
+mod tournaments;
+mod venues;

@@ -1,5 +1,4 @@
-//! Helpers that staff a club over the API: members added by an owner, dealers by invite,
-//! and a tournament for them to deal.
+//! Helpers that staff a club over the API: members added by an owner, dealers by invite.
 
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -28,28 +27,6 @@ impl TestApp {
             .await;
         assert_eq!(reply.status, 201, "{reply:?}");
         reply.body["code"].as_str().expect("a code").to_owned()
-    }
-
-    /// Has the club's owner open a venue and a tournament (platform blind template) titled
-    /// `title`, starting `days` days from now. Returns the tournament id.
-    pub async fn create_tournament(&self, club: &Club, title: &str, days: i64) -> Uuid {
-        let token = Some(club.owner.access_token.as_str());
-        let venue = json!({
-            "name": "Main hall", "citySlug": "moscow", "address": "Tverskaya 1",
-            "timezone": "Europe/Moscow", "lat": 55.75, "lng": 37.61,
-        });
-        let location = self.post(&format!("/organizers/{}/locations", club.id), token, venue).await;
-        assert_eq!(location.status, 201, "{location:?}");
-        let templates = self.get(&format!("/organizers/{}/blind-templates", club.id), token).await;
-        let template = templates.assert_ok()["items"][0]["id"].clone();
-        let starts_at = (chrono::Utc::now() + chrono::Duration::days(days)).to_rfc3339();
-        let body = json!({
-            "locationId": location.body["id"], "blindTemplateId": template, "type": "mtt",
-            "startsAt": starts_at, "capacity": 20, "translations": {"ru": {"title": title}},
-        });
-        let tournament = self.post(&format!("/organizers/{}/tournaments", club.id), token, body).await;
-        assert_eq!(tournament.status, 201, "{tournament:?}");
-        id_of(&tournament.body["id"])
     }
 
     /// Invites `phone`, signs that person in and claims the invite: a dealer of the club.

@@ -2,6 +2,7 @@
 //! `PATCH/DELETE /tournaments/{id}/dealers/{dealerUserId}`, and the dealer's own view,
 //! `GET /me/dealer-assignments`.
 
+use chrono::Duration;
 use serde_json::json;
 use uuid::Uuid;
 
@@ -22,8 +23,8 @@ async fn an_owner_assigns_a_dealer_who_then_sees_the_assignment(backend: Backend
     let club = app.create_club("River Club", "+79990000501").await;
     let dealer = app.make_dealer(&club, "+79990000502").await;
     app.patch("/me", Some(&dealer.access_token), json!({"name": "Anna"})).await.assert_ok();
-    let later = app.create_tournament(&club, "Sunday Major", 3).await;
-    let sooner = app.create_tournament(&club, "Friday Turbo", 1).await;
+    let later = app.create_tournament(&club, 20, Duration::days(3)).await;
+    let sooner = app.create_tournament(&club, 20, Duration::days(1)).await;
     let token = Some(club.owner.access_token.as_str());
 
     let assigned = app
@@ -45,7 +46,7 @@ async fn an_owner_assigns_a_dealer_who_then_sees_the_assignment(backend: Backend
     let items = mine.assert_ok()["items"].as_array().expect("items").clone();
     assert_eq!(items.len(), 2);
     assert_eq!(items[0]["tournament"]["id"], json!(sooner), "by start");
-    assert_eq!(items[0]["tournament"]["translations"]["ru"]["title"], "Friday Turbo");
+    assert_eq!(items[0]["tournament"]["translations"]["en"]["title"], "Weekend tournament");
     assert_eq!(items[0]["tournament"]["status"], "registration");
     assert!(items[0]["tableNo"].is_null());
     assert_eq!(items[1]["tournament"]["id"], json!(later));
@@ -63,7 +64,7 @@ async fn an_owner_moves_a_dealer_to_a_table_and_withdraws_them(backend: Backend)
     let Some(app) = spawn_app(backend).await else { return };
     let club = app.create_club("River Club", "+79990000511").await;
     let dealer = app.make_dealer(&club, "+79990000512").await;
-    let tournament = app.create_tournament(&club, "Sunday Major", 2).await;
+    let tournament = app.create_tournament(&club, 20, Duration::days(2)).await;
     let token = Some(club.owner.access_token.as_str());
     let one = format!("/tournaments/{tournament}/dealers/{}", dealer.user_id);
     app.post(&format!("/tournaments/{tournament}/dealers"), token, json!({"dealerUserId": dealer.user_id})).await.assert_ok();
@@ -96,7 +97,7 @@ async fn only_a_dealer_of_the_tournaments_club_can_be_assigned(backend: Backend)
     let foreign_dealer = app.make_dealer(&other, "+79990000523").await;
     let (td, _) = app.add_member(&club, "+79990000524", "td").await;
     let player = app.sign_in("+79990000525").await;
-    let tournament = app.create_tournament(&club, "Sunday Major", 2).await;
+    let tournament = app.create_tournament(&club, 20, Duration::days(2)).await;
     let path = format!("/tournaments/{tournament}/dealers");
     let token = Some(club.owner.access_token.as_str());
 
@@ -110,7 +111,7 @@ async fn a_dealer_is_assigned_to_a_tournament_once(backend: Backend) {
     let Some(app) = spawn_app(backend).await else { return };
     let club = app.create_club("River Club", "+79990000531").await;
     let dealer = app.make_dealer(&club, "+79990000532").await;
-    let tournament = app.create_tournament(&club, "Sunday Major", 2).await;
+    let tournament = app.create_tournament(&club, 20, Duration::days(2)).await;
     let path = format!("/tournaments/{tournament}/dealers");
     let token = Some(club.owner.access_token.as_str());
     let body = json!({"dealerUserId": dealer.user_id, "tableNo": 1});
@@ -137,7 +138,7 @@ async fn the_line_up_of_a_finished_or_cancelled_tournament_is_fixed(backend: Bac
     let newcomer = app.make_dealer(&club, "+79990000543").await;
     let token = Some(club.owner.access_token.as_str());
     for status in ["finished", "cancelled"] {
-        let tournament = app.create_tournament(&club, "Sunday Major", 2).await;
+        let tournament = app.create_tournament(&club, 20, Duration::days(2)).await;
         let path = format!("/tournaments/{tournament}/dealers");
         app.post(&path, token, json!({"dealerUserId": dealer.user_id})).await.assert_ok();
         app.exec(&format!("UPDATE tournaments SET status = '{status}' WHERE id = {}", app.uuid_literal(tournament))).await;
@@ -158,7 +159,7 @@ async fn the_owner_assigns_and_the_staff_reads(backend: Backend) {
     let dealer = app.make_dealer(&club, "+79990000553").await;
     let (td, _) = app.add_member(&club, "+79990000554", "td").await;
     let admin = app.platform_admin().await;
-    let tournament = app.create_tournament(&club, "Sunday Major", 2).await;
+    let tournament = app.create_tournament(&club, 20, Duration::days(2)).await;
     let path = format!("/tournaments/{tournament}/dealers");
     let one = format!("{path}/{}", dealer.user_id);
     let body = json!({"dealerUserId": dealer.user_id});
@@ -191,7 +192,7 @@ async fn assignment_fields_are_validated(backend: Backend) {
     let Some(app) = spawn_app(backend).await else { return };
     let club = app.create_club("River Club", "+79990000561").await;
     let dealer = app.make_dealer(&club, "+79990000562").await;
-    let tournament = app.create_tournament(&club, "Sunday Major", 2).await;
+    let tournament = app.create_tournament(&club, 20, Duration::days(2)).await;
     let path = format!("/tournaments/{tournament}/dealers");
     let token = Some(club.owner.access_token.as_str());
 

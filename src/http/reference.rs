@@ -1,0 +1,225 @@
+//! Public reference data for the apps: cities, level tiers and the promo slides on show now.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+
+use axum::extract::State;
+use chrono::{DateTime, Utc};
+use floor_entities::enums::PromoTarget;
+use floor_entities::{
+    cities, city_translations, level_tier_translations, level_tiers, promo_slide_translations, promo_slides,
+};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+use super::extract::Json;
+use super::views::{ItemList, Localized};
+use crate::app::AppState;
+use crate::error::{AppResult, ErrorBody};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_cities))
+        .routes(routes!(list_level_tiers))
+        .routes(routes!(list_promo_slides))
+}
+
+/// A name in one language.
+#[derive(Serialize, ToSchema)]
+pub struct Name {
+    pub name: String,
+}
+
+/// A city players and venues can choose.
+#[derive(Serialize, ToSchema)]
+pub struct CityView {
+    /// Stable key, as `citySlug` elsewhere.
+    pub slug: String,
+    pub translations: Localized<Name>,
+}
+
+/// A band of player levels.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LevelTierView {
+    /// Stable key (`fish` … `legend`), as `tier` in profiles.
+    pub key: String,
+    /// A player is in the tier with the largest `minLevel` not above their level.
+    pub min_level: i32,
+    /// `#rrggbb`.
+    pub color: String,
+    pub picture_url: Option<String>,
+    pub translations: Localized<Name>,
+}
+
+/// Title and subtitle of a slide in one language.
+#[derive(Serialize, ToSchema)]
+pub struct SlideText {
+    pub title: String,
+    pub subtitle: Option<String>,
+}
+
+/// What tapping a slide opens: a tournament card (`tournamentId`) or an address (`url`).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SlideTarget {
+    pub kind: PromoTarget,
+    pub tournament_id: Option<Uuid>,
+    pub url: Option<String>,
+}
+
+/// A promo slide of the player app's carousel.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PromoSlideView {
+    pub id: Uuid,
+    pub picture_url: String,
+    pub target: SlideTarget,
+    /// Shown from then on; `null`: no start limit.
+    pub starts_at: Option<DateTime<Utc>>,
+    /// Shown until then; `null`: no end limit.
+    pub ends_at: Option<DateTime<Utc>>,
+    pub translations: Localized<SlideText>,
+}
+
+/// Active cities in display order.
+#[utoipa::path(get, path = "/cities", tag = "reference",
+    responses(
+        (status = 200, body = ItemList<CityView>),
+        (status = 500, description = "INTERNAL_ERROR", body = ErrorBody),
+    ))]
+async fn list_cities(State(app): State<AppState>) -> AppResult<Json<ItemList<CityView>>> {
+    let rows = cities::Entity::find()
+        .filter(cities::Column::IsActive.eq(true))
+        .order_by_asc(cities::Column::SortOrder)
+        .order_by_asc(cities::Column::Slug)
+        .find_with_related(city_translations::Entity)
+        .all(&app.db)
+        .await?;
+    let items = rows
+        .into_iter()
+        .map(|(city, translations)| CityView {
+            slug: city.slug,
+            translations: localized(translations.into_iter().map(|t| (t.locale, Name { name: t.name }))),
+        })
+        .collect();
+    Ok(Json(ItemList::new(items)))
+}
+
+/// Every level tier, from the lowest level up.
+#[utoipa::path(get, path = "/level-tiers", tag = "reference",
+    responses(
+        (status = 200, body = ItemList<LevelTierView>),
+        (status = 500, description = "INTERNAL_ERROR", body = ErrorBody),
+    ))]
+async fn list_level_tiers(State(app): State<AppState>) -> AppResult<Json<ItemList<LevelTierView>>> {
+    let rows = level_tiers::Entity::find()
+        .order_by_asc(level_tiers::Column::MinLevel)
+        .find_with_related(level_tier_translations::Entity)
+        .all(&app.db)
+        .await?;
+    let items = rows
+        .into_iter()
+        .map(|(tier, translations)| LevelTierView {
+            key: tier.key,
+            min_level: tier.min_level,
+            color: tier.color,
+            picture_url: tier.picture_url,
+            translations: localized(translations.into_iter().map(|t| (t.locale, Name { name: t.name }))),
+        })
+        .collect();
+    Ok(Json(ItemList::new(items)))
+}
+
+/// The slides whose display window holds now, in display order.
+#[utoipa::path(get, path = "/promo-slides", tag = "reference",
+    responses(
+        (status = 200, body = ItemList<PromoSlideView>),
+        (status = 500, description = "INTERNAL_ERROR", body = ErrorBody),
+    ))]
+async fn list_promo_slides(State(app): State<AppState>) -> AppResult<Json<ItemList<PromoSlideView>>> {
+    let now = Utc::now();
+    // Few rows: the window is checked here, the same on both databases.
+    let slides: Vec<promo_slides::Model> = promo_slides::Entity::find()
+        .order_by_asc(promo_slides::Column::SortOrder)
+        .order_by_asc(promo_slides::Column::CreatedAt)
+        .all(&app.db)
+        .await?
+        .into_iter()
+        .filter(|slide| on_show(slide.starts_at, slide.ends_at, now))
+        .collect();
+    let ids: Vec<Uuid> = slides.iter().map(|slide| slide.id).collect();
+    let mut texts = group_by(
+        promo_slide_translations::Entity::find()
+            .filter(promo_slide_translations::Column::SlideId.is_in(ids))
+            .all(&app.db)
+            .await?,
+        |t| t.slide_id,
+    );
+    let items = slides
+        .into_iter()
+        .map(|slide| PromoSlideView {
+            translations: localized(
+                texts
+                    .remove(&slide.id)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|t| (t.locale, SlideText { title: t.title, subtitle: t.subtitle })),
+            ),
+            id: slide.id,
+            picture_url: slide.picture_url,
+            target: SlideTarget {
+                kind: slide.target_kind,
+                tournament_id: slide.target_tournament_id,
+                url: slide.target_url,
+            },
+            starts_at: slide.starts_at,
+            ends_at: slide.ends_at,
+        })
+        .collect();
+    Ok(Json(ItemList::new(items)))
+}
+
+/// Whether a display window `[starts_at, ends_at)` holds `now`; an open end has no limit.
+fn on_show(starts_at: Option<DateTime<Utc>>, ends_at: Option<DateTime<Utc>>, now: DateTime<Utc>) -> bool {
+    starts_at.is_none_or(|start| start <= now) && ends_at.is_none_or(|end| now < end)
+}
+
+fn localized<T>(translations: impl IntoIterator<Item = (String, T)>) -> Localized<T> {
+    let mut localized = Localized::default();
+    for (locale, value) in translations {
+        localized.set(&locale, value);
+    }
+    localized
+}
+
+fn group_by<K: Eq + Hash, V>(rows: Vec<V>, key: impl Fn(&V) -> K) -> HashMap<K, Vec<V>> {
+    let mut groups: HashMap<K, Vec<V>> = HashMap::new();
+    for row in rows {
+        groups.entry(key(&row)).or_default().push(row);
+    }
+    groups
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Duration;
+
+    use super::*;
+
+    #[test]
+    fn a_window_holds_from_its_start_up_to_but_not_at_its_end() {
+        let now = Utc::now();
+        let hour = Duration::hours(1);
+        assert!(on_show(None, None, now), "both ends open");
+        assert!(on_show(Some(now - hour), Some(now + hour), now));
+        assert!(on_show(Some(now), None, now), "the start is inclusive");
+        assert!(!on_show(None, Some(now), now), "the end is exclusive");
+        assert!(!on_show(Some(now + hour), None, now), "not yet");
+        assert!(!on_show(None, Some(now - hour), now), "over");
+    }
+}
