@@ -355,17 +355,4 @@ impl TestApp {
         }
         players
     }
-
-    /// Adds `phone` to the club as a td (straight in the database) and signs them in.
-    pub async fn add_td(&self, club: &Club, phone: &str) -> Session {
-        let td = self.sign_in(phone).await;
-        self.exec(&format!(
-            "INSERT INTO organizer_members (id, organizer_id, user_id, role, created_at) VALUES ({}, {}, {}, 'td', '2026-01-01T00:00:00Z')",
-            self.uuid_literal(Uuid::new_v4()),
-            self.uuid_literal(club.id),
-            self.uuid_literal(td.user_id),
-        ))
-        .await;
-        td
-    }
 }

@@ -20,6 +20,11 @@ impl TestApp {
         (self.sign_in(phone).await, id_of(&reply.body["id"]))
     }
 
+    /// Has the club's owner add `phone` as a td, and signs them in.
+    pub async fn add_td(&self, club: &Club, phone: &str) -> Session {
+        self.add_member(club, phone, "td").await.0
+    }
+
     /// Has the club's owner invite `phone` to deal and returns the one-time code.
     pub async fn invite_dealer(&self, club: &Club, phone: &str) -> String {
         let reply = self
