@@ -13,9 +13,25 @@ use sha2::{Digest, Sha256};
 
 pub use floor_migrations::Migrator;
 
+use floor_migrations::MigratorTrait;
+
 /// Ids per `IN (...)` list, far below the bind-parameter limits of SQLite and PostgreSQL.
 pub const IDS_PER_STATEMENT: usize = 500;
-use floor_migrations::MigratorTrait;
+
+/// The rows of `E` whose `column` is one of `ids`, read `IDS_PER_STATEMENT` ids at a time so
+/// no list outgrows a statement's bind parameters.
+pub async fn find_where_in<E, C>(conn: &impl ConnectionTrait, column: C, ids: &[uuid::Uuid]) -> Result<Vec<E::Model>, DbErr>
+where
+    E: sea_orm::EntityTrait,
+    C: sea_orm::ColumnTrait,
+{
+    use sea_orm::QueryFilter;
+    let mut rows = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(IDS_PER_STATEMENT) {
+        rows.extend(E::find().filter(column.is_in(chunk.iter().copied())).all(conn).await?);
+    }
+    Ok(rows)
+}
 
 /// Connects to `url`. For a SQLite file its folder is created when missing, so a bare
 /// `floor serve` works on an empty machine.

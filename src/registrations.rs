@@ -58,10 +58,15 @@ async fn taken_seats(tx: &DatabaseTransaction, tournament_id: Uuid) -> AppResult
     Ok(seat_counts(tx, &[tournament_id]).await?.get(&tournament_id).map_or(0, |counts| counts.taken))
 }
 
-/// Moves the first of the queue (by `createdAt`, then id) into free seats until none is left.
-/// Runs only while registration is open (after start the roster is fixed). Returns those
-/// promoted, for [`announce_promotions`] once the transaction has committed.
-pub async fn fill_free_seats(tx: &DatabaseTransaction, tournament: &tournaments::Model) -> AppResult<Vec<registrations::Model>> {
+/// Moves the first of the queue (by `createdAt`, then id) into free seats until none is left,
+/// passing over `except` (a player who has just given their seat back). Runs only while
+/// registration is open (after start the roster is fixed). Returns those promoted, for
+/// [`announce_promotions`] once the transaction has committed.
+pub async fn fill_free_seats(
+    tx: &DatabaseTransaction,
+    tournament: &tournaments::Model,
+    except: Option<Uuid>,
+) -> AppResult<Vec<registrations::Model>> {
     if tournament.status != TournamentStatus::Registration {
         return Ok(Vec::new());
     }
@@ -73,6 +78,7 @@ pub async fn fill_free_seats(tx: &DatabaseTransaction, tournament: &tournaments:
     let queue = registrations::Entity::find()
         .filter(registrations::Column::TournamentId.eq(tournament.id))
         .filter(registrations::Column::Status.eq(RegistrationStatus::Waitlist))
+        .filter(registrations::Column::Id.ne(except.unwrap_or_else(Uuid::nil)))
         .order_by_asc(registrations::Column::CreatedAt)
         .order_by_asc(registrations::Column::Id)
         .limit(free)
@@ -91,44 +97,39 @@ pub async fn fill_free_seats(tx: &DatabaseTransaction, tournament: &tournaments:
 }
 
 /// Tells each promoted player with an account that a seat is theirs (`waitlist.promoted`,
-/// only to those promoted). Called after commit; a failure is logged, never returned: the
-/// promotion itself stands.
-pub async fn announce_promotions(app: &AppState, tournament: &tournaments::Model, promoted: Vec<registrations::Model>) {
+/// only to those promoted). Called after commit, in the background: the request does not wait
+/// for the push, and a failure is logged, never returned (the promotion itself stands).
+pub fn announce_promotions(app: &AppState, tournament_id: Uuid, promoted: Vec<registrations::Model>) {
     let recipients: Vec<Uuid> = promoted.iter().filter_map(|row| row.user_id).collect();
     if recipients.is_empty() {
         return;
     }
-    let result = async {
-        let title = display_title(&app.db, tournament.id).await?;
-        let notice = Notice {
-            kind: NoticeKind::WaitlistPromoted,
-            recipients,
-            payload: json!({"tournamentId": tournament.id, "title": title}),
-            push: Some(PushMessage {
-                title: "Место освободилось".to_owned(),
-                body: format!("Вы перешли из листа ожидания в основной список турнира «{title}»."),
-            }),
-            dedup_key: None,
-        };
-        app.notifier.notify(&app.db, notice).await
-    }
-    .await;
-    if let Err(err) = result {
-        tracing::warn!(error = %err, tournament = %tournament.id, "could not announce waitlist promotions");
-    }
-}
-
-/// What a registration call did, for the answer and the notifications after commit.
-pub struct Outcome {
-    pub registration: registrations::Model,
-    /// A new row was made (a walk-in answers 201 then, 200 for a repeat).
-    pub created: bool,
-    pub promoted: Vec<registrations::Model>,
+    let app = app.clone();
+    tokio::spawn(async move {
+        let result = async {
+            let title = display_title(&app.db, tournament_id).await?;
+            let notice = Notice {
+                kind: NoticeKind::WaitlistPromoted,
+                recipients,
+                payload: json!({"tournamentId": tournament_id, "title": title}),
+                push: Some(PushMessage {
+                    title: "Место освободилось".to_owned(),
+                    body: format!("Вы перешли из листа ожидания в основной список турнира «{title}»."),
+                }),
+                dedup_key: None,
+            };
+            app.notifier.notify(&app.db, notice).await
+        }
+        .await;
+        if let Err(err) = result {
+            tracing::warn!(error = %err, tournament = %tournament_id, "could not announce waitlist promotions");
+        }
+    });
 }
 
 /// `register` by the player: a seat while `registered` + `checked_in` < capacity, else the
 /// waitlist. A cancelled registration is reused and goes to the end of the queue.
-pub async fn register(app: &AppState, tournament_id: Uuid, user_id: Uuid) -> AppResult<Outcome> {
+pub async fn register(app: &AppState, tournament_id: Uuid, user_id: Uuid) -> AppResult<registrations::Model> {
     let (tx, tournament, now) = begin_while_open(app, tournament_id).await?;
     let ban_until = player_profiles::Entity::find_by_id(user_id).one(&tx).await?.and_then(|p| p.ban_until);
     if is_banned(ban_until, now) {
@@ -143,13 +144,13 @@ pub async fn register(app: &AppState, tournament_id: Uuid, user_id: Uuid) -> App
         return Err(already_registered());
     }
     // A seat freed earlier goes to the queue before a newcomer.
-    let promoted = fill_free_seats(&tx, &tournament).await?;
+    let promoted = fill_free_seats(&tx, &tournament, None).await?;
     let status = if taken_seats(&tx, tournament.id).await? < i64::from(tournament.capacity) {
         RegistrationStatus::Registered
     } else {
         RegistrationStatus::Waitlist
     };
-    let (registration, created) = match existing {
+    let registration = match existing {
         Some(row) => {
             let mut active: registrations::ActiveModel = row.into();
             active.status = Set(status);
@@ -160,18 +161,16 @@ pub async fn register(app: &AppState, tournament_id: Uuid, user_id: Uuid) -> App
             active.eliminated_at = Set(None);
             active.created_at = Set(now);
             active.updated_at = Set(now);
-            (active.update(&tx).await?, false)
+            active.update(&tx).await?
         }
-        None => {
-            let row = new_registration(tournament.id, Some(user_id), None, status, RegistrationSource::App, now)
-                .insert(&tx)
-                .await
-                .on_unique_violation(ErrorCode::AlreadyRegistered, "you are already registered")?;
-            (row, true)
-        }
+        None => new_registration(tournament.id, Some(user_id), None, status, RegistrationSource::App, now)
+            .insert(&tx)
+            .await
+            .on_unique_violation(ErrorCode::AlreadyRegistered, "you are already registered")?,
     };
     tx.commit().await?;
-    Ok(Outcome { registration, created, promoted })
+    announce_promotions(app, tournament.id, promoted);
+    Ok(registration)
 }
 
 fn already_registered() -> AppError {
@@ -237,7 +236,7 @@ pub fn announce_to_followers(app: &AppState, tournament_id: Uuid, player: &users
 
 /// `cancel-registration` by the player: from a seat after the deadline it costs a strike;
 /// from the waitlist never. A freed seat goes to the first of the queue.
-pub async fn cancel(app: &AppState, tournament_id: Uuid, user_id: Uuid) -> AppResult<Outcome> {
+pub async fn cancel(app: &AppState, tournament_id: Uuid, user_id: Uuid) -> AppResult<registrations::Model> {
     let (tx, tournament, now) = begin_while_open(app, tournament_id).await?;
     let row = registrations::Entity::find()
         .filter(registrations::Column::TournamentId.eq(tournament.id))
@@ -269,10 +268,10 @@ pub async fn cancel(app: &AppState, tournament_id: Uuid, user_id: Uuid) -> AppRe
     active.cancelled_at = Set(Some(now));
     active.updated_at = Set(now);
     let registration = active.update(&tx).await?;
-    let promoted = fill_free_seats(&tx, &tournament).await?;
+    let promoted = fill_free_seats(&tx, &tournament, None).await?;
     tx.commit().await?;
-    announce_promotions(app, &tournament, promoted).await;
-    Ok(Outcome { registration, created: false, promoted: Vec::new() })
+    announce_promotions(app, tournament.id, promoted);
+    Ok(registration)
 }
 
 /// The registration `registration_id` of the locked tournament, for the club's operations;
@@ -309,7 +308,8 @@ pub async fn check_in(app: &AppState, tournament_id: Uuid, registration_id: Uuid
 }
 
 /// `cancel-check-in` by the club: a player who came from the waitlist returns to it (keeping
-/// their place in the queue), anyone else returns to `registered`.
+/// their place at its head) and the seat they give back goes to the next in the queue;
+/// anyone else returns to `registered`.
 pub async fn cancel_check_in(app: &AppState, tournament_id: Uuid, registration_id: Uuid) -> AppResult<registrations::Model> {
     let (tx, tournament, now) = begin_while_open(app, tournament_id).await?;
     let refusal = "only a checked-in player can have the check-in cancelled";
@@ -321,14 +321,16 @@ pub async fn cancel_check_in(app: &AppState, tournament_id: Uuid, registration_i
     active.checked_in_at = Set(None);
     active.updated_at = Set(now);
     let registration = active.update(&tx).await?;
+    let promoted = fill_free_seats(&tx, &tournament, Some(registration.id)).await?;
     tx.commit().await?;
+    announce_promotions(app, tournament.id, promoted);
     Ok(registration)
 }
 
 /// `walk-in` by the club: the person is at the door. An account with the phone gets the
 /// registration, else a guest does (made once per phone). Capacity is not checked. The
 /// registration ends `checked_in`; a repeat (or a race) returns the same row.
-pub async fn walk_in(app: &AppState, tournament_id: Uuid, phone: &Phone, name: &str) -> AppResult<Outcome> {
+pub async fn walk_in(app: &AppState, tournament_id: Uuid, phone: &Phone, name: &str) -> AppResult<registrations::Model> {
     let tx = db::begin_write(&app.db).await?;
     let tournament = lock(&tx, tournament_id).await?;
     // Taken under the lock, so the queue's order is the order the lock was granted in.
@@ -349,8 +351,8 @@ pub async fn walk_in(app: &AppState, tournament_id: Uuid, phone: &Phone, name: &
         })
         .one(&tx)
         .await?;
-    let outcome = match existing {
-        Some(row) if row.status == RegistrationStatus::CheckedIn => Outcome { registration: row, created: false, promoted: Vec::new() },
+    let registration = match existing {
+        Some(row) if row.status == RegistrationStatus::CheckedIn => row,
         Some(row) => {
             let was = row.status;
             let mut active: registrations::ActiveModel = row.into();
@@ -368,17 +370,14 @@ pub async fn walk_in(app: &AppState, tournament_id: Uuid, phone: &Phone, name: &
                 }
                 _ => {}
             }
-            Outcome { registration: active.update(&tx).await?, created: false, promoted: Vec::new() }
+            active.update(&tx).await?
         }
-        None => {
-            let row = new_registration(tournament.id, user_id, guest_id, RegistrationStatus::CheckedIn, RegistrationSource::WalkIn, now)
-                .insert(&tx)
-                .await?;
-            Outcome { registration: row, created: true, promoted: Vec::new() }
-        }
+        None => new_registration(tournament.id, user_id, guest_id, RegistrationStatus::CheckedIn, RegistrationSource::WalkIn, now)
+            .insert(&tx)
+            .await?,
     };
     tx.commit().await?;
-    Ok(outcome)
+    Ok(registration)
 }
 
 /// The guest seated under `phone`, made with `name` on first sight.

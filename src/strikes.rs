@@ -55,8 +55,9 @@ async fn set_ban(tx: &DatabaseTransaction, profile: player_profiles::Model, ban:
     Ok(())
 }
 
-/// Issues a strike for `registration_id` (at most one per registration and reason) and bans
-/// the player when the threshold is reached.
+/// Issues a strike for `registration_id` and bans the player when the threshold is reached.
+/// A no-show strike is issued at most once per registration (the unique partial index);
+/// a late cancellation earns one each time, since a re-registration reuses the row.
 pub async fn issue(
     tx: &DatabaseTransaction,
     user_id: Uuid,
@@ -78,7 +79,7 @@ pub async fn issue(
         forgiven_by_user_id: Set(None),
     };
     strikes::Entity::insert(strike)
-        .on_conflict(OnConflict::columns([strikes::Column::RegistrationId, strikes::Column::Reason]).do_nothing().to_owned())
+        .on_conflict(OnConflict::new().do_nothing().to_owned())
         .exec_without_returning(tx)
         .await?;
     let times = unforgiven_strike_times(tx, user_id).await?;

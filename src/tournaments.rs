@@ -1,15 +1,15 @@
 //! Tournaments outside the live engine: the one way to lock a tournament for a write, the
-//! season a start time belongs to, and the seat counts shown on a card.
+//! seat counts shown on a card, and the title a push names.
 
 use std::collections::HashMap;
 
-use chrono::{DateTime, Utc};
 use floor_entities::enums::RegistrationStatus;
-use floor_entities::{registrations, seasons, tournament_translations, tournaments};
+use floor_entities::{registrations, tournament_translations, tournaments};
 use sea_orm::sea_query::{Expr, Func};
 use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QuerySelect};
 use uuid::Uuid;
 
+use crate::db::IDS_PER_STATEMENT;
 use crate::error::{AppError, AppResult};
 
 /// Reads the tournament inside `tx` and holds it until `tx` ends: `FOR UPDATE` on
@@ -24,13 +24,6 @@ pub async fn lock(tx: &DatabaseTransaction, id: Uuid) -> AppResult<tournaments::
         .ok_or_else(|| AppError::not_found("tournament"))
 }
 
-/// The season of the calendar quarter holding `starts_at` (UTC), created on demand. The
-/// unique `starts_on` makes concurrent first calls converge on one row. A season made ahead
-/// of its quarter is `current` (not yet ended); `archived` means ended.
-pub async fn season_for(conn: &impl ConnectionTrait, starts_at: DateTime<Utc>) -> AppResult<seasons::Model> {
-    Ok(crate::seasons::ensure_season(conn, starts_at.date_naive()).await?)
-}
-
 /// Seats taken (`registered` + `checked_in`) and places in the waitlist, per tournament.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SeatCounts {
@@ -40,22 +33,27 @@ pub struct SeatCounts {
 
 /// The seat counts of each of `ids` (missing ones count zero).
 pub async fn seat_counts(conn: &impl ConnectionTrait, ids: &[Uuid]) -> AppResult<HashMap<Uuid, SeatCounts>> {
-    let rows: Vec<(Uuid, RegistrationStatus, i64)> = registrations::Entity::find()
-        .select_only()
-        .column(registrations::Column::TournamentId)
-        .column(registrations::Column::Status)
-        .column_as(Expr::from(Func::count(Expr::col(registrations::Column::Id))), "n")
-        .filter(registrations::Column::TournamentId.is_in(ids.iter().copied()))
-        .filter(registrations::Column::Status.is_in([
-            RegistrationStatus::Registered,
-            RegistrationStatus::CheckedIn,
-            RegistrationStatus::Waitlist,
-        ]))
-        .group_by(registrations::Column::TournamentId)
-        .group_by(registrations::Column::Status)
-        .into_tuple()
-        .all(conn)
-        .await?;
+    let mut rows: Vec<(Uuid, RegistrationStatus, i64)> = Vec::new();
+    for chunk in ids.chunks(IDS_PER_STATEMENT) {
+        rows.extend(
+            registrations::Entity::find()
+                .select_only()
+                .column(registrations::Column::TournamentId)
+                .column(registrations::Column::Status)
+                .column_as(Expr::from(Func::count(Expr::col(registrations::Column::Id))), "n")
+                .filter(registrations::Column::TournamentId.is_in(chunk.iter().copied()))
+                .filter(registrations::Column::Status.is_in([
+                    RegistrationStatus::Registered,
+                    RegistrationStatus::CheckedIn,
+                    RegistrationStatus::Waitlist,
+                ]))
+                .group_by(registrations::Column::TournamentId)
+                .group_by(registrations::Column::Status)
+                .into_tuple::<(Uuid, RegistrationStatus, i64)>()
+                .all(conn)
+                .await?,
+        );
+    }
     let mut counts: HashMap<Uuid, SeatCounts> = HashMap::new();
     for (id, status, n) in rows {
         let entry = counts.entry(id).or_default();

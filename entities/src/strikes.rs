@@ -12,7 +12,8 @@ pub struct Model {
     pub id: Uuid,
     pub user_id: Uuid,
     pub tournament_id: Uuid,
-    /// At most one strike per registration and reason.
+    /// At most one no-show strike per registration; a reused registration may earn several
+    /// late-cancel strikes.
     pub registration_id: Uuid,
     pub reason: StrikeReason,
     /// Counts towards a ban within the strike window unless forgiven.

@@ -2,7 +2,7 @@
 //!
 //! Every migration runs unchanged on SQLite and PostgreSQL: tables are built with the schema
 //! builder, foreign keys are declared inside `CREATE TABLE` (SQLite cannot add them later),
-//! and the one raw statement (a partial unique index) is the same text on both.
+//! and the raw statements (partial unique indexes) are the same text on both.
 //! Unique rules are named indexes `ux_<table>_<columns>`, so a violation can be mapped to a
 //! domain error by name on PostgreSQL.
 
@@ -15,6 +15,7 @@ mod m20261122_000003_create_clubs;
 mod m20261122_000004_create_tournaments;
 mod m20261122_000005_create_game_records;
 mod m20261122_000006_create_engagement;
+mod m20261122_000007_relax_late_cancel_strikes;
 
 /// Every table the migrations create, in creation order.
 pub const TABLES: &[&str] = &[
@@ -62,6 +63,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000004_create_tournaments::Migration),
             Box::new(m20261122_000005_create_game_records::Migration),
             Box::new(m20261122_000006_create_engagement::Migration),
+            Box::new(m20261122_000007_relax_late_cancel_strikes::Migration),
         ]
     }
 }

@@ -19,6 +19,7 @@ use super::tournaments::{TournamentView, tournament_views};
 use super::validate::{Problems, optional_text, url};
 use super::views::ItemList;
 use crate::app::AppState;
+use crate::db::find_where_in;
 use crate::clubs::{ensure_dealer_profile, is_dealer};
 use crate::error::{AppError, AppResult, ErrorBody};
 
@@ -213,12 +214,11 @@ async fn dealer_views(conn: &impl ConnectionTrait, only: Option<Uuid>) -> AppRes
         return Ok(Vec::new());
     }
     let user_ids: Vec<Uuid> = clubs.keys().copied().collect();
-    let users = users::Entity::find().filter(users::Column::Id.is_in(user_ids.clone())).all(conn).await?;
-    let mut profiles: BTreeMap<Uuid, dealer_profiles::Model> = dealer_profiles::Entity::find()
-        .filter(dealer_profiles::Column::UserId.is_in(user_ids))
-        .all(conn)
-        .await?
-        .into_iter()
+    let users = find_where_in::<users::Entity, _>(conn, users::Column::Id, &user_ids).await?;
+    let mut profiles: BTreeMap<Uuid, dealer_profiles::Model> =
+        find_where_in::<dealer_profiles::Entity, _>(conn, dealer_profiles::Column::UserId, &user_ids)
+            .await?
+            .into_iter()
         .map(|profile| (profile.user_id, profile))
         .collect();
     let mut views: Vec<DealerView> = users

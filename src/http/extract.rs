@@ -11,8 +11,8 @@ use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use bytes_body::read_body;
 use floor_entities::enums::MemberRole;
-use floor_entities::{organizer_members, organizers, tournaments, users};
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+use floor_entities::{organizers, tournaments, users};
+use sea_orm::EntityTrait;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use uuid::Uuid;
@@ -325,12 +325,7 @@ pub async fn authorize_in_club<R: RequiredClubRule>(
 
 /// The caller's role in a club, if a member.
 pub async fn club_role(state: &AppState, organizer_id: Uuid, user_id: Uuid) -> Result<Option<MemberRole>, AppError> {
-    Ok(organizer_members::Entity::find()
-        .filter(organizer_members::Column::OrganizerId.eq(organizer_id))
-        .filter(organizer_members::Column::UserId.eq(user_id))
-        .one(&state.db)
-        .await?
-        .map(|member| member.role))
+    Ok(crate::clubs::find_membership(&state.db, organizer_id, user_id).await?.map(|member| member.role))
 }
 
 /// The `{id}` path parameter as a UUID.

@@ -2,10 +2,9 @@
 //! check-in and walk-in (the club), the club's list with phones.
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use floor_entities::enums::{RegistrationSource, RegistrationStatus};
-use floor_entities::{guest_players, registrations, tournaments, users};
+use floor_entities::{guest_players, registrations, users};
 use crate::registrations as registry;
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde::{Deserialize, Serialize};
@@ -18,8 +17,9 @@ use super::extract::{AuthUser, Json, Path, TournamentAccess, club};
 use super::validate::Problems;
 use super::views::ItemList;
 use crate::app::AppState;
+use crate::db::find_where_in;
 use crate::error::{AppError, AppResult, ErrorBody};
-use crate::registrations::{Outcome, waitlist_positions};
+use crate::registrations::waitlist_positions;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -111,10 +111,7 @@ pub async fn registration_view(conn: &impl ConnectionTrait, row: registrations::
         (status = 409, description = "REGISTRATION_CLOSED, ALREADY_REGISTERED", body = ErrorBody),
     ))]
 async fn register_player(State(app): State<AppState>, user: AuthUser, Path(id): Path<Uuid>) -> AppResult<Json<RegistrationView>> {
-    let Outcome { registration, promoted, .. } = registry::register(&app, id, user.id()).await?;
-    if let Some(tournament) = tournaments::Entity::find_by_id(id).one(&app.db).await? {
-        registry::announce_promotions(&app, &tournament, promoted).await;
-    }
+    let registration = registry::register(&app, id, user.id()).await?;
     registry::announce_to_followers(&app, id, &user.0);
     Ok(Json(registration_view(&app.db, registration).await?))
 }
@@ -129,8 +126,8 @@ async fn register_player(State(app): State<AppState>, user: AuthUser, Path(id): 
         (status = 409, description = "REGISTRATION_CLOSED, INVALID_STATUS (checked in or not active)", body = ErrorBody),
     ))]
 async fn cancel_registration(State(app): State<AppState>, user: AuthUser, Path(id): Path<Uuid>) -> AppResult<Json<RegistrationView>> {
-    let outcome = registry::cancel(&app, id, user.id()).await?;
-    Ok(Json(registration_view(&app.db, outcome.registration).await?))
+    let registration = registry::cancel(&app, id, user.id()).await?;
+    Ok(Json(registration_view(&app.db, registration).await?))
 }
 
 /// Marks an arrived player; only from `registered`, only while registration is open.
@@ -175,12 +172,11 @@ async fn cancel_check_in(
 }
 
 /// Lets in a person at the door by phone: their account, or a guest. Capacity is not
-/// checked; a repeat returns the same registration (201 when made, 200 when it existed).
+/// checked; a repeat returns the same registration.
 #[utoipa::path(post, path = "/tournaments/{id}/walk-in", tag = "registration", security(("bearer" = [])),
     params(("id" = Uuid, Path)), request_body = WalkIn,
     responses(
-        (status = 201, body = RegistrationView, description = "a new registration, `checked_in`"),
-        (status = 200, body = RegistrationView, description = "the person's existing registration, now `checked_in`"),
+        (status = 200, body = RegistrationView, description = "the person's registration, `checked_in` (made or found)"),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
         (status = 403, description = "FORBIDDEN: club owner or td only", body = ErrorBody),
@@ -191,15 +187,14 @@ async fn walk_in_player(
     State(app): State<AppState>,
     access: TournamentAccess<club::Staff>,
     Json(body): Json<WalkIn>,
-) -> AppResult<(StatusCode, Json<RegistrationView>)> {
+) -> AppResult<Json<RegistrationView>> {
     let mut problems = Problems::default();
     let phone = problems.phone("phone", &body.phone);
     let name = problems.text("name", &body.name, 1, 80);
     problems.into_result()?;
     let phone = phone.ok_or_else(|| AppError::invalid_field("phone", "is not a phone"))?;
-    let outcome = registry::walk_in(&app, access.tournament.id, &phone, &name).await?;
-    let status = if outcome.created { StatusCode::CREATED } else { StatusCode::OK };
-    Ok((status, Json(registration_view(&app.db, outcome.registration).await?)))
+    let registration = registry::walk_in(&app, access.tournament.id, &phone, &name).await?;
+    Ok(Json(registration_view(&app.db, registration).await?))
 }
 
 /// Every registration of the tournament in queue order, with names and phones.
@@ -224,18 +219,15 @@ async fn list_registrations(
         .await?;
     let user_ids: Vec<Uuid> = rows.iter().filter_map(|row| row.user_id).collect();
     let guest_ids: Vec<Uuid> = rows.iter().filter_map(|row| row.guest_id).collect();
-    let people: std::collections::HashMap<Uuid, users::Model> = users::Entity::find()
-        .filter(users::Column::Id.is_in(user_ids))
-        .all(&app.db)
+    let people: std::collections::HashMap<Uuid, users::Model> = find_where_in::<users::Entity, _>(&app.db, users::Column::Id, &user_ids)
         .await?
         .into_iter()
         .map(|user| (user.id, user))
         .collect();
-    let guests: std::collections::HashMap<Uuid, guest_players::Model> = guest_players::Entity::find()
-        .filter(guest_players::Column::Id.is_in(guest_ids))
-        .all(&app.db)
-        .await?
-        .into_iter()
+    let guests: std::collections::HashMap<Uuid, guest_players::Model> =
+        find_where_in::<guest_players::Entity, _>(&app.db, guest_players::Column::Id, &guest_ids)
+            .await?
+            .into_iter()
         .map(|guest| (guest.id, guest))
         .collect();
     let positions = waitlist_positions(&app.db, id).await?;

@@ -4,13 +4,12 @@
 use axum::extract::State;
 use floor_entities::enums::UserStatus;
 use floor_entities::{organizers, tournament_translations, tournaments, users};
-use sea_orm::sea_query::{Condition, Expr, ExprTrait, Func, LikeExpr, SimpleExpr};
+use sea_orm::sea_query::{Condition, Expr, ExprTrait, Func, LikeExpr, Query as SqlQuery, SimpleExpr};
 use sea_orm::{ColumnTrait, EntityTrait, IntoSimpleExpr, QueryFilter, QueryOrder, QuerySelect};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use uuid::Uuid;
 
 use super::extract::{Json, MaybeAuthUser, Query};
 use super::views::{PublicPlayerView, public_player_views};
@@ -67,16 +66,16 @@ async fn search(
     if !(2..=100).contains(&needle.chars().count()) {
         return Err(AppError::invalid_field("q", "must be 2 to 100 characters"));
     }
-    let tournament_ids: Vec<Uuid> = tournament_translations::Entity::find()
-        .select_only()
-        .column(tournament_translations::Column::TournamentId)
-        .distinct()
-        .filter(contains(tournament_translations::Column::Title, needle))
-        .into_tuple()
-        .all(&app.db)
-        .await?;
     let found = tournaments::Entity::find()
-        .filter(tournaments::Column::Id.is_in(tournament_ids))
+        .filter(
+            tournaments::Column::Id.in_subquery(
+                SqlQuery::select()
+                    .column(tournament_translations::Column::TournamentId)
+                    .from(tournament_translations::Entity)
+                    .and_where(contains(tournament_translations::Column::Title, needle))
+                    .to_owned(),
+            ),
+        )
         .order_by_desc(tournaments::Column::StartsAt)
         .limit(SEARCH_LIMIT)
         .all(&app.db)

@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use floor_entities::enums::{MemberRole, TournamentStatus};
 use floor_entities::{dealer_profiles, tournament_dealers, tournaments, users};
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, ModelTrait, QueryFilter, QueryOrder, Set};
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, ModelTrait, QueryFilter, QueryOrder, Set};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use utoipa::ToSchema;
@@ -18,6 +18,7 @@ use super::extract::{Json, Path, TournamentAccess, club, double_option};
 use super::validate::Problems;
 use super::views::ItemList;
 use crate::app::AppState;
+use crate::db::find_where_in;
 use crate::clubs::{count_game_dealt, ensure_dealer_profile, find_membership, lock_members};
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode, OnUniqueViolation};
 use crate::{audit, db};
@@ -102,11 +103,10 @@ async fn list_tournament_dealers(
         .all(&app.db)
         .await?;
     let user_ids: Vec<Uuid> = assignments.iter().map(|(assignment, _)| assignment.dealer_user_id).collect();
-    let mut profiles: std::collections::HashMap<Uuid, dealer_profiles::Model> = dealer_profiles::Entity::find()
-        .filter(dealer_profiles::Column::UserId.is_in(user_ids))
-        .all(&app.db)
-        .await?
-        .into_iter()
+    let mut profiles: std::collections::HashMap<Uuid, dealer_profiles::Model> =
+        find_where_in::<dealer_profiles::Entity, _>(&app.db, dealer_profiles::Column::UserId, &user_ids)
+            .await?
+            .into_iter()
         .map(|profile| (profile.user_id, profile))
         .collect();
     let items = assignments
@@ -139,10 +139,7 @@ async fn assign_dealer(
     let mut problems = Problems::default();
     check_table_no(&mut problems, body.table_no);
     problems.into_result()?;
-    let tournament = access.tournament;
-    ensure_open(&tournament)?;
-
-    let tx = db::begin_write(&app.db).await?;
+    let (tx, tournament) = begin_while_open(&app, access.tournament.id).await?;
     // Under the staff lock, a dealer being removed from the club cannot be assigned meanwhile.
     lock_members(&tx, tournament.organizer_id).await?;
     let is_club_dealer = find_membership(&tx, tournament.organizer_id, body.dealer_user_id)
@@ -203,9 +200,7 @@ async fn update_dealer_assignment(
         check_table_no(&mut problems, table_no);
     }
     problems.into_result()?;
-    ensure_open(&access.tournament)?;
-
-    let tx = db::begin_write(&app.db).await?;
+    let (tx, _) = begin_while_open(&app, access.tournament.id).await?;
     let mut assignment = find_assignment(&tx, access.tournament.id, dealer_user_id).await?;
     if let Some(table_no) = body.table_no {
         let mut active: tournament_dealers::ActiveModel = assignment.into();
@@ -245,8 +240,7 @@ async fn unassign_dealer(
     Path(ids): Path<(Uuid, Uuid)>,
 ) -> AppResult<StatusCode> {
     let (_, dealer_user_id) = ids;
-    ensure_open(&access.tournament)?;
-    let tx = db::begin_write(&app.db).await?;
+    let (tx, _) = begin_while_open(&app, access.tournament.id).await?;
     let assignment = find_assignment(&tx, access.tournament.id, dealer_user_id).await?;
     assignment.delete(&tx).await?;
     count_game_dealt(&tx, dealer_user_id, -1).await?;
@@ -282,14 +276,16 @@ async fn find_assignment(
         .ok_or_else(|| AppError::not_found("dealer assignment"))
 }
 
-/// The line-up of a finished or cancelled tournament is history: it no longer changes.
-fn ensure_open(tournament: &tournaments::Model) -> AppResult<()> {
-    match tournament.status {
-        TournamentStatus::Finished | TournamentStatus::Cancelled => {
-            Err(AppError::new(ErrorCode::InvalidStatus, "the tournament is over: its dealers no longer change"))
-        }
-        _ => Ok(()),
+/// Opens a write transaction holding the tournament's lock, so line-up changes are serialised
+/// with each other and with a cancellation. The line-up of a finished or cancelled tournament
+/// is history: it no longer changes.
+async fn begin_while_open(app: &AppState, tournament_id: Uuid) -> AppResult<(DatabaseTransaction, tournaments::Model)> {
+    let tx = db::begin_write(&app.db).await?;
+    let tournament = crate::tournaments::lock(&tx, tournament_id).await?;
+    if matches!(tournament.status, TournamentStatus::Finished | TournamentStatus::Cancelled) {
+        return Err(AppError::new(ErrorCode::InvalidStatus, "the tournament is over: its dealers no longer change"));
     }
+    Ok((tx, tournament))
 }
 
 fn check_table_no(problems: &mut Problems, table_no: Option<i32>) {

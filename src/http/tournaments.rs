@@ -28,7 +28,9 @@ use super::views::{ItemList, Localized};
 use crate::app::AppState;
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
 use crate::registrations::fill_free_seats;
-use crate::tournaments::{SeatCounts, lock, season_for, seat_counts};
+use crate::seasons::ensure_season;
+use crate::tournaments::{SeatCounts, lock, seat_counts};
+use crate::db::find_where_in;
 use crate::{audit, db};
 
 /// The agenda never returns more than this many tournaments.
@@ -98,25 +100,19 @@ pub struct TournamentDetailView {
 pub async fn tournament_views(conn: &impl ConnectionTrait, models: Vec<tournaments::Model>) -> AppResult<Vec<TournamentView>> {
     let ids: Vec<Uuid> = models.iter().map(|t| t.id).collect();
     let mut texts: HashMap<Uuid, Localized<TournamentText>> = HashMap::new();
-    for row in tournament_translations::Entity::find()
-        .filter(tournament_translations::Column::TournamentId.is_in(ids.iter().copied()))
-        .all(conn)
-        .await?
-    {
+    for row in find_where_in::<tournament_translations::Entity, _>(conn, tournament_translations::Column::TournamentId, &ids).await? {
         let text = TournamentText { title: row.title, subtitle: row.subtitle };
         texts.entry(row.tournament_id).or_default().set(&row.locale, text);
     }
     let counts = seat_counts(conn, &ids).await?;
-    let clubs: HashMap<Uuid, String> = organizers::Entity::find()
-        .filter(organizers::Column::Id.is_in(models.iter().map(|t| t.organizer_id)))
-        .all(conn)
+    let club_ids: Vec<Uuid> = models.iter().map(|t| t.organizer_id).collect();
+    let clubs: HashMap<Uuid, String> = find_where_in::<organizers::Entity, _>(conn, organizers::Column::Id, &club_ids)
         .await?
         .into_iter()
         .map(|club| (club.id, club.name))
         .collect();
-    let venues: HashMap<Uuid, locations::Model> = locations::Entity::find()
-        .filter(locations::Column::Id.is_in(models.iter().map(|t| t.location_id)))
-        .all(conn)
+    let venue_ids: Vec<Uuid> = models.iter().map(|t| t.location_id).collect();
+    let venues: HashMap<Uuid, locations::Model> = find_where_in::<locations::Entity, _>(conn, locations::Column::Id, &venue_ids)
         .await?
         .into_iter()
         .map(|venue| (venue.id, venue))
@@ -298,7 +294,7 @@ async fn create_tournament(
     problems.into_result()?;
 
     let tx = db::begin_write(&app.db).await?;
-    let season = season_for(&tx, body.starts_at).await?;
+    let season = ensure_season(&tx, body.starts_at.date_naive()).await?;
     let tournament = tournaments::ActiveModel {
         id: Set(Uuid::now_v7()),
         organizer_id: Set(organizer_id),
@@ -482,7 +478,7 @@ async fn update_tournament(
     }
     if let Some(starts_at) = body.starts_at {
         active.starts_at = Set(starts_at);
-        active.season_id = Set(season_for(&tx, starts_at).await?.id);
+        active.season_id = Set(ensure_season(&tx, starts_at.date_naive()).await?.id);
     }
     if let Some(capacity) = body.capacity {
         active.capacity = Set(capacity);
@@ -500,11 +496,11 @@ async fn update_tournament(
     let updated = active.update(&tx).await?;
     write_texts(&tx, updated.id, texts).await?;
     // A larger capacity frees seats: the queue moves up at once.
-    let promoted = fill_free_seats(&tx, &updated).await?;
+    let promoted = fill_free_seats(&tx, &updated, None).await?;
     audit::record(&tx, Some(access.user.id()), "tournament.update", ("tournament", updated.id.to_string()), json!({})).await?;
     let view = tournament_view(&tx, updated.clone()).await?;
     tx.commit().await?;
-    crate::registrations::announce_promotions(&app, &updated, promoted).await;
+    crate::registrations::announce_promotions(&app, updated.id, promoted);
     Ok(Json(view))
 }
 

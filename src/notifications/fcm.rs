@@ -333,9 +333,9 @@ fn renewal_delay(expires_in: u64) -> Duration {
     Duration::from_secs(expires_in).saturating_sub(RENEWAL_MARGIN)
 }
 
-/// Reads an FCM error answer. The device is gone when FCM says `UNREGISTERED`, or answers
-/// 404 in its own error shape; a 404 that is not FCM's (a wrong `FCM_API_URL`) must not wipe
-/// every token.
+/// Reads an FCM error answer. The device is gone only when FCM says `UNREGISTERED`: a bare
+/// 404, even in FCM's error shape, is also what a wrong project id or `FCM_API_URL` gives,
+/// and must not wipe every token.
 fn classify_failure(status: u16, body: &str) -> SendOutcome {
     #[derive(Deserialize)]
     struct Answer {
@@ -351,7 +351,7 @@ fn classify_failure(status: u16, body: &str) -> SendOutcome {
         return SendOutcome::Failed(format!("HTTP {status}"));
     };
     let unregistered = error.details.iter().any(|detail| detail["errorCode"] == "UNREGISTERED");
-    if unregistered || status == 404 {
+    if unregistered {
         return SendOutcome::Unregistered;
     }
     match error.message {
@@ -488,12 +488,12 @@ mod tests {
     }
 
     #[test]
-    fn unregistered_and_fcm_404_forget_the_device_but_a_foreign_404_does_not() {
+    fn only_unregistered_forgets_the_device() {
         let unregistered = r#"{"error":{"code":404,"message":"Requested entity was not found.","status":"NOT_FOUND",
             "details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"UNREGISTERED"}]}}"#;
         assert_eq!(classify_failure(404, unregistered), SendOutcome::Unregistered);
         let bare = r#"{"error":{"code":404,"message":"Requested entity was not found.","status":"NOT_FOUND"}}"#;
-        assert_eq!(classify_failure(404, bare), SendOutcome::Unregistered);
+        assert_eq!(classify_failure(404, bare), SendOutcome::Failed("HTTP 404: Requested entity was not found.".to_owned()));
         assert_eq!(classify_failure(404, "<html>Not Found</html>"), SendOutcome::Failed("HTTP 404".to_owned()));
         let quota = r#"{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED"}}"#;
         assert_eq!(classify_failure(429, quota), SendOutcome::Failed("HTTP 429: Quota exceeded".to_owned()));

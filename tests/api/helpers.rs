@@ -205,6 +205,20 @@ impl TestApp {
         row.expect("a row").try_get_by_index(0).expect("a timestamp")
     }
 
+    /// Waits (up to two seconds) for `sql` to count `expected`, for effects that happen in the
+    /// background after the answer (notifications); returns the last count.
+    pub async fn eventually_count(&self, sql: &str, expected: i64) -> i64 {
+        let mut last = self.count(sql).await;
+        for _ in 0..100 {
+            if last == expected {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            last = self.count(sql).await;
+        }
+        last
+    }
+
     pub async fn count(&self, sql: &str) -> i64 {
         self.scalar(sql).await.and_then(|text| text.parse().ok()).expect("a count")
     }

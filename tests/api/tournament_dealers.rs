@@ -16,7 +16,24 @@ on_both_databases!(
     the_line_up_of_a_finished_or_cancelled_tournament_is_fixed,
     the_owner_assigns_and_the_staff_reads,
     assignment_fields_are_validated,
+    two_simultaneous_withdrawals_count_once,
 );
+
+async fn two_simultaneous_withdrawals_count_once(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let club = app.create_club("River Club", "+79990000591").await;
+    let dealer = app.make_dealer(&club, "+79990000592").await;
+    let id = app.create_tournament(&club, 20, Duration::days(1)).await;
+    let token = Some(club.owner.access_token.as_str());
+    app.post(&format!("/tournaments/{id}/dealers"), token, json!({"dealerUserId": dealer.user_id})).await.assert_ok();
+    let path = format!("/tournaments/{id}/dealers/{}", dealer.user_id);
+    let replies = futures::future::join_all((0..4).map(|_| app.delete(&path, token))).await;
+    let mut statuses: Vec<u16> = replies.iter().map(|r| r.status.as_u16()).collect();
+    statuses.sort_unstable();
+    assert_eq!(statuses, [204, 404, 404, 404], "{replies:?}");
+    let catalogue = app.get(&format!("/dealers/{}", dealer.user_id), None).await;
+    assert_eq!(catalogue.assert_ok()["gamesDealt"], 0);
+}
 
 async fn an_owner_assigns_a_dealer_who_then_sees_the_assignment(backend: Backend) {
     let Some(app) = spawn_app(backend).await else { return };
