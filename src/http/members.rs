@@ -4,9 +4,10 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
-use floor_entities::enums::MemberRole;
-use floor_entities::{organizer_members, users};
-use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, ModelTrait, QueryFilter, QueryOrder, Set};
+use floor_entities::enums::{MemberRole, TournamentStatus};
+use floor_entities::{organizer_members, tournament_dealers, tournaments, users};
+use sea_orm::sea_query::Query as SqlQuery;
+use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseTransaction, EntityTrait, ModelTrait, QueryFilter, QueryOrder, Set};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use utoipa::ToSchema;
@@ -19,7 +20,7 @@ use super::validate::Problems;
 use super::views::ItemList;
 use crate::accounts::find_or_create_account;
 use crate::app::AppState;
-use crate::clubs::{find_membership, insert_membership, lock_members, owner_count};
+use crate::clubs::{count_game_dealt, find_membership, insert_membership, lock_members, owner_count};
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
 use crate::{audit, db};
 
@@ -180,7 +181,8 @@ async fn add_member(
 
 /// Removes a member from the club. The last owner cannot be removed (`409 INVALID_STATUS`);
 /// owner removals are serialised per club, so two concurrent removals of the last two owners
-/// cannot both succeed.
+/// cannot both succeed. A dealer leaves the line-ups of the club's tournaments still to be
+/// played.
 #[utoipa::path(delete, path = "/organizers/{id}/members/{memberId}", tag = "clubs", security(("bearer" = [])),
     params(
         ("id" = Uuid, Path, description = "The club"),
@@ -211,10 +213,37 @@ async fn remove_member(
     if member.role == MemberRole::Owner && owner_count(&tx, organizer_id).await? <= 1 {
         return Err(AppError::new(ErrorCode::InvalidStatus, "the club's last owner cannot be removed"));
     }
-    let details = json!({"organizerId": organizer_id, "userId": member.user_id, "role": member.role});
+    let withdrawn = if member.role == MemberRole::Dealer { withdraw_from_open_tournaments(&tx, &member).await? } else { 0 };
+    let details = json!({"organizerId": organizer_id, "userId": member.user_id, "role": member.role, "withdrawnFrom": withdrawn});
     member.delete(&tx).await?;
     audit::record(&tx, Some(access.user.id()), "member.remove", ("organizer_member", member_id.to_string()), details)
         .await?;
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Takes a dealer leaving the club off the line-ups of the club's tournaments still to be
+/// played (their history in finished ones stays), and off their `gamesDealt`. Returns how many
+/// assignments were withdrawn. Runs under the club's staff lock, which an assignment also takes.
+async fn withdraw_from_open_tournaments(tx: &DatabaseTransaction, member: &organizer_members::Model) -> AppResult<u64> {
+    let open_tournaments = SqlQuery::select()
+        .column(tournaments::Column::Id)
+        .from(tournaments::Entity)
+        .and_where(tournaments::Column::OrganizerId.eq(member.organizer_id))
+        .and_where(tournaments::Column::Status.is_in([
+            TournamentStatus::Announced,
+            TournamentStatus::Registration,
+            TournamentStatus::Running,
+        ]))
+        .to_owned();
+    let withdrawn = tournament_dealers::Entity::delete_many()
+        .filter(tournament_dealers::Column::DealerUserId.eq(member.user_id))
+        .filter(tournament_dealers::Column::TournamentId.in_subquery(open_tournaments))
+        .exec(tx)
+        .await?
+        .rows_affected;
+    if withdrawn > 0 {
+        count_game_dealt(tx, member.user_id, -i32::try_from(withdrawn).unwrap_or(i32::MAX)).await?;
+    }
+    Ok(withdrawn)
 }

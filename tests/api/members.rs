@@ -15,7 +15,38 @@ on_both_databases!(
     the_last_owner_can_be_neither_removed_nor_demoted,
     a_member_of_another_club_is_not_found,
     the_last_two_owners_leaving_at_once_leave_one_owner,
+    a_dealer_leaving_the_club_leaves_the_line_ups_still_to_be_played,
 );
+
+async fn a_dealer_leaving_the_club_leaves_the_line_ups_still_to_be_played(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let club = app.create_club("River Club", "+79990000291").await;
+    let dealer = app.make_dealer(&club, "+79990000292").await;
+    let token = Some(club.owner.access_token.as_str());
+    let open = app.create_tournament(&club, 10, chrono::Duration::days(1)).await;
+    let played = app.create_tournament(&club, 10, chrono::Duration::days(2)).await;
+    for id in [open, played] {
+        app.post(&format!("/tournaments/{id}/dealers"), token, json!({"dealerUserId": dealer.user_id})).await.assert_ok();
+    }
+    app.exec(&format!("UPDATE tournaments SET status = 'finished' WHERE id = {}", app.uuid_literal(played))).await;
+    let members = app.get(&format!("/organizers/{}/members", club.id), token).await;
+    let membership = members.body["items"]
+        .as_array()
+        .and_then(|items| items.iter().find(|m| m["role"] == "dealer"))
+        .map(|m| id_of(&m["id"]))
+        .expect("the dealer's membership");
+    let removed = app.delete(&format!("/organizers/{}/members/{membership}", club.id), token).await;
+    assert_eq!(removed.status, 204, "{removed:?}");
+
+    let open_line_up = app.get(&format!("/tournaments/{open}/dealers"), token).await;
+    assert_eq!(open_line_up.assert_ok()["items"], json!([]));
+    let history = app.get(&format!("/tournaments/{played}/dealers"), token).await;
+    assert_eq!(history.assert_ok()["items"].as_array().map(Vec::len), Some(1), "a finished line-up is history");
+    let assignments = app.get("/me/dealer-assignments", Some(&dealer.access_token)).await;
+    assert_eq!(assignments.assert_ok()["items"].as_array().map(Vec::len), Some(1));
+    let games = app.count(&format!("SELECT CAST(games_dealt AS BIGINT) FROM dealer_profiles WHERE user_id = {}", app.uuid_literal(dealer.user_id))).await;
+    assert_eq!(games, 1);
+}
 
 async fn an_owner_adds_a_td_by_phone_and_the_account_is_created(backend: Backend) {
     let Some(app) = spawn_app(backend).await else { return };
