@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, Duration, Utc};
 use floor_actors::rules::strikes::is_banned;
 use floor_entities::enums::{RegistrationSource, RegistrationStatus, StrikeReason, TournamentStatus};
-use floor_entities::{guest_players, organizers, player_profiles, registrations, tournaments, users};
+use floor_entities::{guest_players, organizers, player_profiles, registrations, table_seats, tournaments, users};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder,
@@ -22,7 +22,7 @@ use crate::domain::Phone;
 use crate::follows::followers_of;
 use crate::error::{AppError, AppResult, ErrorCode, OnUniqueViolation};
 use crate::notifications::{Notice, NoticeKind, PushMessage};
-use crate::tournaments::{display_title, lock, seat_counts};
+use crate::tournaments::{display_title, lock, taken_seats};
 use crate::{db, strikes};
 
 /// Statuses that hold a place in the tournament (a seat or a place in the queue).
@@ -52,10 +52,6 @@ async fn begin_while_open(app: &AppState, tournament_id: Uuid) -> AppResult<(Dat
         return Err(closed());
     }
     Ok((tx, tournament, Utc::now()))
-}
-
-async fn taken_seats(tx: &DatabaseTransaction, tournament_id: Uuid) -> AppResult<i64> {
-    Ok(seat_counts(tx, &[tournament_id]).await?.get(&tournament_id).map_or(0, |counts| counts.taken))
 }
 
 /// Moves the first of the queue (by `createdAt`, then id) into free seats until none is left,
@@ -104,11 +100,11 @@ pub fn announce_promotions(app: &AppState, tournament_id: Uuid, promoted: Vec<re
     if recipients.is_empty() {
         return;
     }
-    let app = app.clone();
-    tokio::spawn(async move {
-        let result = async {
+    notify_in_background(app, "waitlist promotions", {
+        let app = app.clone();
+        async move {
             let title = display_title(&app.db, tournament_id).await?;
-            let notice = Notice {
+            Ok(Some(Notice {
                 kind: NoticeKind::WaitlistPromoted,
                 recipients,
                 payload: json!({"tournamentId": tournament_id, "title": title}),
@@ -117,12 +113,26 @@ pub fn announce_promotions(app: &AppState, tournament_id: Uuid, promoted: Vec<re
                     body: format!("Вы перешли из листа ожидания в основной список турнира «{title}»."),
                 }),
                 dedup_key: None,
-            };
-            app.notifier.notify(&app.db, notice).await
+            }))
         }
-        .await;
-        if let Err(err) = result {
-            tracing::warn!(error = %err, tournament = %tournament_id, "could not announce waitlist promotions");
+    });
+}
+
+/// Builds a notice and sends it through the notifier in the background, after the change it
+/// reports has committed: the answer never waits for a push, and a failure is only logged.
+fn notify_in_background<F>(app: &AppState, what: &'static str, notice: F)
+where
+    F: Future<Output = AppResult<Option<Notice>>> + Send + 'static,
+{
+    let app = app.clone();
+    tokio::spawn(async move {
+        let sent = match notice.await {
+            Ok(Some(notice)) => app.notifier.notify(&app.db, notice).await.map(|_| ()),
+            Ok(None) => Ok(()),
+            Err(err) => Err(err),
+        };
+        if let Err(err) = sent {
+            tracing::warn!(error = %err, what, "could not send a notification");
         }
     });
 }
@@ -205,17 +215,17 @@ fn new_registration(
 /// Tells the player's followers that they registered (`followee.registered`). Best effort:
 /// runs in the background after commit, and a failure is only logged.
 pub fn announce_to_followers(app: &AppState, tournament_id: Uuid, player: &users::Model) {
-    let app = app.clone();
     let player_id = player.id;
     let shown_name = player.nickname.clone().or_else(|| player.name.clone()).unwrap_or_else(|| "Игрок".to_owned());
-    tokio::spawn(async move {
-        let result = async {
+    notify_in_background(app, "followee registration", {
+        let app = app.clone();
+        async move {
             let recipients = followers_of(&app.db, player_id).await?;
             if recipients.is_empty() {
-                return Ok(());
+                return Ok(None);
             }
             let title = display_title(&app.db, tournament_id).await?;
-            let notice = Notice {
+            Ok(Some(Notice {
                 kind: NoticeKind::FolloweeRegistered,
                 recipients,
                 payload: json!({"tournamentId": tournament_id, "userId": player_id, "title": title}),
@@ -224,12 +234,7 @@ pub fn announce_to_followers(app: &AppState, tournament_id: Uuid, player: &users
                     body: format!("{shown_name} идёт на турнир «{title}»."),
                 }),
                 dedup_key: None,
-            };
-            app.notifier.notify(&app.db, notice).await.map(|_| ())
-        }
-        .await;
-        if let Err(err) = result {
-            tracing::warn!(error = %err, player = %player_id, "could not tell followers about a registration");
+            }))
         }
     });
 }
@@ -412,8 +417,8 @@ pub async fn waitlist_positions(conn: &impl ConnectionTrait, tournament_id: Uuid
     Ok(queue.into_iter().zip(1..).collect())
 }
 
-/// Marks every live registration of the tournament cancelled (no strikes), as a cancelled
-/// tournament requires.
+/// What a cancelled tournament requires: every live registration cancelled (no strikes) and
+/// every seat freed.
 pub async fn cancel_all(tx: &DatabaseTransaction, tournament_id: Uuid, now: DateTime<Utc>) -> AppResult<()> {
     registrations::Entity::update_many()
         .col_expr(registrations::Column::Status, Expr::value(RegistrationStatus::Cancelled))
@@ -421,6 +426,11 @@ pub async fn cancel_all(tx: &DatabaseTransaction, tournament_id: Uuid, now: Date
         .col_expr(registrations::Column::UpdatedAt, Expr::value(now))
         .filter(registrations::Column::TournamentId.eq(tournament_id))
         .filter(registrations::Column::Status.is_in(LIVE))
+        .exec(tx)
+        .await?;
+    table_seats::Entity::update_many()
+        .col_expr(table_seats::Column::Active, Expr::value(false))
+        .filter(table_seats::Column::TournamentId.eq(tournament_id))
         .exec(tx)
         .await?;
     Ok(())

@@ -31,6 +31,11 @@ pub struct SeatCounts {
     pub waitlist: i64,
 }
 
+/// Seats taken (`registered` + `checked_in`) in one tournament.
+pub async fn taken_seats(conn: &impl ConnectionTrait, tournament_id: Uuid) -> AppResult<i64> {
+    Ok(seat_counts(conn, &[tournament_id]).await?.get(&tournament_id).map_or(0, |counts| counts.taken))
+}
+
 /// The seat counts of each of `ids` (missing ones count zero).
 pub async fn seat_counts(conn: &impl ConnectionTrait, ids: &[Uuid]) -> AppResult<HashMap<Uuid, SeatCounts>> {
     let mut rows: Vec<(Uuid, RegistrationStatus, i64)> = Vec::new();

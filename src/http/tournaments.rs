@@ -8,10 +8,10 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use floor_entities::enums::{TournamentStatus, TournamentType};
-use floor_entities::{blind_templates, locations, organizers, registrations, table_seats, tournament_translations, tournaments};
-use sea_orm::sea_query::{Expr, Query as SqlQuery};
+use floor_entities::{blind_templates, locations, organizers, registrations, tournament_translations, tournaments};
+use sea_orm::sea_query::Query as SqlQuery;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
     QuerySelect, Set,
 };
 use serde::{Deserialize, Serialize};
@@ -29,7 +29,7 @@ use crate::app::AppState;
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
 use crate::registrations::fill_free_seats;
 use crate::seasons::ensure_season;
-use crate::tournaments::{SeatCounts, lock, seat_counts};
+use crate::tournaments::{SeatCounts, lock, seat_counts, taken_seats};
 use crate::db::find_where_in;
 use crate::{audit, db};
 
@@ -459,7 +459,7 @@ async fn update_tournament(
         return Err(AppError::new(ErrorCode::InvalidStatus, "a tournament can be edited only while registration is open"));
     }
     if let Some(capacity) = body.capacity {
-        let taken = seat_counts(&tx, &[tournament.id]).await?.get(&tournament.id).copied().unwrap_or_default().taken;
+        let taken = taken_seats(&tx, tournament.id).await?;
         if i64::from(capacity) < taken {
             problems.add("capacity", format!("must not be below the {taken} seats already taken"));
         }
@@ -531,7 +531,7 @@ async fn cancel_tournament(
     active.cancelled_at = Set(Some(now));
     active.updated_at = Set(now);
     let cancelled = active.update(&tx).await?;
-    clear_live_registrations(&tx, cancelled.id, now).await?;
+    crate::registrations::cancel_all(&tx, cancelled.id, now).await?;
     audit::record(
         &tx,
         Some(access.user.id()),
@@ -543,17 +543,6 @@ async fn cancel_tournament(
     let view = tournament_view(&tx, cancelled).await?;
     tx.commit().await?;
     Ok(Json(view))
-}
-
-/// Cancels every registration still in play and frees every seat, issuing no strike.
-async fn clear_live_registrations(tx: &DatabaseTransaction, tournament_id: Uuid, now: DateTime<Utc>) -> AppResult<()> {
-    crate::registrations::cancel_all(tx, tournament_id, now).await?;
-    table_seats::Entity::update_many()
-        .col_expr(table_seats::Column::Active, Expr::value(false))
-        .filter(table_seats::Column::TournamentId.eq(tournament_id))
-        .exec(tx)
-        .await?;
-    Ok(())
 }
 
 /// The agenda: upcoming and running tournaments by start time, at most 50.
