@@ -1,5 +1,6 @@
 //! Pure rules: plain functions over plain data, no I/O, unit tests beside them.
 
+pub mod balance;
 pub mod rating;
 pub mod seating;
 pub mod strikes;
