@@ -1,6 +1,7 @@
 //! Pure rules: plain functions over plain data, no I/O, unit tests beside them.
 
 pub mod balance;
+pub mod clock;
 pub mod places;
 pub mod rating;
 pub mod seating;
