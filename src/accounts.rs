@@ -1,14 +1,14 @@
 //! Accounts: finding a user by phone, creating one with its player profile (and claiming the
-//! guests seated under that phone), and the ban check every sign-in path shares.
+//! guests seated under that phone, with their results), and the ban check every sign-in path shares.
 
 use chrono::Utc;
 use floor_entities::enums::UserStatus;
 use floor_entities::{guest_players, player_profiles, rating_config, users};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, Set};
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QuerySelect, Set};
 use uuid::Uuid;
 
-use crate::db;
+use crate::{db, rating};
 use crate::domain::Phone;
 use crate::seed::DEFAULT_SKILL_INITIAL;
 use crate::error::{AppError, AppResult, ErrorCode};
@@ -76,11 +76,21 @@ pub async fn create_account(conn: &impl ConnectionTrait, phone: &Phone) -> AppRe
     }
     .insert(conn)
     .await?;
-    guest_players::Entity::update_many()
-        .col_expr(guest_players::Column::ClaimedByUserId, Expr::value(Some(user.id)))
+    let guests: Vec<Uuid> = guest_players::Entity::find()
+        .select_only()
+        .column(guest_players::Column::Id)
         .filter(guest_players::Column::Phone.eq(phone.as_str()))
         .filter(guest_players::Column::ClaimedByUserId.is_null())
-        .exec(conn)
+        .into_tuple()
+        .all(conn)
         .await?;
+    if !guests.is_empty() {
+        guest_players::Entity::update_many()
+            .col_expr(guest_players::Column::ClaimedByUserId, Expr::value(Some(user.id)))
+            .filter(guest_players::Column::Id.is_in(guests.iter().copied()))
+            .exec(conn)
+            .await?;
+        rating::claim_guest_results(conn, user.id, &guests).await?;
+    }
     Ok(user)
 }

@@ -12,6 +12,7 @@ use tokio::net::TcpListener;
 use crate::auth::delivery::DeliveryChain;
 use crate::auth::tokens::JwtKeys;
 use crate::config::Config;
+use crate::live::{self, LiveRegistry};
 use crate::notifications::Notifier;
 use crate::{db, http, seed};
 
@@ -19,13 +20,15 @@ use crate::{db, http, seed};
 pub struct App {
     pub config: Config,
     pub db: DatabaseConnection,
-    pub jwt: JwtKeys,
+    pub jwt: Arc<JwtKeys>,
     /// The chain of one-time-code delivery channels.
     pub otp_chain: DeliveryChain,
     /// Present when `REDIS_URL` is set.
     pub redis: Option<redis::Client>,
     /// The one entry point for notifications: journal, then push.
     pub notifier: Notifier,
+    /// Finds or starts the actor of a live tournament.
+    pub live: LiveRegistry,
 }
 
 /// The handle handlers receive; cheap to clone.
@@ -73,15 +76,10 @@ impl Application {
             .context("REDIS_URL is not a valid Redis URL")?;
         let notifier = Notifier::from_settings(config.fcm.as_ref())?;
         tracing::info!(enabled = notifier.pushes_enabled(), "push notifications through FCM");
-        let state = AppState(Arc::new(App {
-            jwt: JwtKeys::new(&config.jwt_secret),
-            config,
-            db,
-            otp_chain,
-            redis,
-            notifier,
-        }));
-        let router = http::router(state.clone());
+        let jwt = Arc::new(JwtKeys::new(&config.jwt_secret));
+        let (live, sockets) = live::start(db.clone(), notifier.clone(), jwt.clone()).await.context("starting the live engine")?;
+        let state = AppState(Arc::new(App { jwt, config, db, otp_chain, redis, notifier, live }));
+        let router = http::router(state.clone()).layer(sockets);
         let address = SocketAddr::from(([0, 0, 0, 0], state.config.port));
         let listener = TcpListener::bind(address).await.with_context(|| format!("binding {address}"))?;
         Ok(Self { listener, router, state })
@@ -102,6 +100,8 @@ impl Application {
         axum::serve(self.listener, self.router.into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(shutdown)
             .await
-            .context("serving HTTP")
+            .context("serving HTTP")?;
+        self.state.live.shutdown();
+        Ok(())
     }
 }

@@ -9,6 +9,7 @@ mod dealers;
 mod devices;
 pub mod extract;
 mod health;
+mod live;
 mod locations;
 mod me;
 mod members;
@@ -21,6 +22,7 @@ mod tournament_dealers;
 mod tournaments;
 mod players;
 mod reference;
+mod results;
 mod validate;
 pub mod views;
 
@@ -80,6 +82,8 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(tournaments::router())
         .merge(tournament_dealers::router())
         .merge(registrations::router())
+        .merge(live::router())
+        .merge(results::router())
         .merge(strikes::router())
         .merge(search::router())
         .merge(players::router())

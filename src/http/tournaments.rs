@@ -501,6 +501,8 @@ async fn update_tournament(
     let view = tournament_view(&tx, updated.clone()).await?;
     tx.commit().await?;
     crate::registrations::announce_promotions(&app, updated.id, promoted);
+    // The pre-start LiveState shows the structure, which an edit may have changed.
+    app.live.reload(view.id);
     Ok(Json(view))
 }
 
@@ -526,10 +528,13 @@ async fn cancel_tournament(
     }
     let now = Utc::now();
     let before = tournament.status;
+    let live_version = tournament.live_version;
     let mut active: tournaments::ActiveModel = tournament.into();
     active.status = Set(TournamentStatus::Cancelled);
     active.cancelled_at = Set(Some(now));
     active.updated_at = Set(now);
+    // A change of the live picture: the actor's next guarded write finds it stale.
+    active.live_version = Set(live_version + 1);
     let cancelled = active.update(&tx).await?;
     crate::registrations::cancel_all(&tx, cancelled.id, now).await?;
     audit::record(
@@ -542,6 +547,7 @@ async fn cancel_tournament(
     .await?;
     let view = tournament_view(&tx, cancelled).await?;
     tx.commit().await?;
+    app.live.reload(view.id);
     Ok(Json(view))
 }
 

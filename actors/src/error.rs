@@ -1,0 +1,51 @@
+//! What a live command can fail with: the contract's live codes, a bad field, or an
+//! unexpected failure of the store. The HTTP layer maps each to its `AppError`.
+
+/// The refusals a live command can answer with; each is one code of the contract.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    NotFound,
+    InvalidStatus,
+    NotEnoughPlayers,
+    TournamentAlreadyStarted,
+    TournamentNotRunning,
+    AlreadyEliminated,
+    NothingToUndo,
+    SeatTaken,
+    InvalidLevel,
+    ResultsAlreadyConfirmed,
+}
+
+/// The error of every live command.
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    /// A rule refused the command; `message` is for developers.
+    #[error("{refusal:?}: {message}")]
+    Refused { refusal: Refusal, message: String },
+    /// One input field is wrong (`VALIDATION_ERROR`).
+    #[error("{field}: {problem}")]
+    Invalid { field: String, problem: String },
+    /// The store failed, or the actor is gone: a 500 whose cause is logged, not sent.
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+impl LiveError {
+    pub fn refused(refusal: Refusal, message: impl Into<String>) -> Self {
+        Self::Refused { refusal, message: message.into() }
+    }
+
+    pub fn invalid(field: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self::Invalid { field: field.into(), problem: problem.into() }
+    }
+
+    pub fn not_found(what: &str) -> Self {
+        Self::refused(Refusal::NotFound, format!("{what} not found"))
+    }
+
+    pub fn not_running() -> Self {
+        Self::refused(Refusal::TournamentNotRunning, "the tournament is not running")
+    }
+}
+
+pub type LiveResult<T> = Result<T, LiveError>;

@@ -1,0 +1,245 @@
+//! `TournamentActor`: the one owner of a live tournament. It takes the tournament's
+//! commands one at a time, checks each against the game, has the store persist the change,
+//! applies it, publishes the new LiveState and broadcasts it, then answers. Its own timer
+//! moves the clock on when a segment runs out.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, DurationRound, TimeDelta, Utc};
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use uuid::Uuid;
+
+use crate::error::{LiveError, LiveResult};
+use crate::live::game::{Change, Game, Seat};
+use crate::live::state::{LiveState, Snapshot};
+use crate::live::store::{Broadcaster, LiveStore, Persisted};
+use crate::rules::balance::BalanceHint;
+use crate::rules::clock::Direction;
+
+/// Where the actor reads the time; tests hand in tokio's paused clock.
+pub type TimeSource = fn() -> DateTime<Utc>;
+
+/// The live commands of the contract, sent by `owner` or `td`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    Start,
+    Pause,
+    Resume,
+    Level(Direction),
+    Eliminate(Uuid),
+    Undo,
+    Reorder(Vec<Uuid>),
+    Reseat(Uuid, Seat),
+    ConfirmResults,
+}
+
+/// A recorded elimination, as the elimination response shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Elimination {
+    pub registration_id: Uuid,
+    pub place: i32,
+    pub eliminated_at: DateTime<Utc>,
+}
+
+/// What a command answers: the state after it, and for an elimination the elimination and
+/// the balance hint.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub state: Snapshot,
+    pub elimination: Option<(Elimination, Option<BalanceHint<Uuid>>)>,
+}
+
+pub enum TournamentMsg {
+    /// A command of a member of the club (`by`).
+    Command { command: Command, by: Uuid, reply: RpcReplyPort<LiveResult<Outcome>> },
+    /// The tournament changed outside the actor (a cancel): reload, publish and broadcast.
+    Reload,
+    /// The current segment may have run out.
+    SegmentTimer,
+}
+
+/// The actor of one tournament; its ports are shared by every tournament actor.
+pub struct TournamentActor<S, B> {
+    pub store: Arc<S>,
+    pub broadcaster: Arc<B>,
+    pub now: TimeSource,
+}
+
+/// What the actor owns while it lives.
+pub struct TournamentState {
+    /// The game as last persisted: the source of every rule check.
+    game: Game,
+    /// The latest LiveState, read by the registry without asking the actor.
+    published: watch::Sender<Snapshot>,
+    /// The pending end-of-segment wake-up, replaced at every change.
+    timer: Option<JoinHandle<()>>,
+}
+
+/// Times are kept to the millisecond, as the database and JSON keep them, so a rebuilt
+/// actor shows exactly what the old one did.
+pub fn to_millis(time: DateTime<Utc>) -> DateTime<Utc> {
+    time.duration_trunc(TimeDelta::milliseconds(1)).unwrap_or(time)
+}
+
+impl<S: LiveStore, B: Broadcaster> TournamentActor<S, B> {
+    fn now(&self) -> DateTime<Utc> {
+        to_millis((self.now)())
+    }
+
+    async fn run(
+        &self,
+        myself: &ActorRef<TournamentMsg>,
+        state: &mut TournamentState,
+        command: Command,
+        by: Uuid,
+    ) -> LiveResult<Outcome> {
+        let tournament_id = state.game.tournament_id;
+        let mut elimination = None;
+        match command {
+            Command::Start => {
+                self.store.start(tournament_id, by, self.now()).await?;
+                self.reload(myself, state).await?;
+            }
+            Command::ConfirmResults => {
+                self.store.confirm(tournament_id, by, self.now()).await?;
+                self.reload(myself, state).await?;
+            }
+            command => {
+                // A stale game (changed outside the actor) is reloaded and checked once more.
+                for _ in 0..2 {
+                    let Some(change) = self.decide(&state.game, &command)? else { break };
+                    match self.store.persist(&state.game, &change, Some(by)).await? {
+                        Persisted::Written => {
+                            state.game.apply(&change);
+                            self.publish(myself, state).await;
+                            if let Change::Eliminate { registration_id, eliminated_at, place } = change {
+                                let hint = state.game.balance();
+                                elimination = Some((Elimination { registration_id, place, eliminated_at }, hint));
+                            }
+                            break;
+                        }
+                        Persisted::Stale => self.reload(myself, state).await?,
+                    }
+                }
+            }
+        }
+        Ok(Outcome { state: state.published.borrow().clone(), elimination })
+    }
+
+    /// The change a command makes, or `None` when it changes nothing (a pause while paused).
+    fn decide(&self, game: &Game, command: &Command) -> LiveResult<Option<Change>> {
+        let now = self.now();
+        match command {
+            Command::Pause => game.pause(now),
+            Command::Resume => game.resume(now),
+            Command::Level(direction) => game.step_level(*direction, now).map(Some),
+            Command::Eliminate(registration_id) => game.eliminate(*registration_id, now).map(Some),
+            Command::Undo => game.undo().map(Some),
+            Command::Reorder(ids) => game.reorder(ids).map(Some),
+            Command::Reseat(registration_id, seat) => game.reseat(*registration_id, *seat),
+            Command::Start | Command::ConfirmResults => Ok(None),
+        }
+    }
+
+    /// Moves the clock past every segment that ran out.
+    async fn on_segment_timer(&self, myself: &ActorRef<TournamentMsg>, state: &mut TournamentState) -> LiveResult<()> {
+        for _ in 0..2 {
+            let Some(change) = state.game.elapsed_segments(self.now()) else { break };
+            match self.store.persist(&state.game, &change, None).await? {
+                Persisted::Written => {
+                    state.game.apply(&change);
+                    self.publish(myself, state).await;
+                    return Ok(());
+                }
+                Persisted::Stale => self.reload(myself, state).await?,
+            }
+        }
+        self.schedule(myself, state);
+        Ok(())
+    }
+
+    async fn reload(&self, myself: &ActorRef<TournamentMsg>, state: &mut TournamentState) -> LiveResult<()> {
+        let tournament_id = state.game.tournament_id;
+        let game = self.store.load(tournament_id).await?.ok_or_else(|| LiveError::not_found("tournament"))?;
+        if game != state.game {
+            state.game = game;
+            self.publish(myself, state).await;
+        }
+        Ok(())
+    }
+
+    async fn publish(&self, myself: &ActorRef<TournamentMsg>, state: &mut TournamentState) {
+        let snapshot = Arc::new(LiveState::of(&state.game, self.now()));
+        state.published.send_replace(snapshot.clone());
+        self.broadcaster.broadcast(snapshot).await;
+        self.schedule(myself, state);
+    }
+
+    /// Sets the wake-up for the end of the running segment (none while paused or on the
+    /// last segment).
+    fn schedule(&self, myself: &ActorRef<TournamentMsg>, state: &mut TournamentState) {
+        if let Some(timer) = state.timer.take() {
+            timer.abort();
+        }
+        if let Some(ends_at) = state.game.next_segment_end() {
+            let delay = (ends_at - self.now()).to_std().unwrap_or_default();
+            let myself = myself.clone();
+            state.timer = Some(tokio::spawn(async move {
+                tokio::time::sleep(delay).await;
+                let _ = myself.cast(TournamentMsg::SegmentTimer);
+            }));
+        }
+    }
+}
+
+impl<S: LiveStore, B: Broadcaster> Actor for TournamentActor<S, B> {
+    type Msg = TournamentMsg;
+    type State = TournamentState;
+    /// The game as loaded, and the channel the registry reads the LiveState from.
+    type Arguments = (Game, watch::Sender<Snapshot>);
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        (game, published): Self::Arguments,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok(TournamentState { game, published, timer: None })
+    }
+
+    /// A rebuilt actor first catches the clock up with the segments that ran out while it
+    /// was gone.
+    async fn post_start(&self, myself: ActorRef<Self::Msg>, state: &mut Self::State) -> Result<(), ActorProcessingErr> {
+        self.on_segment_timer(&myself, state).await?;
+        Ok(())
+    }
+
+    async fn post_stop(&self, _myself: ActorRef<Self::Msg>, state: &mut Self::State) -> Result<(), ActorProcessingErr> {
+        if let Some(timer) = state.timer.take() {
+            timer.abort();
+        }
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        message: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            TournamentMsg::Command { command, by, reply } => {
+                let outcome = self.run(&myself, state, command, by).await;
+                if let Err(LiveError::Internal(cause)) = &outcome {
+                    tracing::error!(tournament_id = %state.game.tournament_id, error = ?cause, "a live command failed");
+                }
+                // The caller may have gone away; the change stands either way.
+                let _ = reply.send(outcome);
+            }
+            TournamentMsg::Reload => self.reload(&myself, state).await?,
+            TournamentMsg::SegmentTimer => self.on_segment_timer(&myself, state).await?,
+        }
+        Ok(())
+    }
+}

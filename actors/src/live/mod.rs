@@ -1,0 +1,14 @@
+//! The live engine: one supervised actor per live tournament, the game it owns, the
+//! LiveState it publishes, and the ports it persists and broadcasts through.
+
+pub mod actor;
+pub mod game;
+pub mod registry;
+pub mod state;
+pub mod store;
+
+pub use actor::{Command, Elimination, Outcome, TournamentActor, TournamentMsg};
+pub use game::{Change, ClockAction, Game, Player, Seat};
+pub use registry::Registry;
+pub use state::{LiveState, Snapshot};
+pub use store::{Broadcaster, LiveStore, Persisted};

@@ -1,0 +1,257 @@
+//! The registry: the one place that finds or starts a tournament's actor, under one
+//! supervisor that restarts a failed actor from the database. It also keeps each actor's
+//! latest LiveState, so reads never wait for the actor nor touch the database, and it lets
+//! go of actors whose tournament ended or that sat idle.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+use floor_entities::enums::TournamentStatus;
+use tokio::sync::watch;
+use tokio::time::Instant;
+use uuid::Uuid;
+
+use crate::error::{LiveError, LiveResult};
+use crate::live::actor::{Command, Outcome, TimeSource, TournamentActor, TournamentMsg, to_millis};
+use crate::live::state::{LiveState, Snapshot};
+use crate::live::store::{Broadcaster, LiveStore};
+
+/// An actor not used for this long is let go, unless its clock runs.
+pub const IDLE_AFTER: Duration = Duration::from_secs(10 * 60);
+/// How often the supervisor looks for actors to let go.
+const REAP_EVERY: Duration = Duration::from_secs(60);
+
+/// A running actor and its latest LiveState.
+#[derive(Clone)]
+struct Entry {
+    actor: ActorRef<TournamentMsg>,
+    snapshot: watch::Receiver<Snapshot>,
+    last_used: Instant,
+}
+
+type Entries = Arc<Mutex<HashMap<Uuid, Entry>>>;
+
+fn entries(map: &Entries) -> MutexGuard<'_, HashMap<Uuid, Entry>> {
+    // A panic while holding the lock leaves a map that is still consistent (single inserts
+    // and removals), so a poisoned lock is taken over.
+    map.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Finds or starts the actor of a tournament; cheap to clone.
+pub struct Registry<S, B> {
+    entries: Entries,
+    supervisor: ActorRef<SupervisorMsg>,
+    _ports: std::marker::PhantomData<(S, B)>,
+}
+
+impl<S, B> Clone for Registry<S, B> {
+    fn clone(&self) -> Self {
+        Self { entries: self.entries.clone(), supervisor: self.supervisor.clone(), _ports: std::marker::PhantomData }
+    }
+}
+
+impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
+    /// Starts the supervisor.
+    pub async fn start(store: Arc<S>, broadcaster: Arc<B>, now: TimeSource) -> anyhow::Result<Self> {
+        let entries: Entries = Arc::default();
+        let supervisor = LiveSupervisor { store, broadcaster, now, entries: entries.clone() };
+        let (supervisor, _) = Actor::spawn(None, supervisor, ())
+            .await
+            .map_err(|err| anyhow::anyhow!("starting the live supervisor: {err}"))?;
+        Ok(Self { entries, supervisor, _ports: std::marker::PhantomData })
+    }
+
+    /// The latest LiveState of a tournament, from its actor (started if needed).
+    pub async fn snapshot(&self, tournament_id: Uuid) -> LiveResult<Snapshot> {
+        let entry = self.entry(tournament_id).await?;
+        let snapshot = entry.snapshot.borrow().clone();
+        Ok(snapshot)
+    }
+
+    /// Runs a live command through the tournament's actor and waits for its answer.
+    pub async fn command(&self, tournament_id: Uuid, command: Command, by: Uuid) -> LiveResult<Outcome> {
+        // A second try covers an actor that died between the lookup and the call: its
+        // supervisor has rebuilt it by then, or the lookup starts a new one.
+        let mut last_failure = None;
+        for _ in 0..2 {
+            let entry = self.entry(tournament_id).await?;
+            let command = command.clone();
+            match entry.actor.call(|reply| TournamentMsg::Command { command, by, reply }, None).await {
+                Ok(ractor::rpc::CallResult::Success(outcome)) => return outcome,
+                Ok(_) => last_failure = Some("no answer".to_owned()),
+                Err(err) => last_failure = Some(err.to_string()),
+            }
+            self.forget(tournament_id, &entry.actor);
+        }
+        Err(LiveError::Internal(anyhow::anyhow!("the tournament actor did not answer: {last_failure:?}")))
+    }
+
+    /// Tells a tournament's actor, if it has one, that the tournament changed outside it.
+    pub fn reload(&self, tournament_id: Uuid) {
+        if let Some(entry) = entries(&self.entries).get(&tournament_id) {
+            let _ = entry.actor.cast(TournamentMsg::Reload);
+        }
+    }
+
+    /// Starts actors for these tournaments (the running ones, at boot), so their clocks move.
+    pub async fn resume(&self, tournament_ids: &[Uuid]) {
+        for id in tournament_ids {
+            if let Err(err) = self.entry(*id).await {
+                tracing::error!(tournament_id = %id, error = %err, "could not resume a live tournament");
+            }
+        }
+    }
+
+    /// The actor of a tournament if one is running (for operators and tests).
+    pub fn actor_of(&self, tournament_id: Uuid) -> Option<ActorRef<TournamentMsg>> {
+        entries(&self.entries).get(&tournament_id).map(|entry| entry.actor.clone())
+    }
+
+    /// Stops the supervisor and with it every actor.
+    pub fn shutdown(&self) {
+        entries(&self.entries).clear();
+        self.supervisor.stop(None);
+    }
+
+    async fn entry(&self, tournament_id: Uuid) -> LiveResult<Entry> {
+        if let Some(entry) = entries(&self.entries).get_mut(&tournament_id) {
+            entry.last_used = Instant::now();
+            return Ok(entry.clone());
+        }
+        match self.supervisor.call(|reply| SupervisorMsg::Spawn { tournament_id, reply }, None).await {
+            Ok(ractor::rpc::CallResult::Success(entry)) => entry,
+            Ok(_) => Err(LiveError::Internal(anyhow::anyhow!("the live supervisor did not answer"))),
+            Err(err) => Err(LiveError::Internal(anyhow::anyhow!("the live supervisor is gone: {err}"))),
+        }
+    }
+
+    fn forget(&self, tournament_id: Uuid, actor: &ActorRef<TournamentMsg>) {
+        let mut map = entries(&self.entries);
+        if map.get(&tournament_id).is_some_and(|entry| entry.actor.get_id() == actor.get_id()) {
+            map.remove(&tournament_id);
+        }
+    }
+}
+
+enum SupervisorMsg {
+    /// Returns the tournament's actor, starting it from the database when there is none.
+    Spawn { tournament_id: Uuid, reply: RpcReplyPort<LiveResult<Entry>> },
+    /// Lets go of the actors of ended tournaments and of idle ones.
+    Reap,
+}
+
+struct LiveSupervisor<S, B> {
+    store: Arc<S>,
+    broadcaster: Arc<B>,
+    now: TimeSource,
+    entries: Entries,
+}
+
+/// Which tournament each child actor runs.
+struct SupervisorState {
+    children: HashMap<ActorId, Uuid>,
+}
+
+impl<S: LiveStore, B: Broadcaster> LiveSupervisor<S, B> {
+    async fn spawn(
+        &self,
+        myself: &ActorRef<SupervisorMsg>,
+        state: &mut SupervisorState,
+        tournament_id: Uuid,
+    ) -> LiveResult<Entry> {
+        if let Some(entry) = entries(&self.entries).get(&tournament_id) {
+            return Ok(entry.clone());
+        }
+        let game = self.store.load(tournament_id).await?.ok_or_else(|| LiveError::not_found("tournament"))?;
+        let (published, snapshot) = watch::channel(Arc::new(LiveState::of(&game, to_millis((self.now)()))));
+        let actor = TournamentActor { store: self.store.clone(), broadcaster: self.broadcaster.clone(), now: self.now };
+        let (actor, _) = Actor::spawn_linked(None, actor, (game, published), myself.get_cell())
+            .await
+            .map_err(|err| LiveError::Internal(anyhow::anyhow!("starting a tournament actor: {err}")))?;
+        state.children.insert(actor.get_id(), tournament_id);
+        let entry = Entry { actor, snapshot, last_used: Instant::now() };
+        entries(&self.entries).insert(tournament_id, entry.clone());
+        Ok(entry)
+    }
+
+    /// Ended tournaments need no actor; idle ones get one again on their next read. A
+    /// running clock keeps its actor, which moves it on.
+    fn reap(&self) {
+        let mut map = entries(&self.entries);
+        let now = Instant::now();
+        map.retain(|_, entry| {
+            let status = entry.snapshot.borrow().status;
+            let keep = match status {
+                TournamentStatus::Finished | TournamentStatus::Cancelled => false,
+                TournamentStatus::Running => true,
+                TournamentStatus::Registration | TournamentStatus::Announced => {
+                    now.duration_since(entry.last_used) < IDLE_AFTER
+                }
+            };
+            if !keep {
+                entry.actor.stop(Some("no longer needed".into()));
+            }
+            keep
+        });
+    }
+}
+
+impl<S: LiveStore, B: Broadcaster> Actor for LiveSupervisor<S, B> {
+    type Msg = SupervisorMsg;
+    type State = SupervisorState;
+    type Arguments = ();
+
+    async fn pre_start(&self, myself: ActorRef<Self::Msg>, _: ()) -> Result<Self::State, ActorProcessingErr> {
+        myself.send_interval(REAP_EVERY, || SupervisorMsg::Reap);
+        Ok(SupervisorState { children: HashMap::new() })
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        message: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            SupervisorMsg::Spawn { tournament_id, reply } => {
+                let _ = reply.send(self.spawn(&myself, state, tournament_id).await);
+            }
+            SupervisorMsg::Reap => self.reap(),
+        }
+        Ok(())
+    }
+
+    /// A child that ends while still registered ended by accident (a failure or a kill):
+    /// it is rebuilt from the database at once. One let go on purpose is no longer
+    /// registered and stays down.
+    async fn handle_supervisor_evt(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        event: SupervisionEvent,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        let (cell, failure) = match event {
+            SupervisionEvent::ActorFailed(cell, err) => (cell, Some(err.to_string())),
+            SupervisionEvent::ActorTerminated(cell, _, reason) => (cell, reason),
+            _ => return Ok(()),
+        };
+        let Some(tournament_id) = state.children.remove(&cell.get_id()) else { return Ok(()) };
+        let was_registered = {
+            let mut map = entries(&self.entries);
+            let registered = map.get(&tournament_id).is_some_and(|entry| entry.actor.get_id() == cell.get_id());
+            if registered {
+                map.remove(&tournament_id);
+            }
+            registered
+        };
+        if was_registered {
+            tracing::warn!(%tournament_id, ?failure, "a tournament actor stopped unexpectedly; rebuilding it");
+            if let Err(err) = self.spawn(&myself, state, tournament_id).await {
+                tracing::error!(%tournament_id, error = %err, "could not rebuild a tournament actor");
+            }
+        }
+        Ok(())
+    }
+}

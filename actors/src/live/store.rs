@@ -1,0 +1,52 @@
+//! The two ports of a tournament actor: where the game is persisted (the database, through
+//! sea-orm, in the server) and where a new LiveState goes out (the Socket.IO room). Keeping
+//! them behind traits keeps the actor free of I/O detail and lets several nodes share the
+//! same database and adapter later.
+
+use std::future::Future;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::error::LiveResult;
+use crate::live::game::{Change, Game};
+use crate::live::state::Snapshot;
+
+/// What a guarded write found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Persisted {
+    /// Written; the stored version is now `game.version + 1`.
+    Written,
+    /// The stored tournament moved on without this actor (a cancel, another node): nothing
+    /// was written and the actor must reload before it decides again.
+    Stale,
+}
+
+/// The database side of a tournament actor. Every method is one transaction.
+pub trait LiveStore: Send + Sync + 'static {
+    /// The game as stored, `None` when the tournament does not exist.
+    fn load(&self, tournament_id: Uuid) -> impl Future<Output = LiveResult<Option<Game>>> + Send;
+
+    /// Writes `change`, with its audit record, only if the stored version is still
+    /// `game.version` and the tournament still runs.
+    fn persist(
+        &self,
+        game: &Game,
+        change: &Change,
+        by: Option<Uuid>,
+    ) -> impl Future<Output = LiveResult<Persisted>> + Send;
+
+    /// Starts the tournament: seating, no-shows with strikes, chips and the clock, and the
+    /// guarded move to `running`.
+    fn start(&self, tournament_id: Uuid, by: Uuid, now: DateTime<Utc>) -> impl Future<Output = LiveResult<()>> + Send;
+
+    /// Confirms the results behind the atomic gate and awards the rating.
+    fn confirm(&self, tournament_id: Uuid, by: Uuid, now: DateTime<Utc>)
+    -> impl Future<Output = LiveResult<()>> + Send;
+}
+
+/// Fans a new LiveState out to the tournament's watchers. Awaited by the actor, so the
+/// watchers of one tournament see the versions in order.
+pub trait Broadcaster: Send + Sync + 'static {
+    fn broadcast(&self, state: Snapshot) -> impl Future<Output = ()> + Send;
+}

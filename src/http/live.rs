@@ -1,0 +1,312 @@
+//! The live game day over HTTP: the public LiveState, and the club's commands (start, clock,
+//! eliminations, undo, reorder, reseat, confirmation), each run by the tournament's actor.
+
+use axum::extract::State;
+use axum::http::header::{CACHE_CONTROL, ETAG, IF_NONE_MATCH};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
+use floor_actors::live::{Command, LiveState, Seat};
+use floor_actors::rules::clock::Direction;
+use floor_entities::tournaments;
+use sea_orm::EntityTrait;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+use super::extract::{AuthUser, Json, Path, TournamentAccess, authorize_in_club, club};
+use super::views::ItemList;
+use crate::app::AppState;
+use crate::error::{AppError, AppResult, ErrorBody};
+use crate::live::results::{ResultView, tournament_results};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(get_live_state))
+        .routes(routes!(start_tournament))
+        .routes(routes!(pause_clock))
+        .routes(routes!(resume_clock))
+        .routes(routes!(change_level))
+        .routes(routes!(eliminate_player))
+        .routes(routes!(undo_elimination))
+        .routes(routes!(reorder_eliminations))
+        .routes(routes!(reseat_player))
+        .routes(routes!(confirm_results))
+}
+
+/// The LiveState as of now: `serverTime` is the moment of the answer.
+fn current(state: &LiveState) -> LiveState {
+    LiveState { server_time: Utc::now(), ..state.clone() }
+}
+
+/// The weak validator of a LiveState: its version names every change.
+fn etag(state: &LiveState) -> String {
+    format!("W/\"{}-{}\"", state.tournament_id, state.version)
+}
+
+/// The live picture of a tournament, for anyone: clock, tables, eliminations. Read from
+/// the tournament's actor, never from the database; `If-None-Match` with the last `ETag`
+/// gives `304` while nothing changed.
+#[utoipa::path(get, path = "/tournaments/{id}/live", tag = "live",
+    params(("id" = Uuid, Path)),
+    responses(
+        (status = 200, body = LiveState, headers(("ETag" = String))),
+        (status = 304, description = "nothing changed since the `If-None-Match` tag"),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody),
+    ))]
+async fn get_live_state(State(app): State<AppState>, Path(id): Path<Uuid>, headers: HeaderMap) -> AppResult<Response> {
+    let snapshot = app.live.snapshot(id).await?;
+    let tag = etag(&snapshot);
+    let tag_header = HeaderValue::from_str(&tag).map_err(|err| AppError::Internal(err.into()))?;
+    let cache = [(CACHE_CONTROL, HeaderValue::from_static("no-cache")), (ETAG, tag_header)];
+    let unchanged = headers
+        .get(IF_NONE_MATCH)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|sent| sent.split(',').any(|candidate| candidate.trim() == tag));
+    if unchanged {
+        return Ok((StatusCode::NOT_MODIFIED, cache).into_response());
+    }
+    Ok((cache, Json(current(&snapshot))).into_response())
+}
+
+/// Runs one command through the tournament's actor and answers its LiveState.
+async fn run(app: &AppState, tournament_id: Uuid, user: &AuthUser, command: Command) -> AppResult<Json<LiveState>> {
+    let outcome = app.live.command(tournament_id, command, user.id()).await?;
+    Ok(Json(current(&outcome.state)))
+}
+
+/// Starts the tournament in one operation: the checked-in players are shuffled and seated
+/// (9 a table), the players still `registered` become no-shows with a strike, the waitlist
+/// closes, chips in play are counted and the clock starts at the first segment.
+#[utoipa::path(post, path = "/tournaments/{id}/start", tag = "live", security(("bearer" = [])),
+    params(("id" = Uuid, Path)),
+    responses(
+        (status = 200, body = LiveState),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN: not an owner or td of the club", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "NOT_ENOUGH_PLAYERS (fewer than 2 checked in), TOURNAMENT_ALREADY_STARTED, INVALID_STATUS (cancelled)", body = ErrorBody),
+    ))]
+async fn start_tournament(State(app): State<AppState>, access: TournamentAccess<club::Staff>) -> AppResult<Json<LiveState>> {
+    run(&app, access.tournament.id, &access.user, Command::Start).await
+}
+
+/// Pauses the clock; pausing a paused clock changes nothing (same version).
+#[utoipa::path(post, path = "/tournaments/{id}/pause", tag = "live", security(("bearer" = [])),
+    params(("id" = Uuid, Path)),
+    responses(
+        (status = 200, body = LiveState),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "TOURNAMENT_NOT_RUNNING", body = ErrorBody),
+    ))]
+async fn pause_clock(State(app): State<AppState>, access: TournamentAccess<club::Staff>) -> AppResult<Json<LiveState>> {
+    run(&app, access.tournament.id, &access.user, Command::Pause).await
+}
+
+/// Resumes the clock (paused time does not count); resuming a running clock changes nothing.
+#[utoipa::path(post, path = "/tournaments/{id}/resume", tag = "live", security(("bearer" = [])),
+    params(("id" = Uuid, Path)),
+    responses(
+        (status = 200, body = LiveState),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "TOURNAMENT_NOT_RUNNING", body = ErrorBody),
+    ))]
+async fn resume_clock(State(app): State<AppState>, access: TournamentAccess<club::Staff>) -> AppResult<Json<LiveState>> {
+    run(&app, access.tournament.id, &access.user, Command::Resume).await
+}
+
+#[derive(Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+enum LevelDirection {
+    Next,
+    Prev,
+}
+
+#[derive(Deserialize, ToSchema)]
+struct LevelChange {
+    direction: LevelDirection,
+}
+
+/// Moves the clock exactly one segment. While paused it stays paused and the new segment
+/// starts at the moment of the pause.
+#[utoipa::path(post, path = "/tournaments/{id}/level", tag = "live", security(("bearer" = [])),
+    params(("id" = Uuid, Path)),
+    request_body = LevelChange,
+    responses(
+        (status = 200, body = LiveState),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "INVALID_LEVEL (no segment that way), TOURNAMENT_NOT_RUNNING", body = ErrorBody),
+    ))]
+async fn change_level(
+    State(app): State<AppState>,
+    access: TournamentAccess<club::Staff>,
+    Json(body): Json<LevelChange>,
+) -> AppResult<Json<LiveState>> {
+    let direction = match body.direction {
+        LevelDirection::Next => Direction::Next,
+        LevelDirection::Prev => Direction::Prev,
+    };
+    run(&app, access.tournament.id, &access.user, Command::Level(direction)).await
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct EliminationRequest {
+    tournament_id: Uuid,
+    registration_id: Uuid,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct EliminationRecord {
+    registration_id: Uuid,
+    /// Players still in before this elimination.
+    place: i32,
+    eliminated_at: DateTime<Utc>,
+}
+
+/// An elimination with the hint for balancing the tables.
+#[derive(Serialize, ToSchema)]
+struct EliminationOutcome {
+    elimination: EliminationRecord,
+    /// `null`, `{kind: "move", moves: [m]}` or `{kind: "finalTable", moves: [m, …]}` with
+    /// `m = {registrationId, fromTable, fromSeat, toTable, toSeat}`. Nobody is moved.
+    #[schema(value_type = Option<Object>)]
+    balance: Option<floor_actors::rules::balance::BalanceHint<Uuid>>,
+    state: LiveState,
+}
+
+/// Records that a player is out: place = players still in before it. The answer carries
+/// the balance hint; the server moves nobody.
+#[utoipa::path(post, path = "/eliminations", tag = "live", security(("bearer" = [])),
+    request_body = EliminationRequest,
+    responses(
+        (status = 200, body = EliminationOutcome),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND: no such tournament, or no seated player with this registration", body = ErrorBody),
+        (status = 409, description = "ALREADY_ELIMINATED, INVALID_STATUS (the last player in), TOURNAMENT_NOT_RUNNING", body = ErrorBody),
+    ))]
+async fn eliminate_player(
+    State(app): State<AppState>,
+    user: AuthUser,
+    Json(body): Json<EliminationRequest>,
+) -> AppResult<Json<EliminationOutcome>> {
+    let tournament = tournaments::Entity::find_by_id(body.tournament_id)
+        .one(&app.db)
+        .await?
+        .ok_or_else(|| AppError::not_found("tournament"))?;
+    authorize_in_club::<club::Staff>(&app, &user, tournament.organizer_id).await?;
+    let outcome = app.live.command(tournament.id, Command::Eliminate(body.registration_id), user.id()).await?;
+    let (elimination, balance) = outcome
+        .elimination
+        .ok_or_else(|| AppError::Internal(anyhow::anyhow!("an elimination answered without its record")))?;
+    Ok(Json(EliminationOutcome {
+        elimination: EliminationRecord {
+            registration_id: elimination.registration_id,
+            place: elimination.place,
+            eliminated_at: elimination.eliminated_at,
+        },
+        balance,
+        state: current(&outcome.state),
+    }))
+}
+
+/// Cancels the last elimination: the player returns to the old seat, or when it is taken
+/// to the first free seat of the same table, else of the lowest-numbered table with room.
+#[utoipa::path(post, path = "/tournaments/{id}/eliminations/undo", tag = "live", security(("bearer" = [])),
+    params(("id" = Uuid, Path)),
+    responses(
+        (status = 200, body = LiveState),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "NOTHING_TO_UNDO, TOURNAMENT_NOT_RUNNING", body = ErrorBody),
+    ))]
+async fn undo_elimination(State(app): State<AppState>, access: TournamentAccess<club::Staff>) -> AppResult<Json<LiveState>> {
+    run(&app, access.tournament.id, &access.user, Command::Undo).await
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct ReorderRequest {
+    /// Two or more eliminated players, first = eliminated earliest.
+    registration_ids: Vec<Uuid>,
+}
+
+/// Hands the listed players' elimination times, sorted, out in the given order (first =
+/// eliminated earliest); the set of places stays the same.
+#[utoipa::path(post, path = "/tournaments/{id}/eliminations/reorder", tag = "live", security(("bearer" = [])),
+    params(("id" = Uuid, Path)),
+    request_body = ReorderRequest,
+    responses(
+        (status = 200, body = LiveState),
+        (status = 400, description = "VALIDATION_ERROR: fewer than two ids, or one twice", body = ErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "INVALID_STATUS (a player still in), TOURNAMENT_NOT_RUNNING", body = ErrorBody),
+    ))]
+async fn reorder_eliminations(
+    State(app): State<AppState>,
+    access: TournamentAccess<club::Staff>,
+    Json(body): Json<ReorderRequest>,
+) -> AppResult<Json<LiveState>> {
+    run(&app, access.tournament.id, &access.user, Command::Reorder(body.registration_ids)).await
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct ReseatRequest {
+    registration_id: Uuid,
+    table_no: i32,
+    seat_no: i32,
+}
+
+/// Moves a player still in to a free seat (the club's own balancing).
+#[utoipa::path(post, path = "/tournaments/{id}/reseat", tag = "live", security(("bearer" = [])),
+    params(("id" = Uuid, Path)),
+    request_body = ReseatRequest,
+    responses(
+        (status = 200, body = LiveState),
+        (status = 400, description = "VALIDATION_ERROR: no such table or seat", body = ErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "SEAT_TAKEN, ALREADY_ELIMINATED, TOURNAMENT_NOT_RUNNING", body = ErrorBody),
+    ))]
+async fn reseat_player(
+    State(app): State<AppState>,
+    access: TournamentAccess<club::Staff>,
+    Json(body): Json<ReseatRequest>,
+) -> AppResult<Json<LiveState>> {
+    let seat = Seat { table_no: body.table_no, seat_no: body.seat_no };
+    run(&app, access.tournament.id, &access.user, Command::Reseat(body.registration_id, seat)).await
+}
+
+/// Confirms the results when at most one player is still in: places, season points, xp,
+/// level and skill for every participant with an account, a win for the winner, a push
+/// `tournament.results` to each, status `finished`. Only the first caller awards.
+#[utoipa::path(post, path = "/tournaments/{id}/confirm-results", tag = "live", security(("bearer" = [])),
+    params(("id" = Uuid, Path)),
+    responses(
+        (status = 200, body = ItemList<ResultView>, description = "the protocol, by place"),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "RESULTS_ALREADY_CONFIRMED, INVALID_STATUS (more than one player in), TOURNAMENT_NOT_RUNNING", body = ErrorBody),
+    ))]
+async fn confirm_results(State(app): State<AppState>, access: TournamentAccess<club::Staff>) -> AppResult<Json<ItemList<ResultView>>> {
+    app.live.command(access.tournament.id, Command::ConfirmResults, access.user.id()).await?;
+    Ok(Json(ItemList { items: tournament_results(&app.db, access.tournament.id).await? }))
+}

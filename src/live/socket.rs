@@ -1,0 +1,145 @@
+//! Socket.IO namespace `/live` on the HTTP port: a signed-in client joins a tournament's
+//! room and receives the full LiveState (`state`) after every change. The LiveState goes
+//! out through the socketioxide adapter, serialised once per change for the whole room.
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use floor_actors::live::{Broadcaster, Snapshot};
+use floor_entities::enums::UserStatus;
+use floor_entities::users;
+use sea_orm::{DatabaseConnection, EntityTrait};
+use serde::Deserialize;
+use serde_json::json;
+use socketioxide::extract::{AckSender, SocketRef, State, TryData};
+use socketioxide::layer::SocketIoLayer;
+use socketioxide::SocketIo;
+use socketioxide::handler::ConnectHandler;
+use uuid::Uuid;
+
+use super::LiveRegistry;
+use crate::auth::tokens::JwtKeys;
+use crate::error::AppError;
+
+/// The namespace of the live broadcasts, at the bare origin.
+pub const NAMESPACE: &str = "/live";
+
+/// The room of one tournament's watchers.
+pub fn room(tournament_id: Uuid) -> String {
+    format!("tournament:{tournament_id}")
+}
+
+/// Sends each new LiveState to its tournament's room. The Socket.IO server is built after
+/// the registry (its handlers need the registry), so it is handed in once it exists.
+#[derive(Default)]
+pub struct SocketBroadcaster {
+    io: OnceLock<SocketIo>,
+}
+
+impl Broadcaster for SocketBroadcaster {
+    async fn broadcast(&self, state: Snapshot) {
+        let Some(namespace) = self.io.get().and_then(|io| io.of(NAMESPACE)) else { return };
+        if let Err(err) = namespace.to(room(state.tournament_id)).emit("state", &*state).await {
+            tracing::warn!(tournament_id = %state.tournament_id, error = %err, "could not broadcast a LiveState");
+        }
+    }
+}
+
+/// What the socket handlers need.
+#[derive(Clone)]
+struct LiveHub {
+    live: LiveRegistry,
+    jwt: Arc<JwtKeys>,
+    db: DatabaseConnection,
+}
+
+/// Builds the Socket.IO layer with the `/live` namespace and hands the server to the
+/// broadcaster.
+pub fn layer(broadcaster: &SocketBroadcaster, live: LiveRegistry, jwt: Arc<JwtKeys>, db: DatabaseConnection) -> SocketIoLayer {
+    let (layer, io) = SocketIo::builder().with_state(LiveHub { live, jwt, db }).build_layer();
+    io.ns(NAMESPACE, on_connect.with(authenticate));
+    if broadcaster.io.set(io).is_err() {
+        tracing::warn!("the live broadcaster already had a Socket.IO server");
+    }
+    layer
+}
+
+#[derive(Deserialize)]
+struct Handshake {
+    token: String,
+}
+
+/// The refusal of a connection: the client's `connect_error` message is exactly this.
+#[derive(Debug)]
+struct Unauthorized;
+
+impl fmt::Display for Unauthorized {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("UNAUTHORIZED")
+    }
+}
+
+impl std::error::Error for Unauthorized {}
+
+/// Admits a socket whose `auth.token` is a valid access token of an active account.
+async fn authenticate(TryData(handshake): TryData<Handshake>, State(hub): State<LiveHub>) -> Result<(), Unauthorized> {
+    let handshake = handshake.map_err(|_| Unauthorized)?;
+    let claims = hub.jwt.verify(&handshake.token).ok_or(Unauthorized)?;
+    match users::Entity::find_by_id(claims.sub).one(&hub.db).await {
+        Ok(Some(user)) if user.status == UserStatus::Active => Ok(()),
+        Ok(_) => Err(Unauthorized),
+        Err(err) => {
+            tracing::warn!(error = %err, "could not read the account of a live connection");
+            Err(Unauthorized)
+        }
+    }
+}
+
+async fn on_connect(socket: SocketRef) {
+    socket.on("join", join);
+    socket.on("leave", leave);
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RoomRequest {
+    tournament_id: Uuid,
+}
+
+/// Joins the tournament's room and acks the current LiveState. The socket joins before the
+/// state is read, so a change in between reaches it as a `state` event; clients keep the
+/// highest `version`.
+async fn join(socket: SocketRef, TryData(request): TryData<RoomRequest>, ack: AckSender, State(hub): State<LiveHub>) {
+    let reply = match request {
+        Err(_) => error_reply(AppError::invalid_field("tournamentId", "send {tournamentId: <uuid>}")),
+        Ok(RoomRequest { tournament_id }) => {
+            socket.join(room(tournament_id));
+            match hub.live.snapshot(tournament_id).await {
+                Ok(state) => json!({"ok": true, "state": &*state}),
+                Err(err) => {
+                    socket.leave(room(tournament_id));
+                    error_reply(err.into())
+                }
+            }
+        }
+    };
+    // A client that asked for no ack simply gets none.
+    let _ = ack.send(&reply);
+}
+
+fn error_reply(err: AppError) -> serde_json::Value {
+    let (code, message) = match &err {
+        AppError::Api { code, message, .. } => (*code, message.clone()),
+        AppError::Internal(cause) => {
+            tracing::error!(error = ?cause, "a live join failed");
+            (err.code(), "internal error".to_owned())
+        }
+    };
+    json!({"ok": false, "error": {"code": code, "message": message}})
+}
+
+async fn leave(socket: SocketRef, TryData(request): TryData<RoomRequest>) {
+    if let Ok(RoomRequest { tournament_id }) = request {
+        socket.leave(room(tournament_id));
+    }
+}

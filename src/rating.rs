@@ -1,0 +1,191 @@
+//! The rating as stored: writing a tournament's results (at confirmation and at a recount)
+//! and rebuilding players' profiles by replaying their results in chronological order. The
+//! arithmetic is the pure `rules::rating` and `rules::places`.
+
+use std::collections::{BTreeSet, HashMap};
+
+use chrono::{DateTime, Utc};
+use floor_actors::rules::places::{Finisher, finishing_order};
+use floor_actors::rules::rating::{PlayedResult, RatingConfig, rebuild_profile, season_points};
+use floor_entities::{guest_players, player_profiles, rating_config, registrations, results, table_seats, tournaments};
+use sea_orm::sea_query::{Expr, Func};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+};
+use uuid::Uuid;
+
+use crate::db::find_where_in;
+use crate::error::{AppError, AppResult};
+
+/// The platform's current rating settings (the spec's defaults if the row was lost).
+pub async fn rating_config(conn: &impl ConnectionTrait) -> AppResult<RatingConfig> {
+    Ok(rating_config::Entity::find().one(conn).await?.map_or_else(RatingConfig::default, |row| RatingConfig {
+        points_base: row.points_base,
+        min_points: row.min_points,
+        xp_level_base: row.xp_level_base,
+        xp_level_exponent: row.xp_level_exponent,
+        skill_alpha: row.skill_alpha,
+        skill_initial: row.skill_initial,
+    }))
+}
+
+/// Writes the results of a tournament whose game is over: every player seated at start gets
+/// a place (the one still in first, then by latest elimination), season points and xp by
+/// the current configuration. A guest's result counts for the account that claimed the
+/// guest, if any; an unclaimed guest gets a place and no rating. `created_at` gives each
+/// row's time (a recount keeps the original one). Returns the accounts that got a result.
+pub async fn write_results(
+    conn: &impl ConnectionTrait,
+    tournament_id: Uuid,
+    created_at: impl Fn(Uuid) -> DateTime<Utc>,
+) -> AppResult<Vec<Uuid>> {
+    let seated: Vec<Uuid> = table_seats::Entity::find()
+        .select_only()
+        .column(table_seats::Column::RegistrationId)
+        .filter(table_seats::Column::TournamentId.eq(tournament_id))
+        .into_tuple()
+        .all(conn)
+        .await?;
+    let players = find_where_in::<registrations::Entity, _>(conn, registrations::Column::Id, &seated).await?;
+    let guest_ids: Vec<Uuid> = players.iter().filter_map(|player| player.guest_id).collect();
+    let claimed_by: HashMap<Uuid, Uuid> = find_where_in::<guest_players::Entity, _>(conn, guest_players::Column::Id, &guest_ids)
+        .await?
+        .into_iter()
+        .filter_map(|guest| Some((guest.id, guest.claimed_by_user_id?)))
+        .collect();
+    let finishers: Vec<Finisher<Uuid>> = players
+        .iter()
+        .map(|player| Finisher { player: player.id, eliminated_at: player.eliminated_at, created_at: player.created_at })
+        .collect();
+    let by_id: HashMap<Uuid, &registrations::Model> = players.iter().map(|player| (player.id, player)).collect();
+    let config = rating_config(conn).await?;
+    let field_size = i32::try_from(players.len()).map_err(|_| AppError::Internal(anyhow::anyhow!("too many players")))?;
+    let mut accounts = Vec::new();
+    let mut rows = Vec::with_capacity(players.len());
+    for (place, registration_id) in finishing_order(&finishers) {
+        let Some(player) = by_id.get(&registration_id) else { continue };
+        let user_id = player.user_id.or_else(|| player.guest_id.and_then(|guest| claimed_by.get(&guest).copied()));
+        let points = match user_id {
+            Some(user_id) => {
+                accounts.push(user_id);
+                season_points(&config, field_size, place).map_err(|err| AppError::Internal(err.into()))?
+            }
+            None => 0,
+        };
+        rows.push(results::ActiveModel {
+            id: Set(Uuid::now_v7()),
+            tournament_id: Set(tournament_id),
+            registration_id: Set(registration_id),
+            user_id: Set(user_id),
+            guest_id: Set(player.guest_id),
+            place: Set(place),
+            season_points: Set(points),
+            xp: Set(points),
+            skill_before: Set(None),
+            skill_after: Set(None),
+            created_at: Set(created_at(registration_id)),
+        });
+    }
+    if !rows.is_empty() {
+        results::Entity::insert_many(rows).exec_without_returning(conn).await?;
+    }
+    Ok(accounts)
+}
+
+/// Rebuilds each player's profile from scratch by replaying their results in chronological
+/// order (the results' `createdAt`, then the tournament's start, then id): xp, level,
+/// skill, games and wins, and each result's skill before and after. Never patches.
+pub async fn rebuild_profiles(conn: &impl ConnectionTrait, user_ids: &[Uuid]) -> AppResult<()> {
+    let config = rating_config(conn).await?;
+    let now = Utc::now();
+    for user_id in user_ids.iter().copied().collect::<BTreeSet<_>>() {
+        let history: Vec<(results::Model, Option<tournaments::Model>)> = results::Entity::find()
+            .find_also_related(tournaments::Entity)
+            .filter(results::Column::UserId.eq(user_id))
+            .order_by_asc(results::Column::CreatedAt)
+            .order_by_asc(tournaments::Column::StartsAt)
+            .order_by_asc(results::Column::Id)
+            .all(conn)
+            .await?;
+        let tournament_ids: Vec<Uuid> = history.iter().map(|(result, _)| result.tournament_id).collect();
+        let sizes = field_sizes(conn, &tournament_ids).await?;
+        let played: Vec<PlayedResult> = history
+            .iter()
+            .map(|(result, _)| PlayedResult {
+                field_size: sizes.get(&result.tournament_id).copied().unwrap_or(1),
+                place: result.place,
+                xp: result.xp,
+            })
+            .collect();
+        let rebuilt = rebuild_profile(&config, &played);
+        for ((result, _), (before, after)) in history.into_iter().zip(rebuilt.skills.iter().copied()) {
+            if result.skill_before != Some(before) || result.skill_after != Some(after) {
+                let mut active: results::ActiveModel = result.into();
+                active.skill_before = Set(Some(before));
+                active.skill_after = Set(Some(after));
+                active.update(conn).await?;
+            }
+        }
+        player_profiles::Entity::update_many()
+            .col_expr(player_profiles::Column::Xp, Expr::value(rebuilt.xp))
+            .col_expr(player_profiles::Column::Level, Expr::value(rebuilt.level))
+            .col_expr(player_profiles::Column::Skill, Expr::value(rebuilt.skill))
+            .col_expr(player_profiles::Column::GamesPlayed, Expr::value(rebuilt.games_played))
+            .col_expr(player_profiles::Column::Wins, Expr::value(rebuilt.wins))
+            .col_expr(player_profiles::Column::UpdatedAt, Expr::value(now))
+            .filter(player_profiles::Column::UserId.eq(user_id))
+            .exec(conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// The field size of each tournament: how many players got a place.
+async fn field_sizes(conn: &impl ConnectionTrait, tournament_ids: &[Uuid]) -> AppResult<HashMap<Uuid, i32>> {
+    let mut sizes = HashMap::new();
+    for chunk in tournament_ids.chunks(crate::db::IDS_PER_STATEMENT) {
+        let rows: Vec<(Uuid, i64)> = results::Entity::find()
+            .select_only()
+            .column(results::Column::TournamentId)
+            .column_as(Expr::from(Func::count(Expr::col(results::Column::Id))), "n")
+            .filter(results::Column::TournamentId.is_in(chunk.iter().copied()))
+            .group_by(results::Column::TournamentId)
+            .into_tuple()
+            .all(conn)
+            .await?;
+        sizes.extend(rows.into_iter().map(|(id, n)| (id, i32::try_from(n).unwrap_or(i32::MAX))));
+    }
+    Ok(sizes)
+}
+
+/// Moves the results of the guests an account just claimed to it and rebuilds its profile.
+/// A guest's result was recorded without points; the account now gets what the place earns
+/// under today's settings.
+pub async fn claim_guest_results(conn: &impl ConnectionTrait, user_id: Uuid, guest_ids: &[Uuid]) -> AppResult<()> {
+    let mut unclaimed = Vec::new();
+    for chunk in guest_ids.chunks(crate::db::IDS_PER_STATEMENT) {
+        unclaimed.extend(
+            results::Entity::find()
+                .filter(results::Column::GuestId.is_in(chunk.iter().copied()))
+                .filter(results::Column::UserId.is_null())
+                .all(conn)
+                .await?,
+        );
+    }
+    if unclaimed.is_empty() {
+        return Ok(());
+    }
+    let tournament_ids: Vec<Uuid> = unclaimed.iter().map(|result| result.tournament_id).collect();
+    let sizes = field_sizes(conn, &tournament_ids).await?;
+    let config = rating_config(conn).await?;
+    for result in unclaimed {
+        let size = sizes.get(&result.tournament_id).copied().unwrap_or(1);
+        let points = season_points(&config, size, result.place).map_err(|err| AppError::Internal(err.into()))?;
+        let mut active: results::ActiveModel = result.into();
+        active.user_id = Set(Some(user_id));
+        active.season_points = Set(points);
+        active.xp = Set(points);
+        active.update(conn).await?;
+    }
+    rebuild_profiles(conn, &[user_id]).await
+}
