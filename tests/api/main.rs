@@ -25,3 +25,5 @@ mod staffing;
 mod tournament_dealers;
 mod tournaments;
 mod venues;
+mod live;
+mod watchers;

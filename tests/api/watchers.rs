@@ -1,0 +1,156 @@
+//! A real Socket.IO client on namespace `/live`, as the apps connect: `Watcher` collects
+//! what the server sends so a test can wait for it.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::FutureExt;
+use rust_socketio::asynchronous::{Client, ClientBuilder};
+use rust_socketio::{Payload, TransportType};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+use uuid::Uuid;
+
+use crate::helpers::TestApp;
+
+/// How long a test waits for something the server should send.
+const PATIENCE: Duration = Duration::from_secs(15);
+
+/// What a watcher saw, in order.
+#[derive(Debug)]
+pub enum Seen {
+    Connected,
+    /// An `error` event (a refused namespace connection carries its message).
+    Error(String),
+    /// A `state` broadcast.
+    State(Value),
+}
+
+pub struct Watcher {
+    pub client: Client,
+    seen: mpsc::UnboundedReceiver<Seen>,
+}
+
+fn first_value(payload: Payload) -> Value {
+    match payload {
+        Payload::Text(mut values) if !values.is_empty() => values.swap_remove(0),
+        #[allow(deprecated)]
+        Payload::String(text) => Value::String(text),
+        _ => Value::Null,
+    }
+}
+
+impl TestApp {
+    /// Opens a connection to `/live` with `auth: {token}` (no auth at all for `None`).
+    pub async fn watch(&self, token: Option<&str>, transport: TransportType) -> Watcher {
+        let (sender, seen) = mpsc::unbounded_channel();
+        let (on_state, on_connect, on_error) = (sender.clone(), sender.clone(), sender);
+        let mut builder = ClientBuilder::new(self.base.clone())
+            .namespace("/live")
+            .transport_type(transport)
+            .reconnect(false)
+            .on("state", move |payload, _| {
+                let _ = on_state.send(Seen::State(first_value(payload)));
+                async {}.boxed()
+            })
+            .on("open", move |_, _| {
+                let _ = on_connect.send(Seen::Connected);
+                async {}.boxed()
+            })
+            .on("error", move |payload, _| {
+                let _ = on_error.send(Seen::Error(first_value(payload).to_string()));
+                async {}.boxed()
+            });
+        if let Some(token) = token {
+            builder = builder.auth(json!({"token": token}));
+        }
+        let client = builder.connect().await.expect("the Socket.IO client connects");
+        Watcher { client, seen }
+    }
+
+    /// A watcher that is connected (the namespace accepted it).
+    pub async fn watcher(&self, token: &str) -> Watcher {
+        let mut watcher = self.watch(Some(token), TransportType::Websocket).await;
+        watcher.connected().await.expect("the namespace accepts a valid token");
+        watcher
+    }
+}
+
+impl Watcher {
+    async fn next(&mut self) -> Option<Seen> {
+        tokio::time::timeout(PATIENCE, self.seen.recv()).await.ok().flatten()
+    }
+
+    /// Waits for the namespace's answer: `Ok` when accepted, the error text when refused.
+    pub async fn connected(&mut self) -> Result<(), String> {
+        loop {
+            match self.next().await {
+                Some(Seen::Connected) => return Ok(()),
+                Some(Seen::Error(text)) => return Err(text),
+                Some(Seen::State(_)) => continue,
+                None => return Err("no answer".to_owned()),
+            }
+        }
+    }
+
+    /// Emits `join` and returns the ack.
+    pub async fn join(&self, tournament_id: Uuid) -> Value {
+        let (sender, receiver) = oneshot::channel();
+        let sender = Arc::new(Mutex::new(Some(sender)));
+        self.client
+            .emit_with_ack("join", json!({"tournamentId": tournament_id}), PATIENCE, move |payload, _| {
+                if let Some(sender) = sender.lock().ok().and_then(|mut slot| slot.take()) {
+                    // An ack's arguments arrive as one list.
+                    let ack = match first_value(payload) {
+                        Value::Array(mut arguments) if arguments.len() == 1 => arguments.swap_remove(0),
+                        other => other,
+                    };
+                    let _ = sender.send(ack);
+                }
+                async {}.boxed()
+            })
+            .await
+            .expect("join is sent");
+        tokio::time::timeout(PATIENCE, receiver).await.expect("join is acked in time").expect("an ack")
+    }
+
+    pub async fn leave(&self, tournament_id: Uuid) {
+        self.client.emit("leave", json!({"tournamentId": tournament_id})).await.expect("leave is sent");
+    }
+
+    /// The next `state` broadcast.
+    pub async fn next_state(&mut self) -> Value {
+        loop {
+            match self.next().await {
+                Some(Seen::State(state)) => return state,
+                Some(_) => continue,
+                None => panic!("no state broadcast arrived"),
+            }
+        }
+    }
+
+    /// Every `state` broadcast until one with `version`, in the order they came.
+    pub async fn states_until(&mut self, version: i64) -> Vec<Value> {
+        let mut states = Vec::new();
+        loop {
+            let state = self.next_state().await;
+            let reached = state["version"].as_i64().is_some_and(|seen| seen >= version);
+            states.push(state);
+            if reached {
+                return states;
+            }
+        }
+    }
+
+    /// Whether a `state` arrives within `wait`.
+    pub async fn hears_within(&mut self, wait: Duration) -> Option<Value> {
+        match tokio::time::timeout(wait, self.seen.recv()).await {
+            Ok(Some(Seen::State(state))) => Some(state),
+            _ => None,
+        }
+    }
+
+    pub async fn close(self) {
+        let _ = self.client.disconnect().await;
+    }
+}
