@@ -317,3 +317,152 @@ impl Game {
         fallen.into_iter().enumerate().map(|(index, player)| (player, (remaining + index + 1) as i32)).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(minute: i64) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-11-22T18:00:00Z").map(|t| t.with_timezone(&Utc)).expect("a time")
+            + chrono::TimeDelta::minutes(minute)
+    }
+
+    fn id(n: u128) -> Uuid {
+        Uuid::from_u128(n)
+    }
+
+    /// A running game of players `1..=count`, seated round-robin over the tables 9 a table.
+    fn game(count: u128) -> Game {
+        let tables = table_count(count as usize) as i32;
+        let players = (1..=count)
+            .map(|n| {
+                let i = (n - 1) as i32;
+                Player {
+                    registration_id: id(n),
+                    name: format!("P{n}"),
+                    seat: Seat { table_no: i % tables + 1, seat_no: i / tables + 1 },
+                    eliminated_at: None,
+                    created_at: at(0),
+                }
+            })
+            .collect();
+        Game {
+            tournament_id: id(1000),
+            status: TournamentStatus::Running,
+            version: 1,
+            clock: Some(Clock { current_level_idx: 0, level_started_at: at(0), paused_at: None }),
+            levels: vec![Segment::Level { duration_min: 20, small_blind: 100, big_blind: 200, ante: None }],
+            chips_in_play: 1000,
+            players,
+        }
+    }
+
+    fn refused(result: LiveResult<impl std::fmt::Debug>) -> Refusal {
+        match result {
+            Err(LiveError::Refused { refusal, .. }) => refusal,
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    fn eliminate(game: &mut Game, n: u128, minute: i64) -> Change {
+        let change = game.eliminate(id(n), at(minute)).expect("eliminated");
+        game.apply(&change);
+        change
+    }
+
+    #[test]
+    fn the_place_is_the_players_still_in_and_stamps_strictly_increase() {
+        let mut game = game(4);
+        let first = eliminate(&mut game, 1, 5);
+        let second = eliminate(&mut game, 2, 5);
+        let (Change::Eliminate { place: p1, eliminated_at: t1, .. }, Change::Eliminate { place: p2, eliminated_at: t2, .. }) = (first, second) else {
+            panic!("eliminations")
+        };
+        assert_eq!((p1, p2), (4, 3));
+        assert!(t2 > t1, "the same minute still gives a later stamp");
+        assert_eq!(refused(game.eliminate(id(1), at(6))), Refusal::AlreadyEliminated);
+        eliminate(&mut game, 3, 7);
+        assert_eq!(refused(game.eliminate(id(4), at(8))), Refusal::InvalidStatus, "the last one in is the winner");
+        assert_eq!(refused(game.eliminate(id(99), at(8))), Refusal::NotFound);
+        let places: Vec<(Uuid, i32)> = game.eliminations().iter().map(|(p, place)| (p.registration_id, *place)).collect();
+        assert_eq!(places, vec![(id(3), 2), (id(2), 3), (id(1), 4)]);
+        assert_eq!(game.version, 4);
+    }
+
+    #[test]
+    fn nothing_happens_outside_a_running_game() {
+        let mut game = game(3);
+        game.status = TournamentStatus::Finished;
+        assert_eq!(refused(game.eliminate(id(1), at(1))), Refusal::TournamentNotRunning);
+        assert_eq!(refused(game.pause(at(1))), Refusal::TournamentNotRunning);
+        assert_eq!(refused(game.undo()), Refusal::TournamentNotRunning);
+        assert!(game.elapsed_segments(at(100)).is_none());
+        assert!(game.next_segment_end().is_none());
+    }
+
+    #[test]
+    fn undo_returns_the_last_one_to_the_old_seat_or_the_first_free_one() {
+        let mut game = game(18);
+        assert_eq!(refused(game.undo()), Refusal::NothingToUndo);
+        eliminate(&mut game, 1, 1); // table 1, seat 1
+        eliminate(&mut game, 3, 2); // table 1, seat 2
+        assert_eq!(game.undo().expect("undo"), Change::Undo { registration_id: id(3), seat: Seat { table_no: 1, seat_no: 2 } });
+        // Player 5 (table 1, seat 3) takes seat 2; the undo finds the first free seat: 1.
+        let reseat = game.reseat(id(5), Seat { table_no: 1, seat_no: 2 }).expect("free").expect("a move");
+        game.apply(&reseat);
+        assert_eq!(game.undo().expect("undo"), Change::Undo { registration_id: id(3), seat: Seat { table_no: 1, seat_no: 1 } });
+    }
+
+    #[test]
+    fn undo_goes_to_the_lowest_table_with_room_when_its_own_is_full() {
+        let mut game = game(18);
+        eliminate(&mut game, 1, 1); // table 1, seat 1
+        eliminate(&mut game, 2, 2); // table 2, seat 1
+        // Table 1 fills up again: player 4 (table 2, seat 2) moves into seat 1 of table 1.
+        let reseat = game.reseat(id(4), Seat { table_no: 1, seat_no: 1 }).expect("free").expect("a move");
+        game.apply(&reseat);
+        let undo = game.undo().expect("undo");
+        game.apply(&undo);
+        assert_eq!(undo, Change::Undo { registration_id: id(2), seat: Seat { table_no: 2, seat_no: 1 } });
+        // Now player 1 comes back: table 1 is full, table 2 has seat 2 free.
+        assert_eq!(game.undo().expect("undo"), Change::Undo { registration_id: id(1), seat: Seat { table_no: 2, seat_no: 2 } });
+    }
+
+    #[test]
+    fn reorder_hands_the_sorted_stamps_out_in_the_given_order() {
+        let mut game = game(4);
+        eliminate(&mut game, 1, 1);
+        eliminate(&mut game, 2, 2);
+        let change = game.reorder(&[id(2), id(1)]).expect("reordered");
+        game.apply(&change);
+        let places: Vec<(Uuid, i32)> = game.eliminations().iter().map(|(p, place)| (p.registration_id, *place)).collect();
+        assert_eq!(places, vec![(id(1), 3), (id(2), 4)], "the set of places stays, the holders swap");
+        assert!(matches!(game.reorder(&[id(1)]), Err(LiveError::Invalid { .. })));
+        assert!(matches!(game.reorder(&[id(1), id(1)]), Err(LiveError::Invalid { .. })));
+        assert_eq!(refused(game.reorder(&[id(1), id(3)])), Refusal::InvalidStatus);
+        assert_eq!(refused(game.reorder(&[id(1), id(9)])), Refusal::NotFound);
+    }
+
+    #[test]
+    fn reseat_needs_a_real_free_seat_and_a_player_still_in() {
+        let mut game = game(10); // two tables
+        assert!(matches!(game.reseat(id(1), Seat { table_no: 3, seat_no: 1 }), Err(LiveError::Invalid { .. })));
+        assert!(matches!(game.reseat(id(1), Seat { table_no: 1, seat_no: 0 }), Err(LiveError::Invalid { .. })));
+        assert!(matches!(game.reseat(id(1), Seat { table_no: 1, seat_no: 10 }), Err(LiveError::Invalid { .. })));
+        assert_eq!(refused(game.reseat(id(1), Seat { table_no: 2, seat_no: 1 })), Refusal::SeatTaken);
+        assert_eq!(game.reseat(id(1), Seat { table_no: 1, seat_no: 1 }).expect("same seat"), None, "staying is no change");
+        eliminate(&mut game, 2, 1);
+        assert_eq!(refused(game.reseat(id(2), Seat { table_no: 1, seat_no: 9 })), Refusal::AlreadyEliminated);
+        // The seat of an eliminated player is free.
+        assert!(game.reseat(id(1), Seat { table_no: 2, seat_no: 1 }).expect("free").is_some());
+    }
+
+    #[test]
+    fn the_balance_hint_sees_only_players_still_in() {
+        let mut game = game(12); // 6 and 6
+        eliminate(&mut game, 2, 1);
+        assert_eq!(game.balance(), None);
+        eliminate(&mut game, 4, 2);
+        assert!(matches!(game.balance(), Some(BalanceHint::Move { .. })));
+    }
+}

@@ -7,6 +7,9 @@ pub mod registry;
 pub mod state;
 pub mod store;
 
+#[cfg(test)]
+mod clock_tests;
+
 pub use actor::{Command, Elimination, Outcome, TournamentActor, TournamentMsg};
 pub use game::{Change, ClockAction, Game, Player, Seat};
 pub use registry::Registry;

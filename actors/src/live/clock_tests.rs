@@ -1,0 +1,189 @@
+//! The actor's own clock under tokio's paused time: segments run out by themselves, a pause
+//! holds them, a level press restarts the wait, and a rebuilt actor catches up.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, TimeDelta, Utc};
+use floor_entities::enums::TournamentStatus;
+use tokio::sync::mpsc;
+use uuid::Uuid;
+
+use crate::error::{LiveError, LiveResult};
+use crate::live::{Broadcaster, Change, Command, Game, LiveStore, Persisted, Player, Registry, Seat, Snapshot};
+use crate::rules::clock::{Clock, Direction};
+use crate::rules::structure::Segment;
+
+thread_local! {
+    /// The paused runtime's starting instant; each test runs on its own thread.
+    static START: Cell<Option<tokio::time::Instant>> = const { Cell::new(None) };
+}
+
+fn epoch() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-11-22T18:00:00Z").map(|t| t.with_timezone(&Utc)).unwrap_or_default()
+}
+
+/// Wall time that follows tokio's (paused) clock.
+fn paused_now() -> DateTime<Utc> {
+    let start = START.with(|start| {
+        let value = start.get().unwrap_or_else(tokio::time::Instant::now);
+        start.set(Some(value));
+        value
+    });
+    epoch() + TimeDelta::from_std(start.elapsed()).unwrap_or_default()
+}
+
+fn minutes(n: i64) -> TimeDelta {
+    TimeDelta::minutes(n)
+}
+
+/// Games kept in memory, written with the same version guard as the database.
+#[derive(Default)]
+struct MemoryStore {
+    games: Mutex<HashMap<Uuid, Game>>,
+}
+
+impl LiveStore for MemoryStore {
+    async fn load(&self, tournament_id: Uuid) -> LiveResult<Option<Game>> {
+        Ok(self.games.lock().map_err(|_| LiveError::Internal(anyhow::anyhow!("poisoned")))?.get(&tournament_id).cloned())
+    }
+
+    async fn persist(&self, game: &Game, change: &Change, _by: Option<Uuid>) -> LiveResult<Persisted> {
+        let mut games = self.games.lock().map_err(|_| LiveError::Internal(anyhow::anyhow!("poisoned")))?;
+        let Some(stored) = games.get_mut(&game.tournament_id) else { return Ok(Persisted::Stale) };
+        if stored.version != game.version || stored.status != TournamentStatus::Running {
+            return Ok(Persisted::Stale);
+        }
+        stored.apply(change);
+        Ok(Persisted::Written)
+    }
+
+    async fn start(&self, _: Uuid, _: Uuid, _: DateTime<Utc>) -> LiveResult<()> {
+        Err(LiveError::Internal(anyhow::anyhow!("the memory store keeps running games only")))
+    }
+
+    async fn confirm(&self, _: Uuid, _: Uuid, _: DateTime<Utc>) -> LiveResult<()> {
+        Err(LiveError::Internal(anyhow::anyhow!("the memory store keeps running games only")))
+    }
+}
+
+/// Hands every broadcast to the test.
+struct ChannelBroadcaster(mpsc::UnboundedSender<Snapshot>);
+
+impl Broadcaster for ChannelBroadcaster {
+    async fn broadcast(&self, state: Snapshot) {
+        let _ = self.0.send(state);
+    }
+}
+
+/// 20-minute level, 15-minute break, 20-minute level.
+fn structure() -> Vec<Segment> {
+    vec![
+        Segment::Level { duration_min: 20, small_blind: 100, big_blind: 200, ante: None },
+        Segment::Break { duration_min: 15 },
+        Segment::Level { duration_min: 20, small_blind: 200, big_blind: 400, ante: None },
+    ]
+}
+
+fn running_game(level_started_at: DateTime<Utc>) -> Game {
+    let player = |n: u128, seat_no| Player {
+        registration_id: Uuid::from_u128(n),
+        name: format!("Player {n}"),
+        seat: Seat { table_no: 1, seat_no },
+        eliminated_at: None,
+        created_at: epoch(),
+    };
+    Game {
+        tournament_id: Uuid::from_u128(7),
+        status: TournamentStatus::Running,
+        version: 1,
+        clock: Some(Clock { current_level_idx: 0, level_started_at, paused_at: None }),
+        levels: structure(),
+        chips_in_play: 40_000,
+        players: vec![player(1, 1), player(2, 2)],
+    }
+}
+
+async fn live(game: Game) -> (Registry<MemoryStore, ChannelBroadcaster>, mpsc::UnboundedReceiver<Snapshot>, Uuid) {
+    let id = game.tournament_id;
+    let store = MemoryStore::default();
+    store.games.lock().expect("a fresh lock").insert(id, game);
+    let (sender, broadcasts) = mpsc::unbounded_channel();
+    let registry = Registry::start(Arc::new(store), Arc::new(ChannelBroadcaster(sender)), paused_now).await.expect("a registry");
+    (registry, broadcasts, id)
+}
+
+/// The next broadcast, letting paused time run on to the next timer if need be.
+async fn next_broadcast(broadcasts: &mut mpsc::UnboundedReceiver<Snapshot>) -> Snapshot {
+    broadcasts.recv().await.expect("a broadcast")
+}
+
+/// Whether a broadcast arrives within `wait` of paused time.
+async fn silent_for(broadcasts: &mut mpsc::UnboundedReceiver<Snapshot>, wait: Duration) -> bool {
+    tokio::time::timeout(wait, broadcasts.recv()).await.is_err()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_segment_that_runs_out_moves_the_clock_by_itself() {
+    let start = paused_now();
+    let (registry, mut broadcasts, id) = live(running_game(start)).await;
+    assert_eq!(registry.snapshot(id).await.expect("a state").clock.current_level_idx, 0);
+
+    let after_level = next_broadcast(&mut broadcasts).await;
+    assert_eq!(after_level.clock.current_level_idx, 1);
+    assert_eq!(after_level.clock.level_started_at, Some(start + minutes(20)), "the break starts exactly at the level's end");
+    assert_eq!(after_level.version, 2);
+    assert_eq!(paused_now(), start + minutes(20), "no earlier and no later");
+
+    let after_break = next_broadcast(&mut broadcasts).await;
+    assert_eq!(after_break.clock.current_level_idx, 2);
+    assert_eq!(after_break.clock.level_started_at, Some(start + minutes(35)));
+    assert!(silent_for(&mut broadcasts, Duration::from_secs(24 * 3600)).await, "the last segment simply runs on");
+    assert_eq!(registry.snapshot(id).await.expect("a state").clock.current_level_idx, 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_paused_clock_waits_and_resumes_where_it_stopped() {
+    let start = paused_now();
+    let (registry, mut broadcasts, id) = live(running_game(start)).await;
+    tokio::time::advance(Duration::from_secs(5 * 60)).await;
+    let by = Uuid::from_u128(99);
+    let paused = registry.command(id, Command::Pause, by).await.expect("paused").state;
+    assert_eq!(paused.clock.paused_at, Some(start + minutes(5)));
+    next_broadcast(&mut broadcasts).await;
+    assert!(silent_for(&mut broadcasts, Duration::from_secs(3600)).await, "a paused clock does not move");
+
+    let resumed = registry.command(id, Command::Resume, by).await.expect("resumed").state;
+    assert_eq!(resumed.clock.level_started_at, Some(start + minutes(60)), "the hour paused does not count");
+    next_broadcast(&mut broadcasts).await;
+    let moved = next_broadcast(&mut broadcasts).await;
+    assert_eq!(moved.clock.current_level_idx, 1);
+    assert_eq!(paused_now(), start + minutes(80), "15 minutes of the level were left");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_level_press_restarts_the_wait_for_the_new_segment() {
+    let start = paused_now();
+    let (registry, mut broadcasts, id) = live(running_game(start)).await;
+    tokio::time::advance(Duration::from_secs(10 * 60)).await;
+    let stepped = registry.command(id, Command::Level(Direction::Next), Uuid::from_u128(99)).await.expect("stepped").state;
+    assert_eq!(stepped.clock.current_level_idx, 1);
+    assert_eq!(stepped.clock.level_started_at, Some(start + minutes(10)));
+    next_broadcast(&mut broadcasts).await;
+    let moved = next_broadcast(&mut broadcasts).await;
+    assert_eq!(moved.clock.current_level_idx, 2);
+    assert_eq!(paused_now(), start + minutes(25), "the break's own 15 minutes, from the press");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_actor_started_after_downtime_catches_up_at_once() {
+    let start = paused_now() - minutes(45);
+    let (registry, mut broadcasts, id) = live(running_game(start)).await;
+    let state = registry.snapshot(id).await.expect("a state");
+    let caught_up = if state.clock.current_level_idx == 2 { state } else { next_broadcast(&mut broadcasts).await };
+    assert_eq!(caught_up.clock.current_level_idx, 2, "45 minutes cover the level and the break");
+    assert_eq!(caught_up.clock.level_started_at, Some(start + minutes(35)));
+    assert_eq!(caught_up.version, 2, "one change for the whole catch-up");
+}
