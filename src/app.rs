@@ -77,9 +77,18 @@ impl Application {
         let notifier = Notifier::from_settings(config.fcm.as_ref())?;
         tracing::info!(enabled = notifier.pushes_enabled(), "push notifications through FCM");
         let jwt = Arc::new(JwtKeys::new(&config.jwt_secret));
-        let (live, sockets) = live::start(db.clone(), notifier.clone(), jwt.clone()).await.context("starting the live engine")?;
+        let (live, broadcaster) = live::start(&db, notifier.clone()).await.context("starting the live engine")?;
         let state = AppState(Arc::new(App { jwt, config, db, otp_chain, redis, notifier, live }));
-        let router = http::router(state.clone()).layer(sockets);
+        let router = live::socket::serve_beside(
+            http::router(state.clone()),
+            &broadcaster,
+            state.live.clone(),
+            state.jwt.clone(),
+            state.db.clone(),
+            state.config.redis_url.as_deref(),
+        )
+        .await?;
+        live::resume_running(&state.live, &state.db).await.context("resuming the running tournaments")?;
         let address = SocketAddr::from(([0, 0, 0, 0], state.config.port));
         let listener = TcpListener::bind(address).await.with_context(|| format!("binding {address}"))?;
         Ok(Self { listener, router, state })

@@ -13,34 +13,37 @@ use floor_actors::live::Registry;
 use floor_entities::enums::TournamentStatus;
 use floor_entities::tournaments;
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect};
-use socketioxide::layer::SocketIoLayer;
 use uuid::Uuid;
 
 use self::socket::SocketBroadcaster;
 use self::store::SeaOrmStore;
-use crate::auth::tokens::JwtKeys;
 use crate::error::{AppError, ErrorCode, FieldProblem};
 use crate::notifications::Notifier;
 
 /// The registry of tournament actors as the server runs it.
 pub type LiveRegistry = Registry<SeaOrmStore, SocketBroadcaster>;
 
-/// Starts the live engine: the supervisor, the Socket.IO layer, and an actor for every
-/// tournament that was running when the server stopped (so its clock moves on).
-pub async fn start(db: DatabaseConnection, notifier: Notifier, jwt: Arc<JwtKeys>) -> anyhow::Result<(LiveRegistry, SocketIoLayer)> {
+/// Starts the live engine's supervisor. The broadcaster goes live once Socket.IO is served
+/// ([`socket::serve_beside`]), and [`resume_running`] then wakes the running tournaments.
+pub async fn start(db: &DatabaseConnection, notifier: Notifier) -> anyhow::Result<(LiveRegistry, Arc<SocketBroadcaster>)> {
     let store = Arc::new(SeaOrmStore { db: db.clone(), notifier });
     let broadcaster = Arc::new(SocketBroadcaster::default());
     let registry = Registry::start(store, broadcaster.clone(), Utc::now).await?;
-    let layer = socket::layer(&broadcaster, registry.clone(), jwt, db.clone());
+    Ok((registry, broadcaster))
+}
+
+/// Starts an actor for every tournament that was running when the server stopped, so its
+/// clock moves on.
+pub async fn resume_running(registry: &LiveRegistry, db: &DatabaseConnection) -> anyhow::Result<()> {
     let running: Vec<Uuid> = tournaments::Entity::find()
         .select_only()
         .column(tournaments::Column::Id)
         .filter(tournaments::Column::Status.eq(TournamentStatus::Running))
         .into_tuple()
-        .all(&db)
+        .all(db)
         .await?;
     registry.resume(&running).await;
-    Ok((registry, layer))
+    Ok(())
 }
 
 impl From<LiveError> for AppError {

@@ -1,6 +1,7 @@
 //! Socket.IO namespace `/live` on the HTTP port: a signed-in client joins a tournament's
 //! room and receives the full LiveState (`state`) after every change. The LiveState goes
-//! out through the socketioxide adapter, serialised once per change for the whole room.
+//! out through the socketioxide adapter (local, or Redis so it reaches every node),
+//! serialised once per change for the whole room.
 
 use std::fmt;
 use std::sync::{Arc, OnceLock};
@@ -11,10 +12,13 @@ use floor_entities::users;
 use sea_orm::{DatabaseConnection, EntityTrait};
 use serde::Deserialize;
 use serde_json::json;
-use socketioxide::extract::{AckSender, SocketRef, State, TryData};
-use socketioxide::layer::SocketIoLayer;
+use anyhow::Context;
+use axum::Router;
 use socketioxide::SocketIo;
+use socketioxide::adapter::{Adapter, Emitter, LocalAdapter};
+use socketioxide::extract::{AckSender, SocketRef, State, TryData};
 use socketioxide::handler::ConnectHandler;
+use socketioxide_redis::{RedisAdapter, RedisAdapterCtr};
 use uuid::Uuid;
 
 use super::LiveRegistry;
@@ -29,20 +33,38 @@ pub fn room(tournament_id: Uuid) -> String {
     format!("tournament:{tournament_id}")
 }
 
-/// Sends each new LiveState to its tournament's room. The Socket.IO server is built after
-/// the registry (its handlers need the registry), so it is handed in once it exists.
+/// The Socket.IO server, on the adapter the configuration chose.
+enum LiveIo {
+    /// One node: rooms live in this process.
+    Local(SocketIo<LocalAdapter>),
+    /// Several nodes: rooms and broadcasts go through Redis pub/sub.
+    Redis(SocketIo<RedisAdapter<Emitter>>),
+}
+
+/// Sends each new LiveState to its tournament's room, through the socketioxide adapter (so
+/// with Redis it reaches the sockets of every node). The Socket.IO server is built after the
+/// registry (its handlers need the registry), so it is handed in once it exists.
 #[derive(Default)]
 pub struct SocketBroadcaster {
-    io: OnceLock<SocketIo>,
+    io: OnceLock<LiveIo>,
 }
 
 impl Broadcaster for SocketBroadcaster {
     async fn broadcast(&self, state: Snapshot) {
-        let Some(namespace) = self.io.get().and_then(|io| io.of(NAMESPACE)) else { return };
-        if let Err(err) = namespace.to(room(state.tournament_id)).emit("state", &*state).await {
+        let sent = match self.io.get() {
+            Some(LiveIo::Local(io)) => emit_state(io, &state).await,
+            Some(LiveIo::Redis(io)) => emit_state(io, &state).await,
+            None => return,
+        };
+        if let Err(err) = sent {
             tracing::warn!(tournament_id = %state.tournament_id, error = %err, "could not broadcast a LiveState");
         }
     }
+}
+
+async fn emit_state<A: Adapter>(io: &SocketIo<A>, state: &Snapshot) -> Result<(), String> {
+    let Some(namespace) = io.of(NAMESPACE) else { return Err("the /live namespace is missing".to_owned()) };
+    namespace.to(room(state.tournament_id)).emit("state", &**state).await.map_err(|err| err.to_string())
 }
 
 /// What the socket handlers need.
@@ -53,15 +75,48 @@ struct LiveHub {
     db: DatabaseConnection,
 }
 
-/// Builds the Socket.IO layer with the `/live` namespace and hands the server to the
-/// broadcaster.
-pub fn layer(broadcaster: &SocketBroadcaster, live: LiveRegistry, jwt: Arc<JwtKeys>, db: DatabaseConnection) -> SocketIoLayer {
-    let (layer, io) = SocketIo::builder().with_state(LiveHub { live, jwt, db }).build_layer();
-    io.ns(NAMESPACE, on_connect.with(authenticate));
+/// Serves Socket.IO with the `/live` namespace beside `router` and hands the server to the
+/// broadcaster. With `redis_url` the rooms span every node through Redis pub/sub (RESP3).
+pub async fn serve_beside(
+    router: Router,
+    broadcaster: &SocketBroadcaster,
+    live: LiveRegistry,
+    jwt: Arc<JwtKeys>,
+    db: DatabaseConnection,
+    redis_url: Option<&str>,
+) -> anyhow::Result<Router> {
+    let hub = LiveHub { live, jwt, db };
+    let (router, io) = match redis_url {
+        None => {
+            let (layer, io) = SocketIo::builder().with_state(hub).build_layer();
+            io.ns(NAMESPACE, on_connect::<LocalAdapter>.with(authenticate));
+            (router.layer(layer), LiveIo::Local(io))
+        }
+        Some(url) => {
+            let client = redis::Client::open(with_resp3(url)).context("REDIS_URL is not a valid Redis URL")?;
+            let adapter = RedisAdapterCtr::new_with_redis(&client).await.context("connecting the Socket.IO adapter to Redis")?;
+            let (layer, io) = SocketIo::builder().with_state(hub).with_adapter::<RedisAdapter<_>>(adapter).build_layer();
+            io.ns(NAMESPACE, on_connect::<RedisAdapter<Emitter>>.with(authenticate))
+                .await
+                .map_err(|err| anyhow::anyhow!("subscribing the /live namespace in Redis: {err}"))?;
+            (router.layer(layer), LiveIo::Redis(io))
+        }
+    };
     if broadcaster.io.set(io).is_err() {
         tracing::warn!("the live broadcaster already had a Socket.IO server");
     }
-    layer
+    Ok(router)
+}
+
+/// The adapter's Redis driver speaks RESP3; a URL that names no protocol gets it.
+fn with_resp3(url: &str) -> String {
+    if url.contains("protocol=") {
+        url.to_owned()
+    } else if url.contains('?') {
+        format!("{url}&protocol=resp3")
+    } else {
+        format!("{url}?protocol=resp3")
+    }
 }
 
 #[derive(Deserialize)]
@@ -95,7 +150,7 @@ async fn authenticate(TryData(handshake): TryData<Handshake>, State(hub): State<
     }
 }
 
-async fn on_connect(socket: SocketRef) {
+async fn on_connect<A: Adapter>(socket: SocketRef<A>) {
     socket.on("join", join);
     socket.on("leave", leave);
 }
@@ -109,7 +164,7 @@ struct RoomRequest {
 /// Joins the tournament's room and acks the current LiveState. The socket joins before the
 /// state is read, so a change in between reaches it as a `state` event; clients keep the
 /// highest `version`.
-async fn join(socket: SocketRef, TryData(request): TryData<RoomRequest>, ack: AckSender, State(hub): State<LiveHub>) {
+async fn join<A: Adapter>(socket: SocketRef<A>, TryData(request): TryData<RoomRequest>, ack: AckSender<A>, State(hub): State<LiveHub>) {
     let reply = match request {
         Err(_) => error_reply(AppError::invalid_field("tournamentId", "send {tournamentId: <uuid>}")),
         Ok(RoomRequest { tournament_id }) => {
@@ -138,7 +193,7 @@ fn error_reply(err: AppError) -> serde_json::Value {
     json!({"ok": false, "error": {"code": code, "message": message}})
 }
 
-async fn leave(socket: SocketRef, TryData(request): TryData<RoomRequest>) {
+async fn leave<A: Adapter>(socket: SocketRef<A>, TryData(request): TryData<RoomRequest>) {
     if let Ok(RoomRequest { tournament_id }) = request {
         socket.leave(room(tournament_id));
     }

@@ -46,7 +46,8 @@ pub struct TestApp {
     pub client: reqwest::Client,
     pub state: AppState,
     pub outbox: FakeOutbox,
-    _database: TestDatabase,
+    /// The database this app made (dropped with it); a second node shares the first's.
+    _database: Option<TestDatabase>,
 }
 
 /// Starts the application on a fresh database of `backend`. `None` only when PostgreSQL is
@@ -58,6 +59,12 @@ pub async fn spawn_app(backend: Backend) -> Option<TestApp> {
 /// Like [`spawn_app`], with extra environment variables.
 pub async fn spawn_app_with(backend: Backend, extra: &[(&str, &str)]) -> Option<TestApp> {
     let database = TestDatabase::create(backend).await?;
+    let url = database.url.clone();
+    Some(start_node(&url, extra, Some(database)).await)
+}
+
+/// The configuration of a test node on `database_url`, with `extra` variables.
+pub fn test_config(database_url: &str, extra: &[(&str, &str)]) -> Config {
     let mut vars: HashMap<String, String> = [
         ("APP_ENV", "test"),
         ("PORT", "0"),
@@ -68,18 +75,43 @@ pub async fn spawn_app_with(backend: Backend, extra: &[(&str, &str)]) -> Option<
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v.to_owned()))
     .collect();
-    vars.insert("DATABASE_URL".to_owned(), database.url.clone());
+    vars.insert("DATABASE_URL".to_owned(), database_url.to_owned());
     for (key, value) in extra {
         vars.insert((*key).to_owned(), (*value).to_owned());
     }
-    let config = Config::from_lookup(|name| vars.get(name).cloned()).expect("test configuration");
-    let application = Application::build(config).await.expect("the application builds");
+    Config::from_lookup(|name| vars.get(name).cloned()).expect("test configuration")
+}
+
+/// Builds and serves one node of the application on `database_url`.
+async fn start_node(database_url: &str, extra: &[(&str, &str)], database: Option<TestDatabase>) -> TestApp {
+    let application = Application::build(test_config(database_url, extra)).await.expect("the application builds");
     let base = format!("http://127.0.0.1:{}", application.port());
     let state = application.state();
     let outbox = state.otp_chain.fake_outbox().expect("a fake channel outside production");
     tokio::spawn(application.run_until(std::future::pending()));
-    let database_url = database.url.clone();
-    Some(TestApp { base, database_url, client: reqwest::Client::new(), state, outbox, _database: database })
+    TestApp { base, database_url: database_url.to_owned(), client: reqwest::Client::new(), state, outbox, _database: database }
+}
+
+impl TestApp {
+    /// Another node of the same service: the same database, its own port and process state.
+    pub async fn second_node(&self, extra: &[(&str, &str)]) -> TestApp {
+        start_node(&self.database_url, extra, None).await
+    }
+}
+
+/// The test Redis, when reachable; outside CI an unreachable Redis skips (in CI it fails).
+pub async fn test_redis_url() -> Option<&'static str> {
+    const URL: &str = "redis://127.0.0.1:6379/?protocol=resp3";
+    let reachable = match redis::Client::open(URL) {
+        Ok(client) => client.get_multiplexed_async_connection().await.is_ok(),
+        Err(_) => false,
+    };
+    if reachable {
+        return Some(URL);
+    }
+    assert!(std::env::var_os("CI").is_none(), "Redis must be reachable in CI");
+    eprintln!("skipping: Redis is unreachable and CI is not set");
+    None
 }
 
 /// What a signed-in test user holds.

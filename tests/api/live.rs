@@ -10,7 +10,7 @@ use rust_socketio::TransportType;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::helpers::{Backend, Club, Reply, Session, TestApp, on_both_databases, spawn_app};
+use crate::helpers::{Backend, Club, Reply, Session, TestApp, on_both_databases, spawn_app, spawn_app_with, test_redis_url};
 use crate::staffing::id_of;
 
 on_both_databases!(
@@ -733,4 +733,22 @@ async fn results_are_for_signed_in_users_newest_first_for_a_player(backend: Back
     assert_eq!(rows[0]["skillBefore"], rows[1]["skillAfter"], "the second result starts where the first ended");
     app.get(&format!("/players/{}/results", Uuid::now_v7()), Some(&player.access_token)).await.assert_error(404, "NOT_FOUND");
     app.get(&format!("/players/{}/results", player.user_id), None).await.assert_error(401, "UNAUTHORIZED");
+}
+
+/// Two nodes behind one load balancer share the database and Redis: a press on one node
+/// reaches a watcher connected to the other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_redis_a_change_on_one_node_reaches_watchers_on_another() {
+    let Some(redis_url) = test_redis_url().await else { return };
+    let Some(first) = spawn_app_with(Backend::Postgres, &[("REDIS_URL", redis_url)]).await else { return };
+    let second = first.second_node(&[("REDIS_URL", redis_url)]).await;
+    let day = ready(&first, "+79990400231", 424, 2).await;
+    let mut watcher = second.watcher(&day.players[0].access_token).await;
+    let joined = watcher.join(day.id).await;
+    assert_eq!(joined["ok"], true, "{joined}");
+    let started = day.start(&first).await;
+    let heard = watcher.next_state().await;
+    assert_eq!(heard["version"], started["version"], "the start on the first node reached the second");
+    assert_eq!(heard["status"], "running");
+    watcher.close().await;
 }

@@ -35,6 +35,18 @@ const CONTRACT_PATHS: &[(&str, &[&str])] = &[
     ("/tournaments/{id}/registrations", &["get"]),
     ("/tournaments/{id}/strikes", &["get"]),
     ("/strikes/{id}/forgive", &["post"]),
+    ("/tournaments/{id}/live", &["get"]),
+    ("/tournaments/{id}/start", &["post"]),
+    ("/tournaments/{id}/pause", &["post"]),
+    ("/tournaments/{id}/resume", &["post"]),
+    ("/tournaments/{id}/level", &["post"]),
+    ("/eliminations", &["post"]),
+    ("/tournaments/{id}/eliminations/undo", &["post"]),
+    ("/tournaments/{id}/eliminations/reorder", &["post"]),
+    ("/tournaments/{id}/reseat", &["post"]),
+    ("/tournaments/{id}/confirm-results", &["post"]),
+    ("/tournaments/{id}/results", &["get"]),
+    ("/players/{userId}/results", &["get"]),
     ("/health", &["get"]),
     ("/organizers/mine", &["get"]),
     ("/organizers/{id}", &["get", "patch"]),
@@ -64,6 +76,7 @@ const CONTRACT_PATHS: &[(&str, &[&str])] = &[
     ("/me/notifications", &["get"]),
     ("/admin/organizers", &["get", "post"]),
     ("/admin/organizers/{id}/tournaments", &["post"]),
+    ("/admin/tournaments/{id}/recount", &["post"]),
 ];
 
 #[test]
