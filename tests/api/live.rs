@@ -589,11 +589,9 @@ async fn live_connections_need_a_valid_token(backend: Backend) {
     let unknown = polling.join(Uuid::now_v7()).await;
     assert_eq!(unknown["ok"], false);
     assert_eq!(unknown["error"]["code"], "NOT_FOUND");
-    let bad = polling.client.emit_with_ack("join", json!({"tournamentId": "nope"}), StdDuration::from_secs(5), |_, _| {
-        use futures::FutureExt;
-        async {}.boxed()
-    });
-    bad.await.expect("sent");
+    let bad = polling.join_with(json!({"tournamentId": "nope"})).await;
+    assert_eq!(bad["ok"], false);
+    assert_eq!(bad["error"]["code"], "VALIDATION_ERROR");
     let joined = polling.join(day.id).await;
     assert_eq!(joined["ok"], true);
     day.start(&app).await;

@@ -95,10 +95,15 @@ impl Watcher {
 
     /// Emits `join` and returns the ack.
     pub async fn join(&self, tournament_id: Uuid) -> Value {
+        self.join_with(json!({"tournamentId": tournament_id})).await
+    }
+
+    /// Emits `join` with any payload and returns the ack.
+    pub async fn join_with(&self, payload: Value) -> Value {
         let (sender, receiver) = oneshot::channel();
         let sender = Arc::new(Mutex::new(Some(sender)));
         self.client
-            .emit_with_ack("join", json!({"tournamentId": tournament_id}), PATIENCE, move |payload, _| {
+            .emit_with_ack("join", payload, PATIENCE, move |payload, _| {
                 if let Some(sender) = sender.lock().ok().and_then(|mut slot| slot.take()) {
                     // An ack's arguments arrive as one list.
                     let ack = match first_value(payload) {

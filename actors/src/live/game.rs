@@ -126,7 +126,7 @@ impl Game {
 
     fn running_clock(&self) -> LiveResult<Clock> {
         self.require_running()?;
-        self.clock.clone().ok_or_else(|| LiveError::Internal(anyhow::anyhow!("a running tournament has no clock")))
+        self.clock.ok_or_else(|| LiveError::Internal(anyhow::anyhow!("a running tournament has no clock")))
     }
 
     /// Pausing a paused clock changes nothing (`None`).
@@ -284,7 +284,7 @@ impl Game {
     /// Applies a persisted change and moves the version on.
     pub fn apply(&mut self, change: &Change) {
         match change {
-            Change::Clock { clock, .. } => self.clock = Some(clock.clone()),
+            Change::Clock { clock, .. } => self.clock = Some(*clock),
             Change::Eliminate { registration_id, eliminated_at, .. } => {
                 self.update(*registration_id, |player| player.eliminated_at = Some(*eliminated_at));
             }
@@ -312,7 +312,7 @@ impl Game {
     /// the number of players in when they fell, which the stamp order gives.
     pub fn eliminations(&self) -> Vec<(&Player, i32)> {
         let mut fallen: Vec<&Player> = self.players.iter().filter(|player| !player.is_alive()).collect();
-        fallen.sort_by(|a, b| b.eliminated_at.cmp(&a.eliminated_at));
+        fallen.sort_by_key(|player| std::cmp::Reverse(player.eliminated_at));
         let remaining = self.remaining();
         fallen.into_iter().enumerate().map(|(index, player)| (player, (remaining + index + 1) as i32)).collect()
     }
