@@ -502,7 +502,7 @@ async fn update_tournament(
     tx.commit().await?;
     crate::registrations::announce_promotions(&app, updated.id, promoted);
     // The pre-start LiveState shows the structure, which an edit may have changed.
-    app.live.reload(view.id);
+    app.live.reload(view.id).await;
     Ok(Json(view))
 }
 
@@ -547,7 +547,7 @@ async fn cancel_tournament(
     .await?;
     let view = tournament_view(&tx, cancelled).await?;
     tx.commit().await?;
-    app.live.reload(view.id);
+    app.live.reload(view.id).await;
     Ok(Json(view))
 }
 

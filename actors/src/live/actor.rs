@@ -56,6 +56,8 @@ pub enum TournamentMsg {
     Command { command: Command, by: Uuid, reply: RpcReplyPort<LiveResult<Outcome>> },
     /// The tournament changed outside the actor (a cancel): reload, publish and broadcast.
     Reload,
+    /// Broadcast the current state as it is (a new actor for a change made outside it).
+    Announce,
     /// The current segment may have run out.
     SegmentTimer,
 }
@@ -108,8 +110,12 @@ impl<S: LiveStore, B: Broadcaster> TournamentActor<S, B> {
             }
             command => {
                 // A stale game (changed outside the actor) is reloaded and checked once more.
+                let mut settled = false;
                 for _ in 0..2 {
-                    let Some(change) = self.decide(&state.game, &command)? else { break };
+                    let Some(change) = self.decide(&state.game, &command)? else {
+                        settled = true;
+                        break;
+                    };
                     match self.store.persist(&state.game, &change, Some(by)).await? {
                         Persisted::Written => {
                             state.game.apply(&change);
@@ -118,10 +124,14 @@ impl<S: LiveStore, B: Broadcaster> TournamentActor<S, B> {
                                 let hint = state.game.balance();
                                 elimination = Some((Elimination { registration_id, place, eliminated_at }, hint));
                             }
+                            settled = true;
                             break;
                         }
                         Persisted::Stale => self.reload(myself, state).await?,
                     }
+                }
+                if !settled {
+                    return Err(LiveError::Internal(anyhow::anyhow!("the tournament kept changing under the command")));
                 }
             }
         }
@@ -238,6 +248,7 @@ impl<S: LiveStore, B: Broadcaster> Actor for TournamentActor<S, B> {
                 let _ = reply.send(outcome);
             }
             TournamentMsg::Reload => self.reload(&myself, state).await?,
+            TournamentMsg::Announce => self.publish(&myself, state).await,
             TournamentMsg::SegmentTimer => self.on_segment_timer(&myself, state).await?,
         }
         Ok(())

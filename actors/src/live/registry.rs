@@ -72,26 +72,39 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
 
     /// Runs a live command through the tournament's actor and waits for its answer.
     pub async fn command(&self, tournament_id: Uuid, command: Command, by: Uuid) -> LiveResult<Outcome> {
-        // A second try covers an actor that died between the lookup and the call: its
-        // supervisor has rebuilt it by then, or the lookup starts a new one.
-        let mut last_failure = None;
+        // An actor that stopped before it took the command (let go, or died just then) is
+        // replaced and asked once more. One that took it and died before answering may have
+        // written it: asking again could apply it twice, so that is an error to the caller.
         for _ in 0..2 {
             let entry = self.entry(tournament_id).await?;
             let command = command.clone();
             match entry.actor.call(|reply| TournamentMsg::Command { command, by, reply }, None).await {
                 Ok(ractor::rpc::CallResult::Success(outcome)) => return outcome,
-                Ok(_) => last_failure = Some("no answer".to_owned()),
-                Err(err) => last_failure = Some(err.to_string()),
+                Ok(_) => {
+                    return Err(LiveError::Internal(anyhow::anyhow!(
+                        "the tournament actor stopped while handling a command; read the live state for its effect"
+                    )));
+                }
+                Err(_) => self.forget(tournament_id, &entry.actor),
             }
-            self.forget(tournament_id, &entry.actor);
         }
-        Err(LiveError::Internal(anyhow::anyhow!("the tournament actor did not answer: {last_failure:?}")))
+        Err(LiveError::Internal(anyhow::anyhow!("the tournament actor could not be reached")))
     }
 
-    /// Tells a tournament's actor, if it has one, that the tournament changed outside it.
-    pub fn reload(&self, tournament_id: Uuid) {
-        if let Some(entry) = entries(&self.entries).get(&tournament_id) {
-            let _ = entry.actor.cast(TournamentMsg::Reload);
+    /// Tells the tournament's actor that the tournament changed outside it (a cancel, an
+    /// edit), so its watchers hear of it. Without an actor, one starts from the database and
+    /// announces what it loaded.
+    pub async fn reload(&self, tournament_id: Uuid) {
+        let existing = entries(&self.entries).get(&tournament_id).map(|entry| entry.actor.clone());
+        let sent = match existing {
+            Some(actor) => actor.cast(TournamentMsg::Reload).map_err(|err| err.to_string()),
+            None => match self.entry(tournament_id).await {
+                Ok(entry) => entry.actor.cast(TournamentMsg::Announce).map_err(|err| err.to_string()),
+                Err(err) => Err(err.to_string()),
+            },
+        };
+        if let Err(err) = sent {
+            tracing::warn!(%tournament_id, error = %err, "could not tell the tournament actor of a change");
         }
     }
 
