@@ -28,7 +28,7 @@ pub async fn find_user(conn: &impl ConnectionTrait, phone: &Phone) -> AppResult<
 
 /// The lock key that serialises every transaction creating or linking something under one
 /// phone (codes, accounts, guests), so concurrent callers converge on one row.
-pub fn phone_lock(phone: &Phone) -> String {
+pub fn phone_lock(phone: &impl std::fmt::Display) -> String {
     format!("phone:{phone}")
 }
 

@@ -10,11 +10,13 @@ use floor_actors::rules::rating::{PlayedResult, RatingConfig, rebuild_profile, s
 use floor_entities::{guest_players, player_profiles, rating_config, registrations, results, table_seats, tournaments};
 use sea_orm::sea_query::{Expr, Func};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
 };
 use uuid::Uuid;
 
-use crate::db::find_where_in;
+use crate::accounts::phone_lock;
+use crate::db::{self, find_where_in};
 use crate::error::{AppError, AppResult};
 
 /// The platform's current rating settings (the spec's defaults if the row was lost).
@@ -35,7 +37,7 @@ pub async fn rating_config(conn: &impl ConnectionTrait) -> AppResult<RatingConfi
 /// guest, if any; an unclaimed guest gets a place and no rating. `created_at` gives each
 /// row's time (a recount keeps the original one). Returns the accounts that got a result.
 pub async fn write_results(
-    conn: &impl ConnectionTrait,
+    conn: &DatabaseTransaction,
     tournament_id: Uuid,
     created_at: impl Fn(Uuid) -> DateTime<Utc>,
 ) -> AppResult<Vec<Uuid>> {
@@ -48,6 +50,17 @@ pub async fn write_results(
         .await?;
     let players = find_where_in::<registrations::Entity, _>(conn, registrations::Column::Id, &seated).await?;
     let guest_ids: Vec<Uuid> = players.iter().filter_map(|player| player.guest_id).collect();
+    // A guest signing up right now claims under the phone's lock: taking it here makes the
+    // sign-up either come first (and its claim is seen) or wait and find these results.
+    let mut phones: Vec<String> = find_where_in::<guest_players::Entity, _>(conn, guest_players::Column::Id, &guest_ids)
+        .await?
+        .into_iter()
+        .map(|guest| guest.phone)
+        .collect();
+    phones.sort();
+    for phone in &phones {
+        db::lock_key(conn, &phone_lock(phone)).await?;
+    }
     let claimed_by: HashMap<Uuid, Uuid> = find_where_in::<guest_players::Entity, _>(conn, guest_players::Column::Id, &guest_ids)
         .await?
         .into_iter()
@@ -84,6 +97,7 @@ pub async fn write_results(
             skill_before: Set(None),
             skill_after: Set(None),
             created_at: Set(created_at(registration_id)),
+            skill_alpha: Set(config.skill_alpha),
         });
     }
     if !rows.is_empty() {
@@ -98,7 +112,19 @@ pub async fn write_results(
 pub async fn rebuild_profiles(conn: &impl ConnectionTrait, user_ids: &[Uuid]) -> AppResult<()> {
     let config = rating_config(conn).await?;
     let now = Utc::now();
-    for user_id in user_ids.iter().copied().collect::<BTreeSet<_>>() {
+    let users: Vec<Uuid> = user_ids.iter().copied().collect::<BTreeSet<_>>().into_iter().collect();
+    // Two rebuilds of one player (two confirmations, a recount) take turns: each reads the
+    // history only once it holds the profile, so neither overwrites the other's result.
+    // Taken in id order, so two rebuilds never wait on each other crosswise.
+    for chunk in users.chunks(crate::db::IDS_PER_STATEMENT) {
+        player_profiles::Entity::find()
+            .filter(player_profiles::Column::UserId.is_in(chunk.iter().copied()))
+            .order_by_asc(player_profiles::Column::UserId)
+            .lock_exclusive()
+            .all(conn)
+            .await?;
+    }
+    for user_id in users {
         let history: Vec<(results::Model, Option<tournaments::Model>)> = results::Entity::find()
             .find_also_related(tournaments::Entity)
             .filter(results::Column::UserId.eq(user_id))
@@ -115,6 +141,7 @@ pub async fn rebuild_profiles(conn: &impl ConnectionTrait, user_ids: &[Uuid]) ->
                 field_size: sizes.get(&result.tournament_id).copied().unwrap_or(1),
                 place: result.place,
                 xp: result.xp,
+                skill_alpha: result.skill_alpha,
             })
             .collect();
         let rebuilt = rebuild_profile(&config, &played);

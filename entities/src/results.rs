@@ -24,6 +24,9 @@ pub struct Model {
     pub skill_after: Option<f64>,
     /// Kept across a recount, so the chronological rebuild keeps its order.
     pub created_at: DateTimeUtc,
+    /// The skill smoothing in force when the result was awarded; a rebuild replays the
+    /// result with it, so a later configuration change applies to new awards only.
+    pub skill_alpha: f64,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

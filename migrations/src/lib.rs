@@ -16,6 +16,7 @@ mod m20261122_000004_create_tournaments;
 mod m20261122_000005_create_game_records;
 mod m20261122_000006_create_engagement;
 mod m20261122_000007_relax_late_cancel_strikes;
+mod m20261122_000008_add_result_skill_alpha;
 
 /// Every table the migrations create, in creation order.
 pub const TABLES: &[&str] = &[
@@ -64,6 +65,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000005_create_game_records::Migration),
             Box::new(m20261122_000006_create_engagement::Migration),
             Box::new(m20261122_000007_relax_late_cancel_strikes::Migration),
+            Box::new(m20261122_000008_add_result_skill_alpha::Migration),
         ]
     }
 }

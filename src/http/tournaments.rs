@@ -470,8 +470,10 @@ async fn update_tournament(
     if let Some(id) = body.location_id {
         active.location_id = Set(id);
     }
-    if let Some(id) = body.blind_template_id {
+    if let Some(id) = body.blind_template_id.filter(|id| *id != tournament.blind_template_id) {
         active.blind_template_id = Set(id);
+        // The pre-start LiveState shows the structure: a new one is a new version of it.
+        active.live_version = Set(tournament.live_version + 1);
     }
     if let Some(kind) = body.tournament_type {
         active.tournament_type = Set(kind);
@@ -501,8 +503,9 @@ async fn update_tournament(
     let view = tournament_view(&tx, updated.clone()).await?;
     tx.commit().await?;
     crate::registrations::announce_promotions(&app, updated.id, promoted);
-    // The pre-start LiveState shows the structure, which an edit may have changed.
-    app.live.reload(view.id).await;
+    if updated.live_version != tournament.live_version {
+        app.live.reload(view.id).await;
+    }
     Ok(Json(view))
 }
 

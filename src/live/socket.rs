@@ -62,9 +62,16 @@ impl Broadcaster for SocketBroadcaster {
     }
 }
 
+/// The longest a broadcast may hold the tournament's actor (a Redis that stopped answering).
+const BROADCAST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 async fn emit_state<A: Adapter>(io: &SocketIo<A>, state: &Snapshot) -> Result<(), String> {
     let Some(namespace) = io.of(NAMESPACE) else { return Err("the /live namespace is missing".to_owned()) };
-    namespace.to(room(state.tournament_id)).emit("state", &**state).await.map_err(|err| err.to_string())
+    let emit = namespace.to(room(state.tournament_id)).emit("state", &**state);
+    match tokio::time::timeout(BROADCAST_TIMEOUT, emit).await {
+        Ok(sent) => sent.map_err(|err| err.to_string()),
+        Err(_) => Err("the broadcast timed out".to_owned()),
+    }
 }
 
 /// What the socket handlers need.

@@ -272,9 +272,11 @@ async fn start_tournament(db: &DatabaseConnection, tournament_id: Uuid, by: Uuid
     });
     table_seats::Entity::insert_many(seats).exec_without_returning(&tx).await?;
 
+    // In player order, as every transaction that locks several profiles takes them.
     let no_shows = registrations::Entity::find()
         .filter(registrations::Column::TournamentId.eq(tournament_id))
         .filter(registrations::Column::Status.eq(RegistrationStatus::Registered))
+        .order_by_asc(registrations::Column::UserId)
         .all(&tx)
         .await?;
     set_status(&tx, tournament_id, RegistrationStatus::Registered, RegistrationStatus::NoShow, now).await?;

@@ -54,10 +54,9 @@ pub struct Outcome {
 pub enum TournamentMsg {
     /// A command of a member of the club (`by`).
     Command { command: Command, by: Uuid, reply: RpcReplyPort<LiveResult<Outcome>> },
-    /// The tournament changed outside the actor (a cancel): reload, publish and broadcast.
-    Reload,
-    /// Broadcast the current state as it is (a new actor for a change made outside it).
-    Announce,
+    /// The tournament changed outside the actor. `announce`: the change was made on this
+    /// node (a cancel, an edit), so the actor broadcasts the state it reads.
+    Reload { announce: bool },
     /// The current segment may have run out.
     SegmentTimer,
 }
@@ -77,6 +76,9 @@ pub struct TournamentState {
     published: watch::Sender<Snapshot>,
     /// The pending end-of-segment wake-up, replaced at every change.
     timer: Option<JoinHandle<()>>,
+    /// Set when a committed change could not be read back: the actor then fails, and its
+    /// supervisor rebuilds it from the database.
+    out_of_step: bool,
 }
 
 /// Times are kept to the millisecond, as the database and JSON keep them, so a rebuilt
@@ -84,6 +86,9 @@ pub struct TournamentState {
 pub fn to_millis(time: DateTime<Utc>) -> DateTime<Utc> {
     time.duration_trunc(TimeDelta::milliseconds(1)).unwrap_or(time)
 }
+
+/// How long the actor waits before trying a clock write again after a failure.
+const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl<S: LiveStore, B: Broadcaster> TournamentActor<S, B> {
     fn now(&self) -> DateTime<Utc> {
@@ -100,15 +105,22 @@ impl<S: LiveStore, B: Broadcaster> TournamentActor<S, B> {
         let tournament_id = state.game.tournament_id;
         let mut elimination = None;
         match command {
-            Command::Start => {
-                self.store.start(tournament_id, by, self.now()).await?;
-                self.reload(myself, state).await?;
-            }
-            Command::ConfirmResults => {
-                self.store.confirm(tournament_id, by, self.now()).await?;
-                self.reload(myself, state).await?;
+            Command::Start | Command::ConfirmResults => {
+                if command == Command::Start {
+                    self.store.start(tournament_id, by, self.now()).await?;
+                } else {
+                    self.store.confirm(tournament_id, by, self.now()).await?;
+                }
+                // Committed: an actor that cannot read it back is out of step and is rebuilt.
+                if let Err(err) = self.reload(myself, state, true).await {
+                    state.out_of_step = true;
+                    return Err(err);
+                }
             }
             command => {
+                // A segment that ran out before this command is moved on first, so a press
+                // acts on the segment that is really running.
+                self.catch_up(myself, state).await?;
                 // A stale game (changed outside the actor) is reloaded and checked once more.
                 let mut settled = false;
                 for _ in 0..2 {
@@ -127,7 +139,7 @@ impl<S: LiveStore, B: Broadcaster> TournamentActor<S, B> {
                             settled = true;
                             break;
                         }
-                        Persisted::Stale => self.reload(myself, state).await?,
+                        Persisted::Stale => self.reload(myself, state, false).await?,
                     }
                 }
                 if !settled {
@@ -153,54 +165,90 @@ impl<S: LiveStore, B: Broadcaster> TournamentActor<S, B> {
         }
     }
 
-    /// Moves the clock past every segment that ran out.
-    async fn on_segment_timer(&self, myself: &ActorRef<TournamentMsg>, state: &mut TournamentState) -> LiveResult<()> {
+    /// Moves the clock past every segment that ran out, in one change.
+    async fn catch_up(&self, myself: &ActorRef<TournamentMsg>, state: &mut TournamentState) -> LiveResult<()> {
         for _ in 0..2 {
-            let Some(change) = state.game.elapsed_segments(self.now()) else { break };
+            let Some(change) = state.game.elapsed_segments(self.now()) else { return Ok(()) };
             match self.store.persist(&state.game, &change, None).await? {
                 Persisted::Written => {
                     state.game.apply(&change);
                     self.publish(myself, state).await;
                     return Ok(());
                 }
-                Persisted::Stale => self.reload(myself, state).await?,
+                Persisted::Stale => self.reload(myself, state, false).await?,
             }
         }
-        self.schedule(myself, state);
         Ok(())
     }
 
-    async fn reload(&self, myself: &ActorRef<TournamentMsg>, state: &mut TournamentState) -> LiveResult<()> {
+    /// The timer's turn: catch up and wait for the next segment end. A failed write is not
+    /// the end of the tournament: the actor tries again shortly instead of failing (which
+    /// would only rebuild it to fail the same way).
+    async fn on_segment_timer(&self, myself: &ActorRef<TournamentMsg>, state: &mut TournamentState) {
+        match self.catch_up(myself, state).await {
+            Ok(()) => self.schedule(myself, state),
+            Err(err) => {
+                tracing::warn!(tournament_id = %state.game.tournament_id, error = %err, "could not move the clock on; trying again");
+                self.wake_after(myself, state, RETRY_AFTER);
+            }
+        }
+    }
+
+    /// Reads the game again. `announce`: this node made the change and tells the watchers,
+    /// even when the actor had already caught up with it. Otherwise (catching up with a change
+    /// whose maker told them) only the published state is refreshed.
+    async fn reload(&self, myself: &ActorRef<TournamentMsg>, state: &mut TournamentState, announce: bool) -> LiveResult<()> {
         let tournament_id = state.game.tournament_id;
         let game = self.store.load(tournament_id).await?.ok_or_else(|| LiveError::not_found("tournament"))?;
-        if game != state.game {
-            state.game = game;
+        let changed = game != state.game;
+        state.game = game;
+        if announce {
             self.publish(myself, state).await;
+        } else if changed {
+            self.refresh(myself, state);
         }
         Ok(())
     }
 
+    /// Publishes the current game and broadcasts it.
     async fn publish(&self, myself: &ActorRef<TournamentMsg>, state: &mut TournamentState) {
+        let snapshot = self.refresh(myself, state);
+        self.broadcaster.broadcast(snapshot).await;
+    }
+
+    /// Publishes the current game for reads (no broadcast) and sets the timer by it.
+    fn refresh(&self, myself: &ActorRef<TournamentMsg>, state: &mut TournamentState) -> Snapshot {
         let snapshot = Arc::new(LiveState::of(&state.game, self.now()));
         state.published.send_replace(snapshot.clone());
-        self.broadcaster.broadcast(snapshot).await;
         self.schedule(myself, state);
+        snapshot
     }
 
     /// Sets the wake-up for the end of the running segment (none while paused or on the
     /// last segment).
     fn schedule(&self, myself: &ActorRef<TournamentMsg>, state: &mut TournamentState) {
+        match state.game.next_segment_end() {
+            Some(ends_at) => {
+                let delay = (ends_at - self.now()).to_std().unwrap_or_default();
+                self.wake_after(myself, state, delay);
+            }
+            None => {
+                if let Some(timer) = state.timer.take() {
+                    timer.abort();
+                }
+            }
+        }
+    }
+
+    fn wake_after(&self, myself: &ActorRef<TournamentMsg>, state: &mut TournamentState, delay: std::time::Duration) {
         if let Some(timer) = state.timer.take() {
             timer.abort();
         }
-        if let Some(ends_at) = state.game.next_segment_end() {
-            let delay = (ends_at - self.now()).to_std().unwrap_or_default();
-            let myself = myself.clone();
-            state.timer = Some(tokio::spawn(async move {
-                tokio::time::sleep(delay).await;
-                let _ = myself.cast(TournamentMsg::SegmentTimer);
-            }));
-        }
+        let myself = myself.clone();
+        state.timer = Some(tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            let _ = myself.cast(TournamentMsg::SegmentTimer);
+        }));
     }
 }
 
@@ -215,13 +263,13 @@ impl<S: LiveStore, B: Broadcaster> Actor for TournamentActor<S, B> {
         _myself: ActorRef<Self::Msg>,
         (game, published): Self::Arguments,
     ) -> Result<Self::State, ActorProcessingErr> {
-        Ok(TournamentState { game, published, timer: None })
+        Ok(TournamentState { game, published, timer: None, out_of_step: false })
     }
 
     /// A rebuilt actor first catches the clock up with the segments that ran out while it
     /// was gone.
     async fn post_start(&self, myself: ActorRef<Self::Msg>, state: &mut Self::State) -> Result<(), ActorProcessingErr> {
-        self.on_segment_timer(&myself, state).await?;
+        self.on_segment_timer(&myself, state).await;
         Ok(())
     }
 
@@ -246,10 +294,12 @@ impl<S: LiveStore, B: Broadcaster> Actor for TournamentActor<S, B> {
                 }
                 // The caller may have gone away; the change stands either way.
                 let _ = reply.send(outcome);
+                if state.out_of_step {
+                    return Err(anyhow::anyhow!("the actor lost step with the database").into());
+                }
             }
-            TournamentMsg::Reload => self.reload(&myself, state).await?,
-            TournamentMsg::Announce => self.publish(&myself, state).await,
-            TournamentMsg::SegmentTimer => self.on_segment_timer(&myself, state).await?,
+            TournamentMsg::Reload { announce } => self.reload(&myself, state, announce).await?,
+            TournamentMsg::SegmentTimer => self.on_segment_timer(&myself, state).await,
         }
         Ok(())
     }

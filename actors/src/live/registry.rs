@@ -20,8 +20,13 @@ use crate::live::store::{Broadcaster, LiveStore};
 
 /// An actor not used for this long is let go, unless its clock runs.
 pub const IDLE_AFTER: Duration = Duration::from_secs(10 * 60);
-/// How often the supervisor looks for actors to let go.
+/// How often the supervisor looks for actors to let go; an ended tournament's actor is let
+/// go only after this long unused too, so commands already queued to it are answered.
 const REAP_EVERY: Duration = Duration::from_secs(60);
+/// The longest a caller waits for a live command's answer.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the supervisor waits before trying again to rebuild an actor it could not.
+const REBUILD_RETRY: Duration = Duration::from_secs(5);
 
 /// A running actor and its latest LiveState.
 #[derive(Clone)]
@@ -78,11 +83,11 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
         for _ in 0..2 {
             let entry = self.entry(tournament_id).await?;
             let command = command.clone();
-            match entry.actor.call(|reply| TournamentMsg::Command { command, by, reply }, None).await {
+            match entry.actor.call(|reply| TournamentMsg::Command { command, by, reply }, Some(COMMAND_TIMEOUT)).await {
                 Ok(ractor::rpc::CallResult::Success(outcome)) => return outcome,
                 Ok(_) => {
                     return Err(LiveError::Internal(anyhow::anyhow!(
-                        "the tournament actor stopped while handling a command; read the live state for its effect"
+                        "the tournament actor stopped or timed out while handling a command; read the live state for its effect"
                     )));
                 }
                 Err(_) => self.forget(tournament_id, &entry.actor),
@@ -96,13 +101,11 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
     /// announces what it loaded.
     pub async fn reload(&self, tournament_id: Uuid) {
         let existing = entries(&self.entries).get(&tournament_id).map(|entry| entry.actor.clone());
-        let sent = match existing {
-            Some(actor) => actor.cast(TournamentMsg::Reload).map_err(|err| err.to_string()),
-            None => match self.entry(tournament_id).await {
-                Ok(entry) => entry.actor.cast(TournamentMsg::Announce).map_err(|err| err.to_string()),
-                Err(err) => Err(err.to_string()),
-            },
+        let actor = match existing {
+            Some(actor) => Ok(actor),
+            None => self.entry(tournament_id).await.map(|entry| entry.actor).map_err(|err| err.to_string()),
         };
+        let sent = actor.and_then(|actor| actor.cast(TournamentMsg::Reload { announce: true }).map_err(|err| err.to_string()));
         if let Err(err) = sent {
             tracing::warn!(%tournament_id, error = %err, "could not tell the tournament actor of a change");
         }
@@ -153,6 +156,8 @@ enum SupervisorMsg {
     Spawn { tournament_id: Uuid, reply: RpcReplyPort<LiveResult<Entry>> },
     /// Lets go of the actors of ended tournaments and of idle ones.
     Reap,
+    /// Tries again to rebuild the actor of a running tournament.
+    Rebuild { tournament_id: Uuid },
 }
 
 struct LiveSupervisor<S, B> {
@@ -189,6 +194,17 @@ impl<S: LiveStore, B: Broadcaster> LiveSupervisor<S, B> {
         Ok(entry)
     }
 
+    /// Rebuilds a tournament's actor from the database; when the database cannot answer, tries
+    /// again a little later (so a running clock gets its actor back) instead of at once.
+    async fn rebuild(&self, myself: &ActorRef<SupervisorMsg>, state: &mut SupervisorState, tournament_id: Uuid) {
+        if let Err(err) = self.spawn(myself, state, tournament_id).await {
+            tracing::error!(%tournament_id, error = %err, "could not rebuild a tournament actor; trying again");
+            if !matches!(err, LiveError::Refused { .. }) {
+                myself.send_after(REBUILD_RETRY, move || SupervisorMsg::Rebuild { tournament_id });
+            }
+        }
+    }
+
     /// Ended tournaments need no actor; idle ones get one again on their next read. A
     /// running clock keeps its actor, which moves it on.
     fn reap(&self) {
@@ -197,7 +213,7 @@ impl<S: LiveStore, B: Broadcaster> LiveSupervisor<S, B> {
         map.retain(|_, entry| {
             let status = entry.snapshot.borrow().status;
             let keep = match status {
-                TournamentStatus::Finished | TournamentStatus::Cancelled => false,
+                TournamentStatus::Finished | TournamentStatus::Cancelled => now.duration_since(entry.last_used) < REAP_EVERY,
                 TournamentStatus::Running => true,
                 TournamentStatus::Registration | TournamentStatus::Announced => {
                     now.duration_since(entry.last_used) < IDLE_AFTER
@@ -232,6 +248,7 @@ impl<S: LiveStore, B: Broadcaster> Actor for LiveSupervisor<S, B> {
                 let _ = reply.send(self.spawn(&myself, state, tournament_id).await);
             }
             SupervisorMsg::Reap => self.reap(),
+            SupervisorMsg::Rebuild { tournament_id } => self.rebuild(&myself, state, tournament_id).await,
         }
         Ok(())
     }
@@ -261,9 +278,7 @@ impl<S: LiveStore, B: Broadcaster> Actor for LiveSupervisor<S, B> {
         };
         if was_registered {
             tracing::warn!(%tournament_id, ?failure, "a tournament actor stopped unexpectedly; rebuilding it");
-            if let Err(err) = self.spawn(&myself, state, tournament_id).await {
-                tracing::error!(%tournament_id, error = %err, "could not rebuild a tournament actor");
-            }
+            self.rebuild(&myself, state, tournament_id).await;
         }
         Ok(())
     }

@@ -123,13 +123,16 @@ pub fn level_for_xp(config: &RatingConfig, xp: i64) -> i32 {
 }
 
 /// One result of a player, as the rebuild replays it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PlayedResult {
     /// Players who played that tournament.
     pub field_size: i32,
     pub place: i32,
     /// The xp the result awarded when it was confirmed (kept, not recomputed).
     pub xp: i32,
+    /// The skill smoothing in force when the result was awarded: a later change of the
+    /// configuration applies to new awards only.
+    pub skill_alpha: f64,
 }
 
 /// A player's rating profile as their results make it.
@@ -153,7 +156,7 @@ pub fn rebuild_profile(config: &RatingConfig, results: &[PlayedResult]) -> Rebui
     let mut skills = Vec::with_capacity(results.len());
     for result in results {
         let before = skill;
-        skill = next_skill(config.skill_alpha, skill, performance(result.field_size, result.place));
+        skill = next_skill(result.skill_alpha, skill, performance(result.field_size, result.place));
         skills.push((before, skill));
     }
     let xp = results.iter().map(|result| i64::from(result.xp)).sum();
@@ -287,9 +290,9 @@ mod tests {
     #[test]
     fn a_profile_is_rebuilt_from_its_results_in_order() {
         let results = [
-            PlayedResult { field_size: 5, place: 1, xp: 100 },
-            PlayedResult { field_size: 9, place: 5, xp: 40 },
-            PlayedResult { field_size: 3, place: 3, xp: 10 },
+            PlayedResult { field_size: 5, place: 1, xp: 100, skill_alpha: 0.1 },
+            PlayedResult { field_size: 9, place: 5, xp: 40, skill_alpha: 0.1 },
+            PlayedResult { field_size: 3, place: 3, xp: 10, skill_alpha: 0.1 },
         ];
         let profile = rebuild_profile(&CONFIG, &results);
         assert_eq!(profile.xp, 150);
@@ -313,12 +316,23 @@ mod tests {
 
     #[test]
     fn the_order_of_results_changes_the_skill() {
-        let won = PlayedResult { field_size: 5, place: 1, xp: 100 };
-        let lost = PlayedResult { field_size: 5, place: 5, xp: 10 };
+        let won = PlayedResult { field_size: 5, place: 1, xp: 100, skill_alpha: 0.1 };
+        let lost = PlayedResult { field_size: 5, place: 5, xp: 10, skill_alpha: 0.1 };
         let forward = rebuild_profile(&CONFIG, &[won, lost]);
         let backward = rebuild_profile(&CONFIG, &[lost, won]);
         assert_eq!((forward.xp, forward.wins), (backward.xp, backward.wins));
         assert!(backward.skill > forward.skill);
+    }
+
+    #[test]
+    fn each_result_smooths_with_the_alpha_it_was_awarded_under() {
+        let old = PlayedResult { field_size: 5, place: 1, xp: 100, skill_alpha: 0.1 };
+        let new = PlayedResult { field_size: 5, place: 1, xp: 100, skill_alpha: 0.5 };
+        let profile = rebuild_profile(&RatingConfig { skill_alpha: 0.9, ..CONFIG }, &[old, new]);
+        // 0.4444 + 0.1 * 0.5556 = 0.49996; + 0.5 * 0.50004 = 0.74998. The configuration's
+        // 0.9 is not used: it applies to awards made after it.
+        close(profile.skills[0].1, 0.49996);
+        close(profile.skill, 0.74998);
     }
 
     #[test]
