@@ -1,6 +1,7 @@
 //! The live engine as the server runs it: the tournament actors' registry over the
 //! database store and the Socket.IO broadcaster, and results.
 
+pub mod bus;
 pub mod results;
 pub mod socket;
 pub mod store;

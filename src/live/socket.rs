@@ -22,6 +22,7 @@ use socketioxide_redis::{RedisAdapter, RedisAdapterCtr};
 use uuid::Uuid;
 
 use super::LiveRegistry;
+use super::bus::Bus;
 use crate::auth::tokens::JwtKeys;
 use crate::error::AppError;
 
@@ -47,6 +48,8 @@ enum LiveIo {
 #[derive(Default)]
 pub struct SocketBroadcaster {
     io: OnceLock<LiveIo>,
+    /// With several nodes: where the others hear that this one changed a tournament.
+    bus: OnceLock<Bus>,
 }
 
 impl Broadcaster for SocketBroadcaster {
@@ -58,6 +61,9 @@ impl Broadcaster for SocketBroadcaster {
         };
         if let Err(err) = sent {
             tracing::warn!(tournament_id = %state.tournament_id, error = %err, "could not broadcast a LiveState");
+        }
+        if let Some(bus) = self.bus.get() {
+            bus.announce(state.tournament_id, state.version).await;
         }
     }
 }
@@ -92,7 +98,7 @@ pub async fn serve_beside(
     db: DatabaseConnection,
     redis_url: Option<&str>,
 ) -> anyhow::Result<Router> {
-    let hub = LiveHub { live, jwt, db };
+    let hub = LiveHub { live: live.clone(), jwt, db };
     let (router, io) = match redis_url {
         None => {
             let (layer, io) = SocketIo::builder().with_state(hub).build_layer();
@@ -101,6 +107,10 @@ pub async fn serve_beside(
         }
         Some(url) => {
             let client = redis::Client::open(with_resp3(url)).context("REDIS_URL is not a valid Redis URL")?;
+            let bus = Bus::start(client.clone(), live).await.context("connecting the live bus to Redis")?;
+            if broadcaster.bus.set(bus).is_err() {
+                tracing::warn!("the live broadcaster already had a bus");
+            }
             let adapter = RedisAdapterCtr::new_with_redis(&client).await.context("connecting the Socket.IO adapter to Redis")?;
             let (layer, io) = SocketIo::builder().with_state(hub).with_adapter::<RedisAdapter<_>>(adapter).build_layer();
             io.ns(NAMESPACE, on_connect::<RedisAdapter<Emitter>>.with(authenticate))

@@ -749,6 +749,21 @@ async fn with_redis_a_change_on_one_node_reaches_watchers_on_another() {
     let heard = watcher.next_state().await;
     assert_eq!(heard["version"], started["version"], "the start on the first node reached the second");
     assert_eq!(heard["status"], "running");
+    // The second node's own reads catch up too (its actor hears of the change on the bus).
+    let mut caught_up = Value::Null;
+    for _ in 0..100 {
+        caught_up = second.get(&day.path("live"), None).await.assert_ok().clone();
+        if caught_up["version"] == started["version"] {
+            break;
+        }
+        tokio::time::sleep(StdDuration::from_millis(20)).await;
+    }
+    assert_eq!(caught_up["status"], "running", "{caught_up}");
+    assert_eq!(caught_up["version"], started["version"]);
+    // A press on the second node works from the state the first one made.
+    let paused = day.press(&second, "pause", json!({})).await.assert_ok().clone();
+    assert_eq!(version(&paused), version(&started) + 1);
+    assert_eq!(watcher.next_state().await["version"], paused["version"]);
     watcher.close().await;
 }
 

@@ -111,6 +111,16 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
         }
     }
 
+    /// Another node changed the tournament to `version`: the actor here, if it has an older
+    /// one, reads the change from the database (its maker has told the watchers).
+    pub fn catch_up(&self, tournament_id: Uuid, version: i64) {
+        if let Some(entry) = entries(&self.entries).get(&tournament_id)
+            && entry.snapshot.borrow().version < version
+        {
+            let _ = entry.actor.cast(TournamentMsg::Reload { announce: false });
+        }
+    }
+
     /// Starts actors for these tournaments (the running ones, at boot), so their clocks move.
     pub async fn resume(&self, tournament_ids: &[Uuid]) {
         for id in tournament_ids {
