@@ -122,7 +122,7 @@ async fn main() {
                 if let Payload::Text(values) = payload {
                     let version = values.first().and_then(|state| state["version"].as_i64()).unwrap_or(0);
                     if version >= target.load(Ordering::SeqCst) && reached.fetch_add(1, Ordering::SeqCst) + 1 == watchers {
-                        all_reached.notify_one();
+                        all_reached.notify_waiters();
                     }
                 }
                 async {}.boxed()
@@ -154,8 +154,19 @@ async fn main() {
         let answered = pressed.elapsed();
         let state: Value = response.json().await.expect("a LiveState");
         assert_eq!(state["version"].as_i64(), Some(version), "each press is one change");
-        if tokio::time::timeout(Duration::from_secs(30), all_reached.notified()).await.is_err() {
-            println!("press {n}: only {} of {watchers} watchers heard version {version}", reached.load(Ordering::SeqCst));
+        // Waits for the round's own count: no wake-up left over from an earlier round counts.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let notified = all_reached.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if reached.load(Ordering::SeqCst) >= watchers {
+                break;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                println!("press {n}: only {} of {watchers} watchers heard version {version}", reached.load(Ordering::SeqCst));
+                break;
+            }
         }
         fan_outs.push(pressed.elapsed());
         answers.push(answered);

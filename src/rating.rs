@@ -31,16 +31,8 @@ pub async fn rating_config(conn: &impl ConnectionTrait) -> AppResult<RatingConfi
     }))
 }
 
-/// Writes the results of a tournament whose game is over: every player seated at start gets
-/// a place (the one still in first, then by latest elimination), season points and xp by
-/// the current configuration. A guest's result counts for the account that claimed the
-/// guest, if any; an unclaimed guest gets a place and no rating. `created_at` gives each
-/// row's time (a recount keeps the original one). Returns the accounts that got a result.
-pub async fn write_results(
-    conn: &DatabaseTransaction,
-    tournament_id: Uuid,
-    created_at: impl Fn(Uuid) -> DateTime<Utc>,
-) -> AppResult<Vec<Uuid>> {
+/// The players seated at start of a tournament: their registrations.
+async fn seated_players(conn: &impl ConnectionTrait, tournament_id: Uuid) -> AppResult<Vec<registrations::Model>> {
     let seated: Vec<Uuid> = table_seats::Entity::find()
         .select_only()
         .column(table_seats::Column::RegistrationId)
@@ -48,19 +40,65 @@ pub async fn write_results(
         .into_tuple()
         .all(conn)
         .await?;
-    let players = find_where_in::<registrations::Entity, _>(conn, registrations::Column::Id, &seated).await?;
+    Ok(find_where_in::<registrations::Entity, _>(conn, registrations::Column::Id, &seated).await?)
+}
+
+/// Takes, before a tournament's results are written (confirmation, recount), every lock the
+/// writing will need, in the one order all writers use: tournament (held by the caller),
+/// then phones, then profiles.
+/// - The phone of each guest who played: a guest signing up right now claims under that
+///   lock, so the sign-up either comes first (and its claim is seen) or waits and then finds
+///   these results.
+/// - The profile of everyone who has or will have a result here (`also`: the holders of
+///   results about to be replaced), so a rebuild never waits on a row another writer holds.
+pub async fn lock_participants(tx: &DatabaseTransaction, tournament_id: Uuid, also: &[Uuid]) -> AppResult<()> {
+    let players = seated_players(tx, tournament_id).await?;
     let guest_ids: Vec<Uuid> = players.iter().filter_map(|player| player.guest_id).collect();
-    // A guest signing up right now claims under the phone's lock: taking it here makes the
-    // sign-up either come first (and its claim is seen) or wait and find these results.
-    let mut phones: Vec<String> = find_where_in::<guest_players::Entity, _>(conn, guest_players::Column::Id, &guest_ids)
-        .await?
-        .into_iter()
-        .map(|guest| guest.phone)
-        .collect();
-    phones.sort();
-    for phone in &phones {
-        db::lock_key(conn, &phone_lock(phone)).await?;
+    let guests = find_where_in::<guest_players::Entity, _>(tx, guest_players::Column::Id, &guest_ids).await?;
+    let mut phones: Vec<&str> = guests.iter().map(|guest| guest.phone.as_str()).collect();
+    phones.sort_unstable();
+    for phone in phones {
+        db::lock_key(tx, &phone_lock(&phone)).await?;
     }
+    let mut users: Vec<Uuid> = players.iter().filter_map(|player| player.user_id).chain(also.iter().copied()).collect();
+    // Claims read again under the phone locks.
+    users.extend(
+        find_where_in::<guest_players::Entity, _>(tx, guest_players::Column::Id, &guest_ids)
+            .await?
+            .into_iter()
+            .filter_map(|guest| guest.claimed_by_user_id),
+    );
+    lock_profiles(tx, &users).await
+}
+
+/// Locks the player profiles of `user_ids` for the rest of the transaction, in id order, so
+/// two writers of overlapping players never wait on each other crosswise.
+async fn lock_profiles(conn: &impl ConnectionTrait, user_ids: &[Uuid]) -> AppResult<()> {
+    let users: Vec<Uuid> = user_ids.iter().copied().collect::<BTreeSet<_>>().into_iter().collect();
+    for chunk in users.chunks(crate::db::IDS_PER_STATEMENT) {
+        player_profiles::Entity::find()
+            .filter(player_profiles::Column::UserId.is_in(chunk.iter().copied()))
+            .order_by_asc(player_profiles::Column::UserId)
+            .lock_exclusive()
+            .all(conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Writes the results of a tournament whose game is over: every player seated at start gets
+/// a place (the one still in first, then by latest elimination), season points and xp by
+/// the current configuration. A guest's result counts for the account that claimed the
+/// guest, if any; an unclaimed guest gets a place and no rating. `created_at` gives each
+/// row's time (a recount keeps the original one). Returns the accounts that got a result.
+/// Call [`lock_participants`] first.
+pub async fn write_results(
+    conn: &DatabaseTransaction,
+    tournament_id: Uuid,
+    created_at: impl Fn(Uuid) -> DateTime<Utc>,
+) -> AppResult<Vec<Uuid>> {
+    let players = seated_players(conn, tournament_id).await?;
+    let guest_ids: Vec<Uuid> = players.iter().filter_map(|player| player.guest_id).collect();
     let claimed_by: HashMap<Uuid, Uuid> = find_where_in::<guest_players::Entity, _>(conn, guest_players::Column::Id, &guest_ids)
         .await?
         .into_iter()
@@ -112,19 +150,10 @@ pub async fn write_results(
 pub async fn rebuild_profiles(conn: &impl ConnectionTrait, user_ids: &[Uuid]) -> AppResult<()> {
     let config = rating_config(conn).await?;
     let now = Utc::now();
-    let users: Vec<Uuid> = user_ids.iter().copied().collect::<BTreeSet<_>>().into_iter().collect();
     // Two rebuilds of one player (two confirmations, a recount) take turns: each reads the
     // history only once it holds the profile, so neither overwrites the other's result.
-    // Taken in id order, so two rebuilds never wait on each other crosswise.
-    for chunk in users.chunks(crate::db::IDS_PER_STATEMENT) {
-        player_profiles::Entity::find()
-            .filter(player_profiles::Column::UserId.is_in(chunk.iter().copied()))
-            .order_by_asc(player_profiles::Column::UserId)
-            .lock_exclusive()
-            .all(conn)
-            .await?;
-    }
-    for user_id in users {
+    lock_profiles(conn, user_ids).await?;
+    for user_id in user_ids.iter().copied().collect::<BTreeSet<_>>() {
         let history: Vec<(results::Model, Option<tournaments::Model>)> = results::Entity::find()
             .find_also_related(tournaments::Entity)
             .filter(results::Column::UserId.eq(user_id))
@@ -212,6 +241,7 @@ pub async fn claim_guest_results(conn: &impl ConnectionTrait, user_id: Uuid, gue
         active.user_id = Set(Some(user_id));
         active.season_points = Set(points);
         active.xp = Set(points);
+        active.skill_alpha = Set(config.skill_alpha);
         active.update(conn).await?;
     }
     rebuild_profiles(conn, &[user_id]).await

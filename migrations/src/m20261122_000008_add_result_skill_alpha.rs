@@ -1,6 +1,7 @@
 //! Each result keeps the skill smoothing it was awarded under, so rebuilding a profile
 //! replays old results as they were awarded: configuration changes apply to new awards only.
-//! Results from before this migration were awarded under the default (0.1).
+//! Results from before this migration get the smoothing configured now, which is what their
+//! rebuilds used until then.
 
 use sea_orm_migration::prelude::*;
 
@@ -23,7 +24,14 @@ impl MigrationTrait for Migration {
                     .add_column(ColumnDef::new(Results::SkillAlpha).double().not_null().default(0.1))
                     .to_owned(),
             )
-            .await
+            .await?;
+        manager
+            .get_connection()
+            .execute_unprepared(
+                "UPDATE results SET skill_alpha = COALESCE((SELECT skill_alpha FROM rating_config LIMIT 1), 0.1)",
+            )
+            .await?;
+        Ok(())
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {

@@ -30,18 +30,27 @@ struct ChangeNote {
 /// This node's end of the bus.
 pub struct Bus {
     node: Uuid,
-    publisher: redis::aio::MultiplexedConnection,
+    /// Reconnects by itself after Redis comes back.
+    publisher: redis::aio::ConnectionManager,
+    /// The task hearing the other nodes; it ends with the bus.
+    listener: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Bus {
+    fn drop(&mut self) {
+        self.listener.abort();
+    }
 }
 
 impl Bus {
     /// Connects to Redis and starts listening for the other nodes' notes.
     pub async fn start(client: redis::Client, registry: LiveRegistry) -> anyhow::Result<Self> {
         let node = Uuid::new_v4();
-        let publisher = client.get_multiplexed_async_connection().await?;
+        let publisher = redis::aio::ConnectionManager::new(client.clone()).await?;
         // The first subscription is made before serving, so no note after start is missed.
         let subscriber = subscribe(&client).await?;
-        tokio::spawn(listen(client, subscriber, node, registry));
-        Ok(Self { node, publisher })
+        let listener = tokio::spawn(listen(client, subscriber, node, registry));
+        Ok(Self { node, publisher, listener })
     }
 
     /// Tells the other nodes that this one changed the tournament.
@@ -73,7 +82,11 @@ async fn listen(client: redis::Client, first: redis::aio::PubSub, node: Uuid, re
         let pubsub = match subscription.take() {
             Some(pubsub) => pubsub,
             None => match subscribe(&client).await {
-                Ok(pubsub) => pubsub,
+                Ok(pubsub) => {
+                    // Notes sent while this node was not listening are lost: read everything again.
+                    registry.catch_up_all();
+                    pubsub
+                }
                 Err(err) => {
                     tracing::warn!(error = %err, "could not listen for the other nodes' changes; trying again");
                     tokio::time::sleep(RECONNECT_AFTER).await;

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use floor_actors::error::LiveResult;
+use floor_actors::error::{LiveError, LiveResult};
 use floor_actors::live::{Change, Game, LiveStore, Persisted, Player, Seat};
 use floor_actors::rules::clock::Clock;
 use floor_actors::rules::seating::{seat_players, table_count};
@@ -14,7 +14,7 @@ use floor_entities::enums::{RegistrationStatus, StrikeReason, TournamentStatus};
 use floor_entities::{blind_templates, guest_players, registrations, table_seats, tournaments, users};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
 };
 use serde_json::json;
 use uuid::Uuid;
@@ -37,6 +37,17 @@ pub struct SeaOrmStore {
 impl LiveStore for SeaOrmStore {
     async fn load(&self, tournament_id: Uuid) -> LiveResult<Option<Game>> {
         load_game(&self.db, tournament_id).await.map_err(AppError::into_live)
+    }
+
+    async fn version(&self, tournament_id: Uuid) -> LiveResult<Option<i64>> {
+        let version: Option<i64> = tournaments::Entity::find_by_id(tournament_id)
+            .select_only()
+            .column(tournaments::Column::LiveVersion)
+            .into_tuple()
+            .one(&self.db)
+            .await
+            .map_err(|err| LiveError::Internal(err.into()))?;
+        Ok(version)
     }
 
     async fn persist(&self, game: &Game, change: &Change, by: Option<Uuid>) -> LiveResult<Persisted> {

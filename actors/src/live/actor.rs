@@ -121,12 +121,22 @@ impl<S: LiveStore, B: Broadcaster> TournamentActor<S, B> {
                 // A segment that ran out before this command is moved on first, so a press
                 // acts on the segment that is really running.
                 self.catch_up(myself, state).await?;
-                // A stale game (changed outside the actor) is reloaded and checked once more.
+                // A stale game (changed outside the actor: a cancel, another node) is reloaded
+                // and checked once more. A write finds out by its version guard; a refusal or a
+                // no-change answer, which writes nothing, asks for the stored version first.
                 let mut settled = false;
                 for _ in 0..2 {
-                    let Some(change) = self.decide(&state.game, &command)? else {
-                        settled = true;
-                        break;
+                    let change = match self.decide(&state.game, &command) {
+                        Ok(Some(change)) => change,
+                        Ok(None) | Err(LiveError::Refused { .. }) if self.is_stale(&state.game).await? => {
+                            self.reload(myself, state, false).await?;
+                            continue;
+                        }
+                        Ok(None) => {
+                            settled = true;
+                            break;
+                        }
+                        Err(err) => return Err(err),
                     };
                     match self.store.persist(&state.game, &change, Some(by)).await? {
                         Persisted::Written => {
@@ -148,6 +158,11 @@ impl<S: LiveStore, B: Broadcaster> TournamentActor<S, B> {
             }
         }
         Ok(Outcome { state: state.published.borrow().clone(), elimination })
+    }
+
+    /// Whether the stored tournament has moved on from `game`.
+    async fn is_stale(&self, game: &Game) -> LiveResult<bool> {
+        Ok(self.store.version(game.tournament_id).await? != Some(game.version))
     }
 
     /// The change a command makes, or `None` when it changes nothing (a pause while paused).
@@ -288,6 +303,12 @@ impl<S: LiveStore, B: Broadcaster> Actor for TournamentActor<S, B> {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             TournamentMsg::Command { command, by, reply } => {
+                // A caller that gave up waiting (its request timed out) has been told it
+                // failed; doing the command now would surprise it when it presses again.
+                if reply.is_closed() {
+                    tracing::warn!(tournament_id = %state.game.tournament_id, ?command, "a command whose caller gave up was dropped");
+                    return Ok(());
+                }
                 let outcome = self.run(&myself, state, command, by).await;
                 if let Err(LiveError::Internal(cause)) = &outcome {
                     tracing::error!(tournament_id = %state.game.tournament_id, error = ?cause, "a live command failed");
@@ -298,7 +319,14 @@ impl<S: LiveStore, B: Broadcaster> Actor for TournamentActor<S, B> {
                     return Err(anyhow::anyhow!("the actor lost step with the database").into());
                 }
             }
-            TournamentMsg::Reload { announce } => self.reload(&myself, state, announce).await?,
+            // A catch-up that fails leaves a state that is merely behind; one that was to
+            // announce a change fails the actor, whose rebuild announces it.
+            TournamentMsg::Reload { announce: false } => {
+                if let Err(err) = self.reload(&myself, state, false).await {
+                    tracing::warn!(tournament_id = %state.game.tournament_id, error = %err, "could not catch up with a change");
+                }
+            }
+            TournamentMsg::Reload { announce: true } => self.reload(&myself, state, true).await?,
             TournamentMsg::SegmentTimer => self.on_segment_timer(&myself, state).await,
         }
         Ok(())

@@ -2,6 +2,7 @@
 //! holds them, a level press restarts the wait, and a rebuilt actor catches up.
 
 use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -43,6 +44,8 @@ fn minutes(n: i64) -> TimeDelta {
 #[derive(Default)]
 struct MemoryStore {
     games: Mutex<HashMap<Uuid, Game>>,
+    /// How many of the next writes fail, as a database that is briefly away.
+    failing_writes: AtomicUsize,
 }
 
 impl LiveStore for MemoryStore {
@@ -50,7 +53,14 @@ impl LiveStore for MemoryStore {
         Ok(self.games.lock().map_err(|_| LiveError::Internal(anyhow::anyhow!("poisoned")))?.get(&tournament_id).cloned())
     }
 
+    async fn version(&self, tournament_id: Uuid) -> LiveResult<Option<i64>> {
+        Ok(self.load(tournament_id).await?.map(|game| game.version))
+    }
+
     async fn persist(&self, game: &Game, change: &Change, _by: Option<Uuid>) -> LiveResult<Persisted> {
+        if self.failing_writes.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok() {
+            return Err(LiveError::Internal(anyhow::anyhow!("the database is away")));
+        }
         let mut games = self.games.lock().map_err(|_| LiveError::Internal(anyhow::anyhow!("poisoned")))?;
         let Some(stored) = games.get_mut(&game.tournament_id) else { return Ok(Persisted::Stale) };
         if stored.version != game.version || stored.status != TournamentStatus::Running {
@@ -107,12 +117,21 @@ fn running_game(level_started_at: DateTime<Utc>) -> Game {
 }
 
 async fn live(game: Game) -> (Registry<MemoryStore, ChannelBroadcaster>, mpsc::UnboundedReceiver<Snapshot>, Uuid) {
+    let (registry, broadcasts, id, _) = live_on(Arc::default(), game).await;
+    (registry, broadcasts, id)
+}
+
+async fn live_on(
+    store: Arc<MemoryStore>,
+    game: Game,
+) -> (Registry<MemoryStore, ChannelBroadcaster>, mpsc::UnboundedReceiver<Snapshot>, Uuid, Arc<MemoryStore>) {
     let id = game.tournament_id;
-    let store = MemoryStore::default();
     store.games.lock().expect("a fresh lock").insert(id, game);
     let (sender, broadcasts) = mpsc::unbounded_channel();
-    let registry = Registry::start(Arc::new(store), Arc::new(ChannelBroadcaster(sender)), paused_now).await.expect("a registry");
-    (registry, broadcasts, id)
+    let registry = Registry::start(store.clone(), Arc::new(ChannelBroadcaster(sender)), paused_now).await.expect("a registry");
+    // The first read starts the tournament's actor.
+    registry.snapshot(id).await.expect("the game loads");
+    (registry, broadcasts, id, store)
 }
 
 /// The next broadcast, letting paused time run on to the next timer if need be.
@@ -186,4 +205,35 @@ async fn an_actor_started_after_downtime_catches_up_at_once() {
     assert_eq!(caught_up.clock.current_level_idx, 2, "45 minutes cover the level and the break");
     assert_eq!(caught_up.clock.level_started_at, Some(start + minutes(35)));
     assert_eq!(caught_up.version, 2, "one change for the whole catch-up");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_clock_write_is_tried_again_and_a_press_first_moves_the_clock_on() {
+    let start = paused_now();
+    let (registry, mut broadcasts, id, store) = live_on(Arc::default(), running_game(start)).await;
+    let actor = registry.actor_of(id).expect("an actor").get_id();
+    store.failing_writes.store(1, Ordering::SeqCst);
+    // The level runs out at 20:00 and that write fails; the actor will try again at 20:05.
+    tokio::time::sleep(Duration::from_secs(20 * 60 + 2)).await;
+    assert_eq!(registry.snapshot(id).await.expect("a state").clock.current_level_idx, 0, "nothing was written");
+    // A press at 20:02 first moves the clock past the level that ran out, then steps.
+    let stepped = registry.command(id, Command::Level(Direction::Next), Uuid::from_u128(99)).await.expect("stepped").state;
+    assert_eq!(stepped.clock.current_level_idx, 2, "the press acts on the break that began at 20:00");
+    assert_eq!(stepped.clock.level_started_at, Some(start + minutes(20) + TimeDelta::seconds(2)));
+    assert_eq!(stepped.version, 3, "one change for the catch-up, one for the press");
+    assert_eq!(next_broadcast(&mut broadcasts).await.clock.current_level_idx, 1);
+    assert_eq!(next_broadcast(&mut broadcasts).await.clock.current_level_idx, 2);
+    assert_eq!(registry.actor_of(id).map(|actor| actor.get_id()), Some(actor), "a failed write does not cost the actor");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_clock_moves_on_once_the_store_is_back() {
+    let start = paused_now();
+    let (registry, mut broadcasts, id, store) = live_on(Arc::default(), running_game(start)).await;
+    store.failing_writes.store(3, Ordering::SeqCst);
+    let moved = next_broadcast(&mut broadcasts).await;
+    assert_eq!(moved.clock.current_level_idx, 1);
+    assert_eq!(paused_now(), start + minutes(20) + TimeDelta::seconds(15), "three failures, five seconds apart");
+    assert_eq!(moved.clock.level_started_at, Some(start + minutes(20)), "the break still began when the level ended");
+    assert_eq!(registry.snapshot(id).await.expect("a state").version, 2);
 }

@@ -121,6 +121,14 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
         }
     }
 
+    /// Every actor here reads its tournament again (after this node could have missed other
+    /// nodes' notes, such as when it lost Redis for a while).
+    pub fn catch_up_all(&self) {
+        for entry in entries(&self.entries).values() {
+            let _ = entry.actor.cast(TournamentMsg::Reload { announce: false });
+        }
+    }
+
     /// Starts actors for these tournaments (the running ones, at boot), so their clocks move.
     pub async fn resume(&self, tournament_ids: &[Uuid]) {
         for id in tournament_ids {
@@ -207,10 +215,17 @@ impl<S: LiveStore, B: Broadcaster> LiveSupervisor<S, B> {
     /// Rebuilds a tournament's actor from the database; when the database cannot answer, tries
     /// again a little later (so a running clock gets its actor back) instead of at once.
     async fn rebuild(&self, myself: &ActorRef<SupervisorMsg>, state: &mut SupervisorState, tournament_id: Uuid) {
-        if let Err(err) = self.spawn(myself, state, tournament_id).await {
-            tracing::error!(%tournament_id, error = %err, "could not rebuild a tournament actor; trying again");
-            if !matches!(err, LiveError::Refused { .. }) {
-                myself.send_after(REBUILD_RETRY, move || SupervisorMsg::Rebuild { tournament_id });
+        match self.spawn(myself, state, tournament_id).await {
+            // The old actor may have died between a change and its broadcast: the new one
+            // tells the watchers what it found.
+            Ok(entry) => {
+                let _ = entry.actor.cast(TournamentMsg::Reload { announce: true });
+            }
+            Err(err) => {
+                tracing::error!(%tournament_id, error = %err, "could not rebuild a tournament actor; trying again");
+                if !matches!(err, LiveError::Refused { .. }) {
+                    myself.send_after(REBUILD_RETRY, move || SupervisorMsg::Rebuild { tournament_id });
+                }
             }
         }
     }

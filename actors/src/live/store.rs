@@ -27,6 +27,9 @@ pub trait LiveStore: Send + Sync + 'static {
     /// The game as stored, `None` when the tournament does not exist.
     fn load(&self, tournament_id: Uuid) -> impl Future<Output = LiveResult<Option<Game>>> + Send;
 
+    /// The stored `live_version`: whether a game held in memory is still current.
+    fn version(&self, tournament_id: Uuid) -> impl Future<Output = LiveResult<Option<i64>>> + Send;
+
     /// Writes `change`, with its audit record, only if the stored version is still
     /// `game.version` and the tournament still runs.
     fn persist(
