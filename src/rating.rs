@@ -31,28 +31,31 @@ pub async fn rating_config(conn: &impl ConnectionTrait) -> AppResult<RatingConfi
     }))
 }
 
-/// The players seated at start of a tournament: their registrations.
-async fn seated_players(conn: &impl ConnectionTrait, tournament_id: Uuid) -> AppResult<Vec<registrations::Model>> {
+/// Who played a tournament, read under the locks of [`lock_participants`].
+pub struct Participants {
+    /// The registrations of the players seated at start.
+    players: Vec<registrations::Model>,
+    /// The account that claimed each guest among them, for those claimed.
+    claimed_by: HashMap<Uuid, Uuid>,
+}
+
+/// Takes, before a tournament's results are written (confirmation, recount), every lock the
+/// writing will need, in the one order all writers use: tournament (held by the caller),
+/// then phones, then profiles; and reads who played.
+/// - The phone of each guest who played: a guest signing up right now claims under that
+///   lock, so the sign-up either comes first (and its claim is read here) or waits and then
+///   finds these results.
+/// - The profile of everyone who has or will have a result here (`also`: the holders of
+///   results about to be replaced), so a rebuild never waits on a row another writer holds.
+pub async fn lock_participants(tx: &DatabaseTransaction, tournament_id: Uuid, also: &[Uuid]) -> AppResult<Participants> {
     let seated: Vec<Uuid> = table_seats::Entity::find()
         .select_only()
         .column(table_seats::Column::RegistrationId)
         .filter(table_seats::Column::TournamentId.eq(tournament_id))
         .into_tuple()
-        .all(conn)
+        .all(tx)
         .await?;
-    Ok(find_where_in::<registrations::Entity, _>(conn, registrations::Column::Id, &seated).await?)
-}
-
-/// Takes, before a tournament's results are written (confirmation, recount), every lock the
-/// writing will need, in the one order all writers use: tournament (held by the caller),
-/// then phones, then profiles.
-/// - The phone of each guest who played: a guest signing up right now claims under that
-///   lock, so the sign-up either comes first (and its claim is seen) or waits and then finds
-///   these results.
-/// - The profile of everyone who has or will have a result here (`also`: the holders of
-///   results about to be replaced), so a rebuild never waits on a row another writer holds.
-pub async fn lock_participants(tx: &DatabaseTransaction, tournament_id: Uuid, also: &[Uuid]) -> AppResult<()> {
-    let players = seated_players(tx, tournament_id).await?;
+    let players = find_where_in::<registrations::Entity, _>(tx, registrations::Column::Id, &seated).await?;
     let guest_ids: Vec<Uuid> = players.iter().filter_map(|player| player.guest_id).collect();
     let guests = find_where_in::<guest_players::Entity, _>(tx, guest_players::Column::Id, &guest_ids).await?;
     let mut phones: Vec<&str> = guests.iter().map(|guest| guest.phone.as_str()).collect();
@@ -60,15 +63,20 @@ pub async fn lock_participants(tx: &DatabaseTransaction, tournament_id: Uuid, al
     for phone in phones {
         db::lock_key(tx, &phone_lock(&phone)).await?;
     }
-    let mut users: Vec<Uuid> = players.iter().filter_map(|player| player.user_id).chain(also.iter().copied()).collect();
-    // Claims read again under the phone locks.
-    users.extend(
-        find_where_in::<guest_players::Entity, _>(tx, guest_players::Column::Id, &guest_ids)
-            .await?
-            .into_iter()
-            .filter_map(|guest| guest.claimed_by_user_id),
-    );
-    lock_profiles(tx, &users).await
+    // Claims read again, now that no sign-up can be halfway through one.
+    let claimed_by: HashMap<Uuid, Uuid> = find_where_in::<guest_players::Entity, _>(tx, guest_players::Column::Id, &guest_ids)
+        .await?
+        .into_iter()
+        .filter_map(|guest| Some((guest.id, guest.claimed_by_user_id?)))
+        .collect();
+    let users: Vec<Uuid> = players
+        .iter()
+        .filter_map(|player| player.user_id)
+        .chain(claimed_by.values().copied())
+        .chain(also.iter().copied())
+        .collect();
+    lock_profiles(tx, &users).await?;
+    Ok(Participants { players, claimed_by })
 }
 
 /// Locks the player profiles of `user_ids` for the rest of the transaction, in id order, so
@@ -91,19 +99,13 @@ async fn lock_profiles(conn: &impl ConnectionTrait, user_ids: &[Uuid]) -> AppRes
 /// the current configuration. A guest's result counts for the account that claimed the
 /// guest, if any; an unclaimed guest gets a place and no rating. `created_at` gives each
 /// row's time (a recount keeps the original one). Returns the accounts that got a result.
-/// Call [`lock_participants`] first.
 pub async fn write_results(
     conn: &DatabaseTransaction,
     tournament_id: Uuid,
+    participants: &Participants,
     created_at: impl Fn(Uuid) -> DateTime<Utc>,
 ) -> AppResult<Vec<Uuid>> {
-    let players = seated_players(conn, tournament_id).await?;
-    let guest_ids: Vec<Uuid> = players.iter().filter_map(|player| player.guest_id).collect();
-    let claimed_by: HashMap<Uuid, Uuid> = find_where_in::<guest_players::Entity, _>(conn, guest_players::Column::Id, &guest_ids)
-        .await?
-        .into_iter()
-        .filter_map(|guest| Some((guest.id, guest.claimed_by_user_id?)))
-        .collect();
+    let Participants { players, claimed_by } = participants;
     let finishers: Vec<Finisher<Uuid>> = players
         .iter()
         .map(|player| Finisher { player: player.id, eliminated_at: player.eliminated_at, created_at: player.created_at })

@@ -57,8 +57,8 @@ pub async fn confirm_results(db: &DatabaseConnection, tournament_id: Uuid, by: U
     if closed.rows_affected == 0 {
         return Err(AppError::new(ErrorCode::ResultsAlreadyConfirmed, "the results are already confirmed"));
     }
-    rating::lock_participants(&tx, tournament_id, &[]).await?;
-    let accounts = rating::write_results(&tx, tournament_id, |_| now).await?;
+    let participants = rating::lock_participants(&tx, tournament_id, &[]).await?;
+    let accounts = rating::write_results(&tx, tournament_id, &participants, |_| now).await?;
     rating::rebuild_profiles(&tx, &accounts).await?;
     audit::record(&tx, Some(by), "tournament.confirm_results", ("tournament", tournament_id.to_string()), json!({"players": accounts.len()}))
         .await?;
@@ -126,11 +126,13 @@ pub async fn recount(db: &DatabaseConnection, tournament_id: Uuid, by: Uuid) -> 
         .unwrap_or_else(Utc::now);
     let kept: HashMap<Uuid, DateTime<Utc>> = old.iter().map(|row| (row.registration_id, row.created_at)).collect();
     let mut affected: Vec<Uuid> = old.iter().filter_map(|row| row.user_id).collect();
-    rating::lock_participants(&tx, tournament_id, &affected).await?;
+    let participants = rating::lock_participants(&tx, tournament_id, &affected).await?;
     results::Entity::delete_many().filter(results::Column::TournamentId.eq(tournament_id)).exec(&tx).await?;
     affected.extend(
-        rating::write_results(&tx, tournament_id, |registration_id| kept.get(&registration_id).copied().unwrap_or(confirmed_at))
-            .await?,
+        rating::write_results(&tx, tournament_id, &participants, |registration_id| {
+            kept.get(&registration_id).copied().unwrap_or(confirmed_at)
+        })
+        .await?,
     );
     rating::rebuild_profiles(&tx, &affected).await?;
     audit::record(&tx, Some(by), "tournament.recount", ("tournament", tournament_id.to_string()), json!({"players": affected.len()}))
