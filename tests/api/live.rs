@@ -36,6 +36,7 @@ on_both_databases!(
     cancelling_a_running_tournament_reaches_the_watchers,
     a_recount_rebuilds_results_keeping_their_time,
     a_guest_who_signs_up_takes_their_results,
+    a_new_structure_before_start_is_a_new_live_version,
     results_are_for_signed_in_users_newest_first_for_a_player,
 );
 
@@ -627,6 +628,7 @@ async fn cancelling_a_running_tournament_reaches_the_watchers(backend: Backend) 
     let mut watcher = app.watcher(&day.players[0].access_token).await;
     assert_eq!(watcher.join(day.id).await["ok"], true);
     staff(&app, &day.club, &day.path("cancel"), json!({})).await.assert_ok();
+    assert_eq!(day.live(&app).await["status"], "cancelled", "a read after the answer shows the cancel");
     let heard = watcher.next_state().await;
     assert_eq!(heard["status"], "cancelled");
     assert!(version(&heard) > version(&started));
@@ -686,6 +688,15 @@ async fn a_recount_rebuilds_results_keeping_their_time(backend: Backend) {
         assert_eq!(xp, 1, "the profile is rebuilt from the new results");
     }
     assert_eq!(app.count("SELECT COUNT(*) FROM audit_log WHERE action = 'tournament.recount'").await, 1);
+    // The guest signs up: the row is theirs from then on, and a recount keeps counting it.
+    let gleb = app.sign_in("+79994210099").await;
+    app.post(&format!("/admin/tournaments/{}/recount", day.id), Some(&admin.access_token), json!({})).await.assert_ok();
+    let mine = app.get(&format!("/players/{}/results", gleb.user_id), Some(&gleb.access_token)).await;
+    let rows = mine.assert_ok()["items"].as_array().expect("rows").clone();
+    assert_eq!(rows.len(), 1, "the claimed guest's result counts for the account");
+    let place = rows[0]["place"].as_i64().expect("a place");
+    assert_eq!(rows[0]["seasonPoints"], 10 * (5 - place));
+    assert_eq!(rows[0]["createdAt"], guest_row["createdAt"], "still the confirmation time");
 }
 
 async fn a_guest_who_signs_up_takes_their_results(backend: Backend) {
@@ -792,4 +803,30 @@ async fn two_nodes_pressing_at_once_apply_each_change_once() {
     assert_eq!(first.count("SELECT COUNT(*) FROM results").await, 3);
     assert_eq!(first.count("SELECT SUM(wins) FROM player_profiles").await, 1);
     assert_eq!(first.count("SELECT COUNT(*) FROM audit_log WHERE action = 'tournament.eliminate'").await, 2);
+}
+
+async fn a_new_structure_before_start_is_a_new_live_version(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let day = ready(&app, "+79990400251", 426, 2).await;
+    let before = day.live(&app).await;
+    assert_eq!(before["clock"]["levels"].as_array().map(Vec::len), Some(13), "the template's structure before start");
+    let template = app
+        .post(
+            &format!("/organizers/{}/blind-templates", day.club.id),
+            Some(&day.club.owner.access_token),
+            json!({"name": "Turbo", "startingStack": 10000, "levels": [
+                {"kind": "level", "durationMin": 10, "smallBlind": 100, "bigBlind": 200},
+                {"kind": "level", "durationMin": 10, "smallBlind": 200, "bigBlind": 400},
+            ]}),
+        )
+        .await;
+    let template_id = id_of(&template.assert_ok()["id"]);
+    app.patch(&format!("/tournaments/{}", day.id), Some(&day.club.owner.access_token), json!({"blindTemplateId": template_id}))
+        .await
+        .assert_ok();
+    let after = day.live(&app).await;
+    assert_eq!(version(&after), version(&before) + 1, "the ETag and watchers see the change");
+    assert_eq!(after["clock"]["levels"].as_array().map(Vec::len), Some(2));
+    let started = day.start(&app).await;
+    assert_eq!(started["chipsInPlay"], 20_000, "the new template's stack");
 }

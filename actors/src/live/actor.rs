@@ -54,9 +54,11 @@ pub struct Outcome {
 pub enum TournamentMsg {
     /// A command of a member of the club (`by`).
     Command { command: Command, by: Uuid, reply: RpcReplyPort<LiveResult<Outcome>> },
-    /// The tournament changed outside the actor. `announce`: the change was made on this
-    /// node (a cancel, an edit), so the actor broadcasts the state it reads.
-    Reload { announce: bool },
+    /// The tournament changed outside the actor, on another node: read it again.
+    CatchUp,
+    /// This node changed the tournament outside the actor (a cancel, an edit): read it
+    /// again, broadcast it, and answer once the new state is published.
+    Announce { reply: Option<RpcReplyPort<()>> },
     /// The current segment may have run out.
     SegmentTimer,
 }
@@ -321,12 +323,17 @@ impl<S: LiveStore, B: Broadcaster> Actor for TournamentActor<S, B> {
             }
             // A catch-up that fails leaves a state that is merely behind; one that was to
             // announce a change fails the actor, whose rebuild announces it.
-            TournamentMsg::Reload { announce: false } => {
+            TournamentMsg::CatchUp => {
                 if let Err(err) = self.reload(&myself, state, false).await {
                     tracing::warn!(tournament_id = %state.game.tournament_id, error = %err, "could not catch up with a change");
                 }
             }
-            TournamentMsg::Reload { announce: true } => self.reload(&myself, state, true).await?,
+            TournamentMsg::Announce { reply } => {
+                self.reload(&myself, state, true).await?;
+                if let Some(reply) = reply {
+                    let _ = reply.send(());
+                }
+            }
             TournamentMsg::SegmentTimer => self.on_segment_timer(&myself, state).await,
         }
         Ok(())

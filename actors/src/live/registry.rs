@@ -96,17 +96,24 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
         Err(LiveError::Internal(anyhow::anyhow!("the tournament actor could not be reached")))
     }
 
-    /// Tells the tournament's actor that the tournament changed outside it (a cancel, an
-    /// edit), so its watchers hear of it. Without an actor, one starts from the database and
-    /// announces what it loaded.
+    /// Tells the tournament's actor that this node changed the tournament outside it (a
+    /// cancel, an edit), and waits until the actor has published it and told the watchers:
+    /// a read after the change's answer shows it. Without an actor, one starts from the
+    /// database and announces what it loaded.
     pub async fn reload(&self, tournament_id: Uuid) {
-        let existing = entries(&self.entries).get(&tournament_id).map(|entry| entry.actor.clone());
-        let actor = match existing {
-            Some(actor) => Ok(actor),
-            None => self.entry(tournament_id).await.map(|entry| entry.actor).map_err(|err| err.to_string()),
+        let announced = match self.entry(tournament_id).await {
+            Ok(entry) => entry
+                .actor
+                .call(|reply| TournamentMsg::Announce { reply: Some(reply) }, Some(COMMAND_TIMEOUT))
+                .await
+                .map_err(|err| err.to_string())
+                .and_then(|answer| match answer {
+                    ractor::rpc::CallResult::Success(()) => Ok(()),
+                    _ => Err("no answer".to_owned()),
+                }),
+            Err(err) => Err(err.to_string()),
         };
-        let sent = actor.and_then(|actor| actor.cast(TournamentMsg::Reload { announce: true }).map_err(|err| err.to_string()));
-        if let Err(err) = sent {
+        if let Err(err) = announced {
             tracing::warn!(%tournament_id, error = %err, "could not tell the tournament actor of a change");
         }
     }
@@ -117,7 +124,7 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
         if let Some(entry) = entries(&self.entries).get(&tournament_id)
             && entry.snapshot.borrow().version < version
         {
-            let _ = entry.actor.cast(TournamentMsg::Reload { announce: false });
+            let _ = entry.actor.cast(TournamentMsg::CatchUp);
         }
     }
 
@@ -125,7 +132,7 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
     /// nodes' notes, such as when it lost Redis for a while).
     pub fn catch_up_all(&self) {
         for entry in entries(&self.entries).values() {
-            let _ = entry.actor.cast(TournamentMsg::Reload { announce: false });
+            let _ = entry.actor.cast(TournamentMsg::CatchUp);
         }
     }
 
@@ -219,7 +226,7 @@ impl<S: LiveStore, B: Broadcaster> LiveSupervisor<S, B> {
             // The old actor may have died between a change and its broadcast: the new one
             // tells the watchers what it found.
             Ok(entry) => {
-                let _ = entry.actor.cast(TournamentMsg::Reload { announce: true });
+                let _ = entry.actor.cast(TournamentMsg::Announce { reply: None });
             }
             Err(err) => {
                 tracing::error!(%tournament_id, error = %err, "could not rebuild a tournament actor; trying again");
