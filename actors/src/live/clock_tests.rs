@@ -237,3 +237,30 @@ async fn the_clock_moves_on_once_the_store_is_back() {
     assert_eq!(moved.clock.level_started_at, Some(start + minutes(20)), "the break still began when the level ended");
     assert_eq!(registry.snapshot(id).await.expect("a state").version, 2);
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_registry_lets_go_of_ended_and_idle_tournaments_but_keeps_running_ones() {
+    let store: Arc<MemoryStore> = Arc::default();
+    let mut finished = running_game(paused_now());
+    finished.status = TournamentStatus::Finished;
+    finished.tournament_id = Uuid::from_u128(8);
+    let mut waiting = running_game(paused_now());
+    waiting.status = TournamentStatus::Registration;
+    waiting.clock = None;
+    waiting.tournament_id = Uuid::from_u128(9);
+    for game in [finished.clone(), waiting.clone()] {
+        store.games.lock().expect("a lock").insert(game.tournament_id, game);
+    }
+    let (registry, _broadcasts, running, _) = live_on(store, running_game(paused_now())).await;
+    for id in [finished.tournament_id, waiting.tournament_id] {
+        registry.snapshot(id).await.expect("the game loads");
+    }
+    tokio::time::sleep(Duration::from_secs(3 * 60)).await;
+    assert!(registry.actor_of(finished.tournament_id).is_none(), "an ended tournament needs no actor");
+    assert!(registry.actor_of(waiting.tournament_id).is_some(), "not idle long enough yet");
+    tokio::time::sleep(Duration::from_secs(10 * 60)).await;
+    assert!(registry.actor_of(waiting.tournament_id).is_none(), "idle for ten minutes");
+    assert!(registry.actor_of(running).is_some(), "a running clock keeps its actor");
+    // A tournament let go comes back on its next read.
+    assert_eq!(registry.snapshot(finished.tournament_id).await.expect("reloaded").status, TournamentStatus::Finished);
+}
