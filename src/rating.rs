@@ -31,6 +31,14 @@ pub async fn rating_config(conn: &impl ConnectionTrait) -> AppResult<RatingConfi
     }))
 }
 
+/// A participant with an account and what the tournament gave them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Award {
+    pub user_id: Uuid,
+    pub place: i32,
+    pub season_points: i32,
+}
+
 /// Who played a tournament, read under the locks of [`lock_participants`].
 pub struct Participants {
     /// The registrations of the players seated at start.
@@ -98,13 +106,13 @@ async fn lock_profiles(conn: &impl ConnectionTrait, user_ids: &[Uuid]) -> AppRes
 /// a place (the one still in first, then by latest elimination), season points and xp by
 /// the current configuration. A guest's result counts for the account that claimed the
 /// guest, if any; an unclaimed guest gets a place and no rating. `created_at` gives each
-/// row's time (a recount keeps the original one). Returns the accounts that got a result.
+/// row's time (a recount keeps the original one). Returns what each account got.
 pub async fn write_results(
     conn: &DatabaseTransaction,
     tournament_id: Uuid,
     participants: &Participants,
     created_at: impl Fn(Uuid) -> DateTime<Utc>,
-) -> AppResult<Vec<Uuid>> {
+) -> AppResult<Vec<Award>> {
     let Participants { players, claimed_by } = participants;
     let finishers: Vec<Finisher<Uuid>> = players
         .iter()
@@ -113,15 +121,16 @@ pub async fn write_results(
     let by_id: HashMap<Uuid, &registrations::Model> = players.iter().map(|player| (player.id, player)).collect();
     let config = rating_config(conn).await?;
     let field_size = i32::try_from(players.len()).map_err(|_| AppError::Internal(anyhow::anyhow!("too many players")))?;
-    let mut accounts = Vec::new();
+    let mut awards = Vec::new();
     let mut rows = Vec::with_capacity(players.len());
     for (place, registration_id) in finishing_order(&finishers) {
         let Some(player) = by_id.get(&registration_id) else { continue };
         let user_id = player.user_id.or_else(|| player.guest_id.and_then(|guest| claimed_by.get(&guest).copied()));
         let points = match user_id {
             Some(user_id) => {
-                accounts.push(user_id);
-                season_points(&config, field_size, place).map_err(|err| AppError::Internal(err.into()))?
+                let season_points = season_points(&config, field_size, place).map_err(|err| AppError::Internal(err.into()))?;
+                awards.push(Award { user_id, place, season_points });
+                season_points
             }
             None => 0,
         };
@@ -143,7 +152,7 @@ pub async fn write_results(
     if !rows.is_empty() {
         results::Entity::insert_many(rows).exec_without_returning(conn).await?;
     }
-    Ok(accounts)
+    Ok(awards)
 }
 
 /// Rebuilds each player's profile from scratch by replaying their results in chronological

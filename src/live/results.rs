@@ -14,15 +14,8 @@ use uuid::Uuid;
 use crate::db::{self, find_where_in};
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::notifications::{Notice, NoticeKind, Notifier, PushMessage};
+use crate::rating::Award;
 use crate::{audit, rating, tournaments as tournament_rows};
-
-/// A participant with an account and what the tournament gave them, for their push.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Award {
-    pub user_id: Uuid,
-    pub place: i32,
-    pub season_points: i32,
-}
 
 /// Confirms the results of a running tournament with at most one player still in, in one
 /// transaction: the move to `finished` is the gate (a second caller finds it shut before any
@@ -58,23 +51,13 @@ pub async fn confirm_results(db: &DatabaseConnection, tournament_id: Uuid, by: U
         return Err(AppError::new(ErrorCode::ResultsAlreadyConfirmed, "the results are already confirmed"));
     }
     let participants = rating::lock_participants(&tx, tournament_id, &[]).await?;
-    let accounts = rating::write_results(&tx, tournament_id, &participants, |_| now).await?;
+    let awards = rating::write_results(&tx, tournament_id, &participants, |_| now).await?;
+    let accounts: Vec<Uuid> = awards.iter().map(|award| award.user_id).collect();
     rating::rebuild_profiles(&tx, &accounts).await?;
     audit::record(&tx, Some(by), "tournament.confirm_results", ("tournament", tournament_id.to_string()), json!({"players": accounts.len()}))
         .await?;
-    let awards = awards_of(&tx, tournament_id).await?;
     tx.commit().await?;
     Ok(awards)
-}
-
-async fn awards_of(conn: &impl ConnectionTrait, tournament_id: Uuid) -> AppResult<Vec<Award>> {
-    Ok(results::Entity::find()
-        .filter(results::Column::TournamentId.eq(tournament_id))
-        .all(conn)
-        .await?
-        .into_iter()
-        .filter_map(|row| Some(Award { user_id: row.user_id?, place: row.place, season_points: row.season_points }))
-        .collect())
 }
 
 /// Sends `tournament.results` to each participant with an account, after the commit and in
@@ -132,7 +115,9 @@ pub async fn recount(db: &DatabaseConnection, tournament_id: Uuid, by: Uuid) -> 
         rating::write_results(&tx, tournament_id, &participants, |registration_id| {
             kept.get(&registration_id).copied().unwrap_or(confirmed_at)
         })
-        .await?,
+        .await?
+        .into_iter()
+        .map(|award| award.user_id),
     );
     rating::rebuild_profiles(&tx, &affected).await?;
     audit::record(&tx, Some(by), "tournament.recount", ("tournament", tournament_id.to_string()), json!({"players": affected.len()}))
