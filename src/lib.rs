@@ -14,6 +14,7 @@ pub mod error;
 pub mod follows;
 pub mod http;
 pub mod jobs;
+pub mod leaderboards;
 pub mod live;
 pub mod notifications;
 pub mod rating;

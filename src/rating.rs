@@ -2,11 +2,11 @@
 //! and rebuilding players' profiles by replaying their results in chronological order. The
 //! arithmetic is the pure `rules::rating` and `rules::places`.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::{DateTime, Utc};
 use floor_actors::rules::places::{Finisher, finishing_order};
-use floor_actors::rules::rating::{PlayedResult, RatingConfig, rebuild_profile, season_points};
+use floor_actors::rules::rating::{PlayedResult, RatingConfig, level_for_xp, rebuild_profile, season_points};
 use floor_entities::{guest_players, player_profiles, rating_config, registrations, results, table_seats, tournaments};
 use sea_orm::sea_query::{Expr, Func};
 use sea_orm::{
@@ -159,11 +159,13 @@ pub async fn write_results(
 /// order (the results' `createdAt`, then the tournament's start, then id): xp, level,
 /// skill, games and wins, and each result's skill before and after. Never patches.
 pub async fn rebuild_profiles(conn: &impl ConnectionTrait, user_ids: &[Uuid]) -> AppResult<()> {
-    let config = rating_config(conn).await?;
     let now = Utc::now();
     // Two rebuilds of one player (two confirmations, a recount) take turns: each reads the
     // history only once it holds the profile, so neither overwrites the other's result.
+    // The settings are read under the profiles' locks too: a settings change that relevels
+    // every profile then either waits for this rebuild or is already visible to it.
     lock_profiles(conn, user_ids).await?;
+    let config = rating_config(conn).await?;
     for user_id in user_ids.iter().copied().collect::<BTreeSet<_>>() {
         let history: Vec<(results::Model, Option<tournaments::Model>)> = results::Entity::find()
             .find_also_related(tournaments::Entity)
@@ -184,7 +186,11 @@ pub async fn rebuild_profiles(conn: &impl ConnectionTrait, user_ids: &[Uuid]) ->
                 skill_alpha: result.skill_alpha,
             })
             .collect();
-        let rebuilt = rebuild_profile(&config, &played);
+        // A history starts from the skill it started with, not from today's `skillInitial`:
+        // a change of the settings applies to new players only.
+        let started_with = history.first().and_then(|(result, _)| result.skill_before);
+        let replay = RatingConfig { skill_initial: started_with.unwrap_or(config.skill_initial), ..config };
+        let rebuilt = rebuild_profile(&replay, &played);
         for ((result, _), (before, after)) in history.into_iter().zip(rebuilt.skills.iter().copied()) {
             if result.skill_before != Some(before) || result.skill_after != Some(after) {
                 let mut active: results::ActiveModel = result.into();
@@ -205,6 +211,44 @@ pub async fn rebuild_profiles(conn: &impl ConnectionTrait, user_ids: &[Uuid]) ->
             .await?;
     }
     Ok(())
+}
+
+/// Puts every player at the level their xp reaches under `config`, after the level settings
+/// changed. The level is a function of xp, not an award: it follows the thresholds at once
+/// for everyone, while points and skill already awarded stay as they are. The profiles are
+/// locked in id order, as every rebuild locks them, so this waits for rebuilds under way
+/// and they wait for it, without crossing.
+pub async fn relevel_profiles(conn: &impl ConnectionTrait, config: &RatingConfig) -> AppResult<u64> {
+    let profiles: Vec<(Uuid, i64, i32)> = player_profiles::Entity::find()
+        .select_only()
+        .column(player_profiles::Column::UserId)
+        .column(player_profiles::Column::Xp)
+        .column(player_profiles::Column::Level)
+        .order_by_asc(player_profiles::Column::UserId)
+        .lock_exclusive()
+        .into_tuple()
+        .all(conn)
+        .await?;
+    let mut moves: BTreeMap<i32, Vec<Uuid>> = BTreeMap::new();
+    for (user_id, xp, level) in profiles {
+        let reached = level_for_xp(config, xp);
+        if reached != level {
+            moves.entry(reached).or_default().push(user_id);
+        }
+    }
+    let mut moved = 0;
+    for (level, user_ids) in moves {
+        for chunk in user_ids.chunks(crate::db::IDS_PER_STATEMENT) {
+            moved += player_profiles::Entity::update_many()
+                .col_expr(player_profiles::Column::Level, Expr::value(level))
+                .col_expr(player_profiles::Column::UpdatedAt, Expr::value(Utc::now()))
+                .filter(player_profiles::Column::UserId.is_in(chunk.iter().copied()))
+                .exec(conn)
+                .await?
+                .rows_affected;
+        }
+    }
+    Ok(moved)
 }
 
 /// The field size of each tournament: how many players got a place.

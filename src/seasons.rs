@@ -6,7 +6,7 @@ use chrono::{Datelike, NaiveDate};
 use floor_entities::enums::SeasonStatus;
 use floor_entities::seasons;
 use sea_orm::sea_query::{Expr, OnConflict};
-use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Set};
+use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, Set};
 use uuid::Uuid;
 
 /// The first and last day of the calendar quarter holding `date`.
@@ -57,6 +57,57 @@ pub async fn ensure_season(conn: &impl ConnectionTrait, date: NaiveDate) -> Resu
         .ok_or_else(|| DbErr::RecordNotFound(format!("season starting {starts_on}")))
 }
 
+/// The season of today's quarter (UTC), created when missing.
+pub async fn current_season(conn: &impl ConnectionTrait) -> Result<seasons::Model, DbErr> {
+    ensure_season(conn, chrono::Utc::now().date_naive()).await
+}
+
+/// Every season, newest first.
+pub async fn all_seasons(conn: &impl ConnectionTrait) -> Result<Vec<seasons::Model>, DbErr> {
+    seasons::Entity::find().order_by_desc(seasons::Column::StartsOn).all(conn).await
+}
+
+/// Whether `date` is the first day of a calendar quarter, as a season's start must be.
+pub fn starts_a_quarter(date: NaiveDate) -> bool {
+    quarter_of(date).0 == date
+}
+
+/// The status a season gets when made on `today`: `current` until its quarter has ended.
+pub fn status_on(ends_on: NaiveDate, today: NaiveDate) -> SeasonStatus {
+    if ends_on < today { SeasonStatus::Archived } else { SeasonStatus::Current }
+}
+
+/// Creates the season starting `starts_on` (the first day of a quarter), with its status as
+/// of `today`. `None` when that quarter already has its season.
+pub async fn create_season(
+    conn: &impl ConnectionTrait,
+    starts_on: NaiveDate,
+    today: NaiveDate,
+) -> Result<Option<seasons::Model>, DbErr> {
+    let (starts_on, ends_on) = quarter_of(starts_on);
+    let season = seasons::ActiveModel {
+        id: Set(Uuid::now_v7()),
+        starts_on: Set(starts_on),
+        ends_on: Set(ends_on),
+        status: Set(status_on(ends_on, today)),
+        created_at: Set(chrono::Utc::now()),
+    };
+    let inserted = seasons::Entity::insert(season)
+        .on_conflict(OnConflict::column(seasons::Column::StartsOn).do_nothing().to_owned())
+        .exec_without_returning(conn)
+        .await?;
+    if inserted == 0 {
+        return Ok(None);
+    }
+    seasons::Entity::find().filter(seasons::Column::StartsOn.eq(starts_on)).one(conn).await
+}
+
+/// Whether a season may be made `current` again on `today`: only while its quarter lasts
+/// (or is still to come). An ended quarter would be archived again by the next rollover.
+pub fn may_reopen(season: &seasons::Model, today: NaiveDate) -> bool {
+    status_on(season.ends_on, today) == SeasonStatus::Current
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,5 +129,38 @@ mod tests {
     #[test]
     fn a_leap_february_stays_in_the_first_quarter() {
         assert_eq!(quarter_of(day(2028, 2, 29)), (day(2028, 1, 1), day(2028, 3, 31)));
+    }
+
+    #[test]
+    fn only_the_first_day_of_a_quarter_starts_a_season() {
+        for start in [day(2026, 1, 1), day(2026, 4, 1), day(2026, 7, 1), day(2026, 10, 1)] {
+            assert!(starts_a_quarter(start), "{start}");
+        }
+        for other in [day(2026, 2, 1), day(2026, 1, 2), day(2026, 3, 31), day(2026, 12, 31)] {
+            assert!(!starts_a_quarter(other), "{other}");
+        }
+    }
+
+    #[test]
+    fn a_season_is_current_through_its_last_day_and_archived_after() {
+        let ends_on = day(2026, 12, 31);
+        assert_eq!(status_on(ends_on, day(2026, 10, 1)), SeasonStatus::Current);
+        assert_eq!(status_on(ends_on, day(2026, 12, 31)), SeasonStatus::Current);
+        assert_eq!(status_on(ends_on, day(2027, 1, 1)), SeasonStatus::Archived);
+        assert_eq!(status_on(ends_on, day(2026, 5, 1)), SeasonStatus::Current, "a season ahead is current");
+    }
+
+    #[test]
+    fn an_ended_quarter_cannot_be_reopened() {
+        let season = seasons::Model {
+            id: Uuid::nil(),
+            starts_on: day(2026, 7, 1),
+            ends_on: day(2026, 9, 30),
+            status: SeasonStatus::Archived,
+            created_at: chrono::Utc::now(),
+        };
+        assert!(may_reopen(&season, day(2026, 9, 30)));
+        assert!(may_reopen(&season, day(2026, 1, 15)));
+        assert!(!may_reopen(&season, day(2026, 10, 1)));
     }
 }

@@ -9,14 +9,17 @@ mod dealers;
 mod devices;
 pub mod extract;
 mod health;
+mod leaderboards;
 mod live;
 mod locations;
 mod me;
 mod members;
 mod notifications;
+mod rating_config;
 mod organizers;
 mod registrations;
 mod search;
+mod seasons;
 mod strikes;
 mod tournament_dealers;
 mod tournaments;
@@ -89,6 +92,9 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(players::router())
         .merge(devices::router())
         .merge(notifications::router())
+        .merge(leaderboards::router())
+        .merge(seasons::router())
+        .merge(rating_config::router())
         .merge(reference::router())
         .merge(health::router())
 }
