@@ -68,6 +68,12 @@ const CONTRACT_PATHS: &[(&str, &[&str])] = &[
     ("/players/{userId}", &["get"]),
     ("/players/{userId}/follow", &["put", "delete"]),
     ("/me/follows", &["get"]),
+    ("/leaderboards/season", &["get"]),
+    ("/leaderboards/season/summary", &["get"]),
+    ("/leaderboards/level", &["get"]),
+    ("/seasons/current", &["get"]),
+    ("/seasons", &["get"]),
+    ("/admin/rating-config", &["get", "put"]),
     ("/cities", &["get"]),
     ("/level-tiers", &["get"]),
     ("/promo-slides", &["get"]),
@@ -77,6 +83,8 @@ const CONTRACT_PATHS: &[(&str, &[&str])] = &[
     ("/admin/organizers", &["get", "post"]),
     ("/admin/organizers/{id}/tournaments", &["post"]),
     ("/admin/tournaments/{id}/recount", &["post"]),
+    ("/admin/seasons", &["get", "post"]),
+    ("/admin/seasons/{id}", &["patch"]),
 ];
 
 #[test]
