@@ -77,6 +77,14 @@ const CONTRACT_PATHS: &[(&str, &[&str])] = &[
     ("/admin/organizers", &["get", "post"]),
     ("/admin/organizers/{id}/tournaments", &["post"]),
     ("/admin/tournaments/{id}/recount", &["post"]),
+    ("/admin/tournaments", &["get"]),
+    ("/admin/tournaments/{id}", &["patch"]),
+    ("/admin/cities", &["get", "post"]),
+    ("/admin/cities/{id}", &["patch", "delete"]),
+    ("/admin/level-tiers", &["get", "post"]),
+    ("/admin/level-tiers/{id}", &["patch", "delete"]),
+    ("/admin/promo-slides", &["get", "post"]),
+    ("/admin/promo-slides/{id}", &["patch", "delete"]),
 ];
 
 #[test]
