@@ -1,9 +1,14 @@
 //! HTTP: one module per resource, each with its `router()`, merged here under `/api/v1`,
 //! with the OpenAPI document generated from the same handlers and served at `/docs`.
 
+mod admin_cities;
+mod admin_slides;
+mod admin_tiers;
+mod admin_tournaments;
 mod admins;
 mod auth;
 mod blind_templates;
+mod content;
 mod dealer_invites;
 mod dealers;
 mod devices;
@@ -96,6 +101,10 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(seasons::router())
         .merge(rating_config::router())
         .merge(reference::router())
+        .merge(admin_tournaments::router())
+        .merge(admin_cities::router())
+        .merge(admin_tiers::router())
+        .merge(admin_slides::router())
         .merge(health::router())
 }
 

@@ -10,7 +10,8 @@ use floor_entities::{
     cities, city_translations, level_tier_translations, level_tiers, promo_slide_translations, promo_slides,
 };
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
-use serde::Serialize;
+use sea_orm::ConnectionTrait;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -19,6 +20,7 @@ use uuid::Uuid;
 use super::extract::Json;
 use super::views::{ItemList, Localized};
 use crate::app::AppState;
+use crate::db::find_where_in;
 use crate::error::{AppResult, ErrorBody};
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -29,7 +31,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// A name in one language.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct Name {
     pub name: String,
 }
@@ -57,14 +59,14 @@ pub struct LevelTierView {
 }
 
 /// Title and subtitle of a slide in one language.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct SlideText {
     pub title: String,
     pub subtitle: Option<String>,
 }
 
 /// What tapping a slide opens: a tournament card (`tournamentId`) or an address (`url`).
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SlideTarget {
     pub kind: PromoTarget,
@@ -100,14 +102,7 @@ async fn list_cities(State(app): State<AppState>) -> AppResult<Json<ItemList<Cit
         .find_with_related(city_translations::Entity)
         .all(&app.db)
         .await?;
-    let items = rows
-        .into_iter()
-        .map(|(city, translations)| CityView {
-            slug: city.slug,
-            translations: localized(translations.into_iter().map(|t| (t.locale, Name { name: t.name }))),
-        })
-        .collect();
-    Ok(Json(ItemList::new(items)))
+    Ok(Json(ItemList::new(rows.into_iter().map(|(city, translations)| city_view(city.slug, translations)).collect())))
 }
 
 /// Every level tier, from the lowest level up.
@@ -122,17 +117,7 @@ async fn list_level_tiers(State(app): State<AppState>) -> AppResult<Json<ItemLis
         .find_with_related(level_tier_translations::Entity)
         .all(&app.db)
         .await?;
-    let items = rows
-        .into_iter()
-        .map(|(tier, translations)| LevelTierView {
-            key: tier.key,
-            min_level: tier.min_level,
-            color: tier.color,
-            picture_url: tier.picture_url,
-            translations: localized(translations.into_iter().map(|t| (t.locale, Name { name: t.name }))),
-        })
-        .collect();
-    Ok(Json(ItemList::new(items)))
+    Ok(Json(ItemList::new(rows.into_iter().map(|(tier, translations)| level_tier_view(tier, translations)).collect())))
 }
 
 /// The slides whose display window holds now, in display order.
@@ -152,15 +137,33 @@ async fn list_promo_slides(State(app): State<AppState>) -> AppResult<Json<ItemLi
         .into_iter()
         .filter(|slide| on_show(slide.starts_at, slide.ends_at, now))
         .collect();
+    Ok(Json(ItemList::new(promo_slide_views(&app.db, slides).await?)))
+}
+
+/// The public card of a city.
+pub(super) fn city_view(slug: String, translations: Vec<city_translations::Model>) -> CityView {
+    CityView { slug, translations: localized(translations.into_iter().map(|t| (t.locale, Name { name: t.name }))) }
+}
+
+/// The public card of a level tier.
+pub(super) fn level_tier_view(tier: level_tiers::Model, translations: Vec<level_tier_translations::Model>) -> LevelTierView {
+    LevelTierView {
+        key: tier.key,
+        min_level: tier.min_level,
+        color: tier.color,
+        picture_url: tier.picture_url,
+        translations: localized(translations.into_iter().map(|t| (t.locale, Name { name: t.name }))),
+    }
+}
+
+/// The public cards of `slides`, in their order, with their texts read in one query.
+pub(super) async fn promo_slide_views(conn: &impl ConnectionTrait, slides: Vec<promo_slides::Model>) -> AppResult<Vec<PromoSlideView>> {
     let ids: Vec<Uuid> = slides.iter().map(|slide| slide.id).collect();
     let mut texts = group_by(
-        promo_slide_translations::Entity::find()
-            .filter(promo_slide_translations::Column::SlideId.is_in(ids))
-            .all(&app.db)
-            .await?,
+        find_where_in::<promo_slide_translations::Entity, _>(conn, promo_slide_translations::Column::SlideId, &ids).await?,
         |t| t.slide_id,
     );
-    let items = slides
+    Ok(slides
         .into_iter()
         .map(|slide| PromoSlideView {
             translations: localized(
@@ -180,8 +183,7 @@ async fn list_promo_slides(State(app): State<AppState>) -> AppResult<Json<ItemLi
             starts_at: slide.starts_at,
             ends_at: slide.ends_at,
         })
-        .collect();
-    Ok(Json(ItemList::new(items)))
+        .collect())
 }
 
 /// Whether a display window `[starts_at, ends_at)` holds `now`; an open end has no limit.

@@ -229,6 +229,41 @@ fn check_texts(problems: &mut Problems, texts: &Localized<TournamentText>, requi
         .collect()
 }
 
+/// The presentation fields of an edit (prizes, banner, texts), checked: allowed to the club
+/// while registration is open and to the platform's content admins at any time.
+pub(super) struct Presentation {
+    /// `None` leaves the field, `Some(None)` clears it.
+    prizes: Option<Option<String>>,
+    banner_url: Option<Option<String>>,
+    texts: BTreeMap<&'static str, TournamentText>,
+}
+
+pub(super) fn check_presentation(
+    problems: &mut Problems,
+    prizes: Option<Option<String>>,
+    banner_url: Option<Option<String>>,
+    translations: Option<Localized<TournamentText>>,
+) -> Presentation {
+    Presentation {
+        prizes: prizes.map(|p| optional_text(problems, "prizes", p, 0, 2000).filter(|p| !p.is_empty())),
+        banner_url: banner_url.map(|link| link.map(|link| url(problems, "bannerUrl", &link))),
+        texts: translations.map(|texts| check_texts(problems, &texts, false)).unwrap_or_default(),
+    }
+}
+
+impl Presentation {
+    /// Sets the given fields on `active`; the texts are left for [`write_texts`].
+    pub(super) fn apply(self, active: &mut tournaments::ActiveModel) -> BTreeMap<&'static str, TournamentText> {
+        if let Some(prizes) = self.prizes {
+            active.prizes = Set(prizes);
+        }
+        if let Some(banner_url) = self.banner_url {
+            active.banner_url = Set(banner_url);
+        }
+        self.texts
+    }
+}
+
 /// Checks that the venue and the template may be used by `organizer_id`.
 async fn check_venue_and_template(
     conn: &impl ConnectionTrait,
@@ -252,7 +287,7 @@ async fn check_venue_and_template(
     Ok(())
 }
 
-async fn write_texts(conn: &impl ConnectionTrait, tournament_id: Uuid, texts: BTreeMap<&'static str, TournamentText>) -> AppResult<()> {
+pub(super) async fn write_texts(conn: &impl ConnectionTrait, tournament_id: Uuid, texts: BTreeMap<&'static str, TournamentText>) -> AppResult<()> {
     for (locale, text) in texts {
         tournament_translations::Entity::delete_many()
             .filter(tournament_translations::Column::TournamentId.eq(tournament_id))
@@ -448,10 +483,8 @@ async fn update_tournament(
     if body.capacity.is_some_and(|capacity| !CAPACITY_RANGE.contains(&capacity)) {
         problems.add("capacity", "must be 2 to 10000 seats");
     }
-    let prizes = body.prizes.map(|p| optional_text(&mut problems, "prizes", p, 0, 2000).filter(|p| !p.is_empty()));
     let chat_link = body.chat_link.map(|link| link.map(|link| url(&mut problems, "chatLink", &link)));
-    let banner_url = body.banner_url.map(|link| link.map(|link| url(&mut problems, "bannerUrl", &link)));
-    let texts = body.translations.map(|texts| check_texts(&mut problems, &texts, false)).unwrap_or_default();
+    let presentation = check_presentation(&mut problems, body.prizes, body.banner_url, body.translations);
 
     let tx = db::begin_write(&app.db).await?;
     let tournament = lock(&tx, access.tournament.id).await?;
@@ -485,15 +518,10 @@ async fn update_tournament(
     if let Some(capacity) = body.capacity {
         active.capacity = Set(capacity);
     }
-    if let Some(prizes) = prizes {
-        active.prizes = Set(prizes);
-    }
     if let Some(chat_link) = chat_link {
         active.chat_link = Set(chat_link);
     }
-    if let Some(banner_url) = banner_url {
-        active.banner_url = Set(banner_url);
-    }
+    let texts = presentation.apply(&mut active);
     active.updated_at = Set(now);
     let updated = active.update(&tx).await?;
     write_texts(&tx, updated.id, texts).await?;

@@ -5,9 +5,11 @@ mod helpers;
 
 mod fake_fcm;
 
+mod admin_tournaments;
 mod admins;
 mod auth;
 mod cli;
+mod content_admin;
 mod dealer_invites;
 mod dealers;
 mod devices;

@@ -1,0 +1,114 @@
+//! The admin app's tournaments section: every club's tournaments, and their presentation
+//! (texts, banner, prizes) edited by the platform's content admins in any status.
+
+use axum::extract::State;
+use chrono::Utc;
+use floor_entities::enums::TournamentStatus;
+use floor_entities::tournaments;
+use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
+use serde::Deserialize;
+use serde_json::json;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+use super::extract::{Admin, Json, Path, Query, double_option, perm};
+use super::tournaments::{TournamentText, TournamentView, check_presentation, tournament_view, tournament_views, write_texts};
+use super::validate::Problems;
+use super::views::{ItemList, Localized};
+use crate::app::AppState;
+use crate::error::{AppResult, ErrorBody};
+use crate::tournaments::lock;
+use crate::{audit, db};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_all_tournaments))
+        .routes(routes!(update_tournament_presentation))
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct AdminTournamentFilter {
+    /// Only tournaments in this status.
+    pub status: Option<TournamentStatus>,
+}
+
+/// The presentation of a tournament; an absent field stays, `null` clears `bannerUrl` or
+/// `prizes`. Given locales of `translations` replace those texts. Other fields are ignored.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PresentationUpdate {
+    pub translations: Option<Localized<TournamentText>>,
+    /// An http(s) address.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>)]
+    pub banner_url: Option<Option<String>>,
+    /// Free text, up to 2000 characters.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>)]
+    pub prizes: Option<Option<String>>,
+}
+
+/// Every club's tournaments, latest start first.
+#[utoipa::path(get, path = "/admin/tournaments", tag = "admin", security(("bearer" = [])), params(AdminTournamentFilter),
+    responses(
+        (status = 200, body = ItemList<TournamentView>),
+        (status = 400, description = "VALIDATION_ERROR: an unknown status", body = ErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN: needs content.manage", body = ErrorBody),
+    ))]
+async fn list_all_tournaments(
+    State(app): State<AppState>,
+    _admin: Admin<perm::ContentManage>,
+    Query(filter): Query<AdminTournamentFilter>,
+) -> AppResult<Json<ItemList<TournamentView>>> {
+    let mut query = tournaments::Entity::find().order_by_desc(tournaments::Column::StartsAt).order_by_desc(tournaments::Column::Id);
+    if let Some(status) = filter.status {
+        query = query.filter(tournaments::Column::Status.eq(status));
+    }
+    let models = query.all(&app.db).await?;
+    Ok(Json(ItemList::new(tournament_views(&app.db, models).await?)))
+}
+
+/// Edits a tournament's texts, banner and prizes, in any status; nothing else changes.
+#[utoipa::path(patch, path = "/admin/tournaments/{id}", tag = "admin", security(("bearer" = [])),
+    params(("id" = Uuid, Path)), request_body = PresentationUpdate,
+    responses(
+        (status = 200, body = TournamentView),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN: needs content.manage", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody),
+    ))]
+async fn update_tournament_presentation(
+    State(app): State<AppState>,
+    admin: Admin<perm::ContentManage>,
+    Path(id): Path<Uuid>,
+    Json(body): Json<PresentationUpdate>,
+) -> AppResult<Json<TournamentView>> {
+    let mut problems = Problems::default();
+    let presentation = check_presentation(&mut problems, body.prizes, body.banner_url, body.translations);
+    problems.into_result()?;
+
+    let tx = db::begin_write(&app.db).await?;
+    let tournament = lock(&tx, id).await?;
+    let mut active: tournaments::ActiveModel = tournament.into();
+    let texts = presentation.apply(&mut active);
+    let locales: Vec<&str> = texts.keys().copied().collect();
+    let fields = json!({
+        "prizes": active.prizes.is_set(),
+        "bannerUrl": active.banner_url.is_set(),
+        "translations": locales,
+    });
+    // Only the presentation columns are written: the live engine's columns stay its own.
+    active.updated_at = Set(Utc::now());
+    let updated = active.update(&tx).await?;
+    write_texts(&tx, updated.id, texts).await?;
+    audit::record(&tx, Some(admin.user.id()), "admin.tournament.update", ("tournament", updated.id.to_string()), json!({"changed": fields}))
+        .await?;
+    let view = tournament_view(&tx, updated).await?;
+    tx.commit().await?;
+    Ok(Json(view))
+}
