@@ -13,6 +13,7 @@ mod dealers;
 mod devices;
 mod errors;
 mod health;
+mod jobs;
 mod members;
 mod notifications;
 mod openapi;
