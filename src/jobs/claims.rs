@@ -14,7 +14,12 @@ const KEEP: Duration = Duration::days(7);
 
 /// Claims the tick of `job` scheduled at `tick_at`: true when this call made the claim, and so
 /// must run the tick.
-pub async fn claim(conn: &impl ConnectionTrait, job: &str, tick_at: DateTime<Utc>, now: DateTime<Utc>) -> Result<bool, DbErr> {
+pub async fn claim(
+    conn: &impl ConnectionTrait,
+    job: &str,
+    tick_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<bool, DbErr> {
     job_runs::Entity::delete_many()
         .filter(job_runs::Column::Job.eq(job))
         .filter(job_runs::Column::TickAt.lt(tick_at - KEEP))

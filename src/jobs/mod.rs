@@ -43,7 +43,12 @@ pub fn schedule(job: JobName) -> &'static str {
 
 /// Runs `job` once as of `now`. A manual run always runs: a reminder a tick already sent is
 /// not sent again (the journal's dedup keys), and the rollover is idempotent.
-pub async fn run_once(db: &DatabaseConnection, notifier: &Notifier, job: JobName, now: DateTime<Utc>) -> anyhow::Result<()> {
+pub async fn run_once(
+    db: &DatabaseConnection,
+    notifier: &Notifier,
+    job: JobName,
+    now: DateTime<Utc>,
+) -> anyhow::Result<()> {
     match job {
         JobName::TournamentReminders => {
             let report = reminders::send_reminders(db, notifier, now).await?;
@@ -69,7 +74,12 @@ pub enum Tick {
 /// Runs the tick of `job` scheduled at `tick_at` when this node claims it first. The run is
 /// as of `tick_at`, so what it covers does not depend on how late the timer fired. How the
 /// run ended is kept with the claim; a failure is also returned.
-pub async fn run_tick(db: &DatabaseConnection, notifier: &Notifier, job: JobName, tick_at: DateTime<Utc>) -> anyhow::Result<Tick> {
+pub async fn run_tick(
+    db: &DatabaseConnection,
+    notifier: &Notifier,
+    job: JobName,
+    tick_at: DateTime<Utc>,
+) -> anyhow::Result<Tick> {
     if !claims::claim(db, name(job), tick_at, Utc::now()).await? {
         return Ok(Tick::ClaimedElsewhere);
     }

@@ -82,7 +82,9 @@ fn push_message(window: Window, title: &str) -> PushMessage {
     match window {
         Window::DayBefore => PushMessage {
             title: "Турнир через 24 часа".to_owned(),
-            body: format!("«{title}» начнётся через 24 часа. Не получится прийти — отмените регистрацию, чтобы место досталось другому."),
+            body: format!(
+                "«{title}» начнётся через 24 часа. Не получится прийти — отмените регистрацию, чтобы место досталось другому."
+            ),
         },
         Window::CancelDeadline => PushMessage {
             title: "Бесплатная отмена заканчивается".to_owned(),
@@ -103,7 +105,11 @@ pub struct ReminderReport {
 /// Sends the reminders due in the window of `now`'s slot (a tick passes its scheduled time,
 /// a manual run its own clock). Recipients are the accounts registered or checked in; guests
 /// have no account and get nothing.
-pub async fn send_reminders(conn: &impl ConnectionTrait, notifier: &Notifier, now: DateTime<Utc>) -> AppResult<ReminderReport> {
+pub async fn send_reminders(
+    conn: &impl ConnectionTrait,
+    notifier: &Notifier,
+    now: DateTime<Utc>,
+) -> AppResult<ReminderReport> {
     let slot = slot_of(now);
     let longest_deadline: Option<i32> = organizers::Entity::find()
         .select_only()
@@ -119,11 +125,12 @@ pub async fn send_reminders(conn: &impl ConnectionTrait, notifier: &Notifier, no
         .all(conn)
         .await?;
     let club_ids: Vec<Uuid> = candidates.iter().map(|tournament| tournament.organizer_id).collect();
-    let deadline_hours: HashMap<Uuid, i32> = find_where_in::<organizers::Entity, _>(conn, organizers::Column::Id, &club_ids)
-        .await?
-        .into_iter()
-        .map(|club| (club.id, club.cancel_deadline_hours))
-        .collect();
+    let deadline_hours: HashMap<Uuid, i32> =
+        find_where_in::<organizers::Entity, _>(conn, organizers::Column::Id, &club_ids)
+            .await?
+            .into_iter()
+            .map(|club| (club.id, club.cancel_deadline_hours))
+            .collect();
 
     let mut report = ReminderReport::default();
     for tournament in candidates {

@@ -18,6 +18,7 @@ on_both_databases!(
     only_accounts_holding_a_seat_in_a_tournament_of_the_window_are_reminded,
     of_two_nodes_one_claims_a_tick_and_runs_it,
     the_command_line_rerun_sends_nothing_a_tick_already_sent,
+    a_failed_run_is_kept_with_its_claim_and_the_next_tick_runs,
 );
 
 /// A tournament of the club starting at `starts_at`, made through the API.
@@ -50,7 +51,11 @@ async fn run_tick(app: &TestApp, tick_at: DateTime<Utc>) -> Tick {
 
 /// Reminders journaled for `user`, optionally only those of one tournament's window.
 async fn reminders(app: &TestApp, user: Uuid, tournament: Option<Uuid>, window: Option<&str>) -> i64 {
-    let key = format!("tournament.reminder:{}:{}", tournament.map_or("%".to_owned(), |id| id.to_string()), window.unwrap_or("%"));
+    let key = format!(
+        "tournament.reminder:{}:{}",
+        tournament.map_or("%".to_owned(), |id| id.to_string()),
+        window.unwrap_or("%")
+    );
     app.count(&format!(
         "SELECT COUNT(*) FROM notifications WHERE kind = 'tournament.reminder' AND user_id = {} AND dedup_key LIKE '{key}'",
         app.uuid_literal(user)
@@ -113,9 +118,14 @@ async fn a_24_hour_cancel_deadline_sends_both_reminders_in_one_run(backend: Back
     register(&app, id, &player).await;
 
     // The moment is 2 minutes into the slot's window.
-    jobs::run_once(app.db(), &app.state.notifier, JobName::TournamentReminders, starts_at - Duration::hours(24) - Duration::minutes(2))
-        .await
-        .expect("the run works");
+    jobs::run_once(
+        app.db(),
+        &app.state.notifier,
+        JobName::TournamentReminders,
+        starts_at - Duration::hours(24) - Duration::minutes(2),
+    )
+    .await
+    .expect("the run works");
     assert_eq!(reminders(&app, player.user_id, Some(id), Some("24h")).await, 1);
     assert_eq!(reminders(&app, player.user_id, Some(id), Some("deadline")).await, 1);
 }
@@ -139,11 +149,20 @@ async fn only_accounts_holding_a_seat_in_a_tournament_of_the_window_are_reminded
         .await
         .assert_ok();
     let guest = app
-        .post(&format!("/tournaments/{id}/walk-in"), Some(&club.owner.access_token), json!({"phone": "+79990700299", "name": "Гость"}))
+        .post(
+            &format!("/tournaments/{id}/walk-in"),
+            Some(&club.owner.access_token),
+            json!({"phone": "+79990700299", "name": "Гость"}),
+        )
         .await;
     assert!(guest.assert_ok()["userId"].is_null(), "a guest without an account");
     register(&app, later, &elsewhere).await;
-    let statuses = app.count(&format!("SELECT COUNT(*) FROM registrations WHERE status = 'waitlist' AND tournament_id = {}", app.uuid_literal(id))).await;
+    let statuses = app
+        .count(&format!(
+            "SELECT COUNT(*) FROM registrations WHERE status = 'waitlist' AND tournament_id = {}",
+            app.uuid_literal(id)
+        ))
+        .await;
     assert_eq!(statuses, 1, "the capacity of two put one player on the waitlist");
 
     assert_eq!(run_tick(&app, tick_before(starts_at - Duration::hours(24))).await, Tick::Ran);
@@ -152,7 +171,11 @@ async fn only_accounts_holding_a_seat_in_a_tournament_of_the_window_are_reminded
     for nobody in [&waiting, &cancelled, &elsewhere] {
         assert_eq!(reminders(&app, nobody.user_id, None, None).await, 0);
     }
-    assert_eq!(app.count("SELECT COUNT(*) FROM notifications WHERE kind = 'tournament.reminder'").await, 2, "the guest has no journal");
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM notifications WHERE kind = 'tournament.reminder'").await,
+        2,
+        "the guest has no journal"
+    );
 }
 
 async fn of_two_nodes_one_claims_a_tick_and_runs_it(backend: Backend) {
@@ -213,4 +236,22 @@ async fn the_command_line_rerun_sends_nothing_a_tick_already_sent(backend: Backe
         assert_eq!(reminders(&app, early.user_id, Some(*id), Some("24h")).await, 1, "nothing again");
     }
     assert_eq!(reminders(&app, late.user_id, None, None).await, 1, "the rerun covered one window: its own");
+}
+
+async fn a_failed_run_is_kept_with_its_claim_and_the_next_tick_runs(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let midnight = Utc::now().duration_trunc(Duration::days(1)).expect("a whole day");
+    let first = midnight + Duration::days(1) + Duration::minutes(5);
+    app.exec("ALTER TABLE seasons RENAME TO seasons_away").await;
+    let failed = jobs::run_tick(app.db(), &app.state.notifier, JobName::SeasonRollover, first).await;
+    assert!(failed.is_err(), "{failed:?}");
+    app.exec("ALTER TABLE seasons_away RENAME TO seasons").await;
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM job_runs WHERE job = 'season-rollover' AND finished_at IS NOT NULL AND failure IS NOT NULL").await,
+        1,
+        "the claim keeps why the run failed"
+    );
+    let next = jobs::run_tick(app.db(), &app.state.notifier, JobName::SeasonRollover, first + Duration::days(1)).await;
+    assert_eq!(next.ok(), Some(Tick::Ran));
+    assert_eq!(app.count("SELECT COUNT(*) FROM job_runs WHERE failure IS NULL AND finished_at IS NOT NULL").await, 1);
 }
