@@ -29,6 +29,9 @@ pub enum Command {
 /// The background jobs a manual run can name.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JobName {
+    /// Remind the players holding a seat 24 hours before a tournament and at its cancel
+    /// deadline.
+    TournamentReminders,
     /// Archive the expired season and make the current quarter's season.
     SeasonRollover,
 }
@@ -48,6 +51,10 @@ mod tests {
         assert_eq!(parse(&["seed"]).ok(), Some(Command::Seed));
         assert_eq!(parse(&["openapi"]).ok(), Some(Command::Openapi));
         assert_eq!(parse(&["job", "season-rollover"]).ok(), Some(Command::Job { name: JobName::SeasonRollover }));
+        assert_eq!(
+            parse(&["job", "tournament-reminders"]).ok(),
+            Some(Command::Job { name: JobName::TournamentReminders })
+        );
     }
 
     #[test]

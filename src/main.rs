@@ -3,8 +3,10 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
+use chrono::Utc;
 use clap::Parser;
 use floor::cli::{Cli, Command};
+use floor::notifications::Notifier;
 use floor::telemetry::{self, TelemetrySettings};
 use floor::{Application, Config, db, jobs, seed};
 
@@ -64,7 +66,8 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         }
         Command::Job { name } => {
             let db = db::connect(&config.database_url).await?;
-            jobs::run_once(&db, name).await
+            let notifier = Notifier::from_settings(config.fcm.as_ref())?;
+            jobs::run_once(&db, &notifier, name, Utc::now()).await
         }
         Command::Openapi => Ok(()),
     }

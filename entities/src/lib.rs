@@ -14,6 +14,7 @@ pub mod dealer_invites;
 pub mod dealer_profiles;
 pub mod follows;
 pub mod guest_players;
+pub mod job_runs;
 pub mod level_tier_translations;
 pub mod level_tiers;
 pub mod locations;
@@ -48,6 +49,7 @@ pub mod prelude {
     pub use super::enums::*;
     pub use super::follows::Entity as Follows;
     pub use super::guest_players::Entity as GuestPlayers;
+    pub use super::job_runs::Entity as JobRuns;
     pub use super::level_tier_translations::Entity as LevelTierTranslations;
     pub use super::level_tiers::Entity as LevelTiers;
     pub use super::locations::Entity as Locations;

@@ -17,6 +17,7 @@ mod m20261122_000005_create_game_records;
 mod m20261122_000006_create_engagement;
 mod m20261122_000007_relax_late_cancel_strikes;
 mod m20261122_000008_add_result_skill_alpha;
+mod m20261122_000009_create_job_runs;
 
 /// Every table the migrations create, in creation order.
 pub const TABLES: &[&str] = &[
@@ -50,6 +51,7 @@ pub const TABLES: &[&str] = &[
     "push_tokens",
     "notifications",
     "audit_log",
+    "job_runs",
 ];
 
 pub struct Migrator;
@@ -66,6 +68,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000006_create_engagement::Migration),
             Box::new(m20261122_000007_relax_late_cancel_strikes::Migration),
             Box::new(m20261122_000008_add_result_skill_alpha::Migration),
+            Box::new(m20261122_000009_create_job_runs::Migration),
         ]
     }
 }

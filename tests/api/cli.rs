@@ -3,7 +3,8 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-fn floor() -> Command {
+/// The `floor` binary with an empty environment.
+pub(crate) fn floor() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_floor"));
     command.env_clear();
     command
@@ -120,6 +121,16 @@ fn floor_job_runs_the_season_rollover_idempotently() {
     assert_eq!(seasons, 1, "two runs make one current season");
     let unknown = floor().args(["job", "make-coffee"]).current_dir(folder.path()).output().expect("runs");
     assert!(!unknown.status.success());
+}
+
+#[test]
+fn floor_job_runs_the_tournament_reminders_on_a_fresh_database() {
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let status = floor().args(["migrate"]).current_dir(folder.path()).status().expect("runs");
+    assert!(status.success());
+    let output = floor().args(["job", "tournament-reminders"]).current_dir(folder.path()).output().expect("runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("tournament reminders done"));
 }
 
 #[tokio::test]

@@ -15,6 +15,7 @@ mod dealers;
 mod devices;
 mod errors;
 mod health;
+mod jobs;
 mod members;
 mod notifications;
 mod openapi;

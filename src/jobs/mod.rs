@@ -1,0 +1,198 @@
+//! Background jobs: what each job is and when it runs, one manual run for `floor job <name>`,
+//! and the schedules inside `floor serve`, where of all the nodes sharing the database exactly
+//! one runs each tick ([`claims`]).
+
+mod claims;
+pub mod reminders;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use croner::Cron;
+use sea_orm::DatabaseConnection;
+use tracing::Instrument;
+
+use crate::app::AppState;
+use crate::cli::JobName;
+use crate::notifications::Notifier;
+use crate::seasons;
+
+/// Every job `floor serve` schedules.
+const JOBS: [JobName; 2] = [JobName::TournamentReminders, JobName::SeasonRollover];
+
+/// How far a schedule catches up: ticks missed by more than this (a process stalled for long)
+/// are skipped; later ones missed during a slow run still run, one after another.
+const CATCH_UP: chrono::Duration = chrono::Duration::hours(1);
+
+/// The job's name on the command line, in logs and in the claims of its ticks.
+pub fn name(job: JobName) -> &'static str {
+    match job {
+        JobName::TournamentReminders => "tournament-reminders",
+        JobName::SeasonRollover => "season-rollover",
+    }
+}
+
+/// The job's schedule: a cron expression read in UTC (the spec's table of jobs).
+pub fn schedule(job: JobName) -> &'static str {
+    match job {
+        JobName::TournamentReminders => "*/5 * * * *",
+        JobName::SeasonRollover => "5 0 * * *",
+    }
+}
+
+/// Runs `job` once as of `now`. A manual run always runs: a reminder a tick already sent is
+/// not sent again (the journal's dedup keys), and the rollover is idempotent.
+pub async fn run_once(
+    db: &DatabaseConnection,
+    notifier: &Notifier,
+    job: JobName,
+    now: DateTime<Utc>,
+) -> anyhow::Result<()> {
+    match job {
+        JobName::TournamentReminders => {
+            let report = reminders::send_reminders(db, notifier, now).await?;
+            tracing::info!(due = report.due, journaled = report.journaled, "tournament reminders done");
+        }
+        JobName::SeasonRollover => {
+            let season = seasons::roll_over(db, now.date_naive()).await?;
+            tracing::info!(season = %season.id, starts_on = %season.starts_on, "season rollover done");
+        }
+    }
+    Ok(())
+}
+
+/// What a scheduled tick came to on this node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tick {
+    /// This node claimed the tick and ran it.
+    Ran,
+    /// Another node claimed it first; nothing was done here.
+    ClaimedElsewhere,
+}
+
+/// Runs the tick of `job` scheduled at `tick_at` when this node claims it first. The run is
+/// as of `tick_at`, so what it covers does not depend on how late the timer fired. How the
+/// run ended is kept with the claim; a failure is also returned.
+pub async fn run_tick(
+    db: &DatabaseConnection,
+    notifier: &Notifier,
+    job: JobName,
+    tick_at: DateTime<Utc>,
+) -> anyhow::Result<Tick> {
+    if !claims::claim(db, name(job), tick_at, Utc::now()).await? {
+        return Ok(Tick::ClaimedElsewhere);
+    }
+    let outcome = run_once(db, notifier, job, tick_at).await;
+    let failure = outcome.as_ref().err().map(|err| format!("{err:#}"));
+    if let Err(err) = claims::finish(db, name(job), tick_at, failure, Utc::now()).await {
+        tracing::warn!(error = %err, "could not record how the tick ended");
+    }
+    outcome.map(|()| Tick::Ran)
+}
+
+/// Starts every job on its schedule; they live as long as the runtime.
+pub fn spawn_schedules(state: AppState) {
+    for job in JOBS {
+        tokio::spawn(run_on_schedule(state.clone(), job));
+    }
+}
+
+/// Runs the ticks of `job` one after another, so a run never overlaps the next one here. A
+/// failed or panicking run is logged and the schedule goes on.
+async fn run_on_schedule(state: AppState, job: JobName) {
+    let cron = match Cron::from_str(schedule(job)) {
+        Ok(cron) => cron,
+        Err(err) => {
+            tracing::error!(job = name(job), error = %err, "the job's schedule does not parse; it will not run");
+            return;
+        }
+    };
+    let mut last = Utc::now();
+    loop {
+        let Some(tick_at) = next_tick(&cron, last, Utc::now()) else {
+            tracing::error!(job = name(job), "the job's schedule has no next tick; it stops");
+            return;
+        };
+        tokio::time::sleep((tick_at - Utc::now()).to_std().unwrap_or(Duration::ZERO)).await;
+        let span = tracing::info_span!("job", job = name(job), %tick_at);
+        // Its own task, so that even a panic only ends this run.
+        let run = tokio::spawn({
+            let state = state.clone();
+            async move { run_tick(&state.db, &state.notifier, job, tick_at).await }.instrument(span.clone())
+        });
+        match run.await {
+            Ok(Ok(Tick::Ran)) => {}
+            Ok(Ok(Tick::ClaimedElsewhere)) => tracing::debug!(parent: &span, "another node runs this tick"),
+            Ok(Err(err)) => tracing::error!(parent: &span, error = ?err, "the job failed; the schedule goes on"),
+            Err(err) => tracing::error!(parent: &span, error = %err, "the job panicked; the schedule goes on"),
+        }
+        last = tick_at;
+    }
+}
+
+/// The tick to wait for after the one at `last`: the next match of `cron`, but none older
+/// than [`CATCH_UP`] before `now`.
+fn next_tick(cron: &Cron, last: DateTime<Utc>, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    cron.find_next_occurrence(&last.max(now - CATCH_UP), false).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn at(day: u32, hour: u32, minute: u32, second: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, day, hour, minute, second).single().expect("a real time")
+    }
+
+    fn cron_of(job: JobName) -> Cron {
+        Cron::from_str(schedule(job)).expect("the schedule parses")
+    }
+
+    #[test]
+    fn reminders_tick_on_every_fifth_minute() {
+        let cron = cron_of(JobName::TournamentReminders);
+        let now = at(22, 15, 57, 42);
+        assert_eq!(next_tick(&cron, now, now), Some(at(22, 16, 0, 0)));
+        assert_eq!(next_tick(&cron, at(22, 16, 0, 0), now), Some(at(22, 16, 5, 0)));
+    }
+
+    #[test]
+    fn the_rollover_ticks_at_five_past_midnight_utc() {
+        let cron = cron_of(JobName::SeasonRollover);
+        let before = at(22, 0, 1, 0);
+        assert_eq!(next_tick(&cron, before, before), Some(at(22, 0, 5, 0)));
+        let after = at(22, 0, 5, 0);
+        assert_eq!(next_tick(&cron, after, after), Some(at(23, 0, 5, 0)));
+    }
+
+    #[test]
+    fn ticks_missed_during_a_slow_run_follow_at_once() {
+        let cron = cron_of(JobName::TournamentReminders);
+        // The 16:00 run ended at 16:12: 16:05 and 16:10 are still due, in order.
+        assert_eq!(next_tick(&cron, at(22, 16, 0, 0), at(22, 16, 12, 0)), Some(at(22, 16, 5, 0)));
+        assert_eq!(next_tick(&cron, at(22, 16, 5, 0), at(22, 16, 12, 0)), Some(at(22, 16, 10, 0)));
+    }
+
+    #[test]
+    fn ticks_missed_longer_ago_than_the_catch_up_are_skipped() {
+        let cron = cron_of(JobName::TournamentReminders);
+        assert_eq!(next_tick(&cron, at(22, 10, 0, 0), at(22, 16, 2, 0)), Some(at(22, 15, 5, 0)));
+    }
+
+    #[test]
+    fn a_job_claims_its_ticks_under_its_command_line_name() {
+        use clap::ValueEnum;
+        for job in JobName::value_variants() {
+            let on_the_command_line = job.to_possible_value().map(|value| value.get_name().to_owned());
+            assert_eq!(on_the_command_line.as_deref(), Some(name(*job)));
+        }
+    }
+
+    #[test]
+    fn serve_schedules_every_job() {
+        use clap::ValueEnum;
+        assert_eq!(JOBS.len(), JobName::value_variants().len());
+    }
+}

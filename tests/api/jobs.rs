@@ -1,0 +1,257 @@
+//! The background jobs run as of an injected time: tournament reminders (once per person and
+//! window, whoever runs them), the claim of a tick by one node, and the manual rerun.
+
+use chrono::{DateTime, Duration, DurationRound, Utc};
+use floor::cli::JobName;
+use floor::jobs::reminders::{PERIOD, slot_of};
+use floor::jobs::{self, Tick};
+use futures::future::join_all;
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::helpers::{Backend, Club, Session, TestApp, on_both_databases, spawn_app};
+use crate::staffing::id_of;
+
+on_both_databases!(
+    a_tick_and_a_manual_rerun_in_its_window_send_each_reminder_once,
+    a_24_hour_cancel_deadline_sends_both_reminders_in_one_run,
+    only_accounts_holding_a_seat_in_a_tournament_of_the_window_are_reminded,
+    of_two_nodes_one_claims_a_tick_and_runs_it,
+    the_command_line_rerun_sends_nothing_a_tick_already_sent,
+    a_failed_run_is_kept_with_its_claim_and_the_next_tick_runs,
+);
+
+/// A tournament of the club starting at `starts_at`, made through the API.
+async fn tournament_at(app: &TestApp, club: &Club, capacity: i32, starts_at: DateTime<Utc>) -> Uuid {
+    let location = app.create_location(club).await;
+    let mut body = app.tournament_body(location, capacity, Duration::days(1));
+    body["startsAt"] = json!(starts_at.to_rfc3339());
+    let reply = app.post(&format!("/organizers/{}/tournaments", club.id), Some(&club.owner.access_token), body).await;
+    id_of(&reply.assert_ok()["id"])
+}
+
+/// An hour well in the future: its reminders fall on slot boundaries.
+fn round_start() -> DateTime<Utc> {
+    (Utc::now() + Duration::days(3)).duration_trunc(Duration::hours(1)).expect("a whole hour")
+}
+
+/// The tick whose window ends at `moment`, the last one before it.
+fn tick_before(moment: DateTime<Utc>) -> DateTime<Utc> {
+    moment - PERIOD
+}
+
+async fn register(app: &TestApp, tournament: Uuid, player: &Session) -> Uuid {
+    let reply = app.post(&format!("/tournaments/{tournament}/register"), Some(&player.access_token), json!({})).await;
+    id_of(&reply.assert_ok()["id"])
+}
+
+async fn run_tick(app: &TestApp, tick_at: DateTime<Utc>) -> Tick {
+    jobs::run_tick(app.db(), &app.state.notifier, JobName::TournamentReminders, tick_at).await.expect("the tick runs")
+}
+
+/// Reminders journaled for `user`, optionally only those of one tournament's window.
+async fn reminders(app: &TestApp, user: Uuid, tournament: Option<Uuid>, window: Option<&str>) -> i64 {
+    let key = format!(
+        "tournament.reminder:{}:{}",
+        tournament.map_or("%".to_owned(), |id| id.to_string()),
+        window.unwrap_or("%")
+    );
+    app.count(&format!(
+        "SELECT COUNT(*) FROM notifications WHERE kind = 'tournament.reminder' AND user_id = {} AND dedup_key LIKE '{key}'",
+        app.uuid_literal(user)
+    ))
+    .await
+}
+
+async fn a_tick_and_a_manual_rerun_in_its_window_send_each_reminder_once(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let club = app.create_club("Aces", "+79990700001").await;
+    let starts_at = round_start();
+    let id = tournament_at(&app, &club, 10, starts_at).await;
+    let players = app.sign_in_players(701, 2).await;
+    for player in &players {
+        register(&app, id, player).await;
+    }
+
+    let day_tick = tick_before(starts_at - Duration::hours(24));
+    assert_eq!(run_tick(&app, day_tick).await, Tick::Ran);
+    jobs::run_once(app.db(), &app.state.notifier, JobName::TournamentReminders, day_tick + Duration::minutes(3))
+        .await
+        .expect("the manual run works");
+    assert_eq!(run_tick(&app, day_tick).await, Tick::ClaimedElsewhere, "a tick runs once");
+    for player in &players {
+        assert_eq!(reminders(&app, player.user_id, Some(id), Some("24h")).await, 1);
+        assert_eq!(reminders(&app, player.user_id, None, None).await, 1, "the deadline is not due yet");
+    }
+
+    let deadline_tick = tick_before(starts_at - Duration::hours(3));
+    assert_eq!(run_tick(&app, deadline_tick).await, Tick::Ran);
+    jobs::run_once(app.db(), &app.state.notifier, JobName::TournamentReminders, deadline_tick + Duration::seconds(299))
+        .await
+        .expect("the manual run works");
+    for player in &players {
+        assert_eq!(reminders(&app, player.user_id, Some(id), Some("deadline")).await, 1);
+        assert_eq!(reminders(&app, player.user_id, None, None).await, 2);
+    }
+
+    let list = app.get("/me/notifications", Some(&players[0].access_token)).await;
+    let items = list.assert_ok()["items"].as_array().expect("items").clone();
+    let windows: Vec<&str> = items.iter().map(|item| item["payload"]["window"].as_str().unwrap_or("")).collect();
+    assert_eq!(windows, ["deadline", "24h"], "newest first");
+    let payload = &items[1]["payload"];
+    assert_eq!(items[1]["kind"], "tournament.reminder");
+    assert_eq!(payload["tournamentId"], id.to_string());
+    assert_eq!(payload["title"], "Турнир выходного дня", "the Russian title");
+    let payload_start: DateTime<Utc> = payload["startsAt"].as_str().and_then(|at| at.parse().ok()).expect("startsAt");
+    assert_eq!(payload_start, starts_at);
+}
+
+async fn a_24_hour_cancel_deadline_sends_both_reminders_in_one_run(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let club = app.create_club("Aces", "+79990700101").await;
+    app.patch(&format!("/organizers/{}", club.id), Some(&club.owner.access_token), json!({"cancelDeadlineHours": 24}))
+        .await
+        .assert_ok();
+    let starts_at = round_start() + Duration::minutes(2);
+    let id = tournament_at(&app, &club, 10, starts_at).await;
+    let player = app.sign_in("+79990700102").await;
+    register(&app, id, &player).await;
+
+    // The moment is 2 minutes into the slot's window.
+    jobs::run_once(
+        app.db(),
+        &app.state.notifier,
+        JobName::TournamentReminders,
+        starts_at - Duration::hours(24) - Duration::minutes(2),
+    )
+    .await
+    .expect("the run works");
+    assert_eq!(reminders(&app, player.user_id, Some(id), Some("24h")).await, 1);
+    assert_eq!(reminders(&app, player.user_id, Some(id), Some("deadline")).await, 1);
+}
+
+async fn only_accounts_holding_a_seat_in_a_tournament_of_the_window_are_reminded(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let club = app.create_club("Aces", "+79990700201").await;
+    let starts_at = round_start();
+    let id = tournament_at(&app, &club, 2, starts_at).await;
+    let later = tournament_at(&app, &club, 10, starts_at + Duration::hours(1)).await;
+    let [registered, checked_in, waiting, cancelled, elsewhere] =
+        <[Session; 5]>::try_from(app.sign_in_players(702, 5).await).expect("five players");
+    register(&app, id, &registered).await;
+    let seat = register(&app, id, &checked_in).await;
+    app.post(&format!("/tournaments/{id}/check-in"), Some(&club.owner.access_token), json!({"registrationId": seat}))
+        .await
+        .assert_ok();
+    register(&app, id, &waiting).await;
+    register(&app, id, &cancelled).await;
+    app.post(&format!("/tournaments/{id}/cancel-registration"), Some(&cancelled.access_token), json!({}))
+        .await
+        .assert_ok();
+    let guest = app
+        .post(
+            &format!("/tournaments/{id}/walk-in"),
+            Some(&club.owner.access_token),
+            json!({"phone": "+79990700299", "name": "Гость"}),
+        )
+        .await;
+    assert!(guest.assert_ok()["userId"].is_null(), "a guest without an account");
+    register(&app, later, &elsewhere).await;
+    let statuses = app
+        .count(&format!(
+            "SELECT COUNT(*) FROM registrations WHERE status = 'waitlist' AND tournament_id = {}",
+            app.uuid_literal(id)
+        ))
+        .await;
+    assert_eq!(statuses, 1, "the capacity of two put one player on the waitlist");
+
+    assert_eq!(run_tick(&app, tick_before(starts_at - Duration::hours(24))).await, Tick::Ran);
+    assert_eq!(reminders(&app, registered.user_id, Some(id), Some("24h")).await, 1);
+    assert_eq!(reminders(&app, checked_in.user_id, Some(id), Some("24h")).await, 1);
+    for nobody in [&waiting, &cancelled, &elsewhere] {
+        assert_eq!(reminders(&app, nobody.user_id, None, None).await, 0);
+    }
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM notifications WHERE kind = 'tournament.reminder'").await,
+        2,
+        "the guest has no journal"
+    );
+}
+
+async fn of_two_nodes_one_claims_a_tick_and_runs_it(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let second = app.second_node(&[]).await;
+    let club = app.create_club("Aces", "+79990700301").await;
+    let starts_at = round_start();
+    let id = tournament_at(&app, &club, 10, starts_at).await;
+    let player = app.sign_in("+79990700302").await;
+    register(&app, id, &player).await;
+
+    let tick = tick_before(starts_at - Duration::hours(24));
+    let nodes = [&app, &second, &app, &second, &app, &second];
+    let outcomes = join_all(nodes.iter().map(|node| run_tick(node, tick))).await;
+    assert_eq!(outcomes.iter().filter(|tick| **tick == Tick::Ran).count(), 1, "{outcomes:?}");
+    assert_eq!(reminders(&app, player.user_id, Some(id), Some("24h")).await, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM job_runs WHERE finished_at IS NOT NULL AND failure IS NULL").await, 1);
+
+    let next = tick + PERIOD;
+    assert_eq!(run_tick(&second, next).await, Tick::Ran, "the next tick is a new claim");
+    assert_eq!(run_tick(&app, next).await, Tick::ClaimedElsewhere);
+    assert_eq!(app.count("SELECT COUNT(*) FROM job_runs WHERE job = 'tournament-reminders'").await, 2);
+}
+
+async fn the_command_line_rerun_sends_nothing_a_tick_already_sent(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let club = app.create_club("Aces", "+79990700401").await;
+    // The command runs at its own clock: whether it lands in this slot or the next one, a tick
+    // has run there, for a tournament whose day-before moment ends that slot's window.
+    let slot = slot_of(Utc::now());
+    let ticks = [slot, slot + PERIOD];
+    let mut tournaments = Vec::new();
+    for tick in ticks {
+        tournaments.push(tournament_at(&app, &club, 10, tick + PERIOD + Duration::hours(24)).await);
+    }
+    let early = app.sign_in("+79990700402").await;
+    for id in &tournaments {
+        register(&app, *id, &early).await;
+    }
+    for tick in ticks {
+        assert_eq!(run_tick(&app, tick).await, Tick::Ran);
+    }
+    let late = app.sign_in("+79990700403").await;
+    for id in &tournaments {
+        register(&app, *id, &late).await;
+    }
+
+    let database_url = app.database_url.clone();
+    let output = tokio::task::spawn_blocking(move || {
+        crate::cli::floor().args(["job", "tournament-reminders"]).env("DATABASE_URL", database_url).output()
+    })
+    .await
+    .expect("the command ends")
+    .expect("floor runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+
+    for id in &tournaments {
+        assert_eq!(reminders(&app, early.user_id, Some(*id), Some("24h")).await, 1, "nothing again");
+    }
+    assert_eq!(reminders(&app, late.user_id, None, None).await, 1, "the rerun covered one window: its own");
+}
+
+async fn a_failed_run_is_kept_with_its_claim_and_the_next_tick_runs(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let midnight = Utc::now().duration_trunc(Duration::days(1)).expect("a whole day");
+    let first = midnight + Duration::days(1) + Duration::minutes(5);
+    app.exec("ALTER TABLE seasons RENAME TO seasons_away").await;
+    let failed = jobs::run_tick(app.db(), &app.state.notifier, JobName::SeasonRollover, first).await;
+    assert!(failed.is_err(), "{failed:?}");
+    app.exec("ALTER TABLE seasons_away RENAME TO seasons").await;
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM job_runs WHERE job = 'season-rollover' AND finished_at IS NOT NULL AND failure IS NOT NULL").await,
+        1,
+        "the claim keeps why the run failed"
+    );
+    let next = jobs::run_tick(app.db(), &app.state.notifier, JobName::SeasonRollover, first + Duration::days(1)).await;
+    assert_eq!(next.ok(), Some(Tick::Ran));
+    assert_eq!(app.count("SELECT COUNT(*) FROM job_runs WHERE failure IS NULL AND finished_at IS NOT NULL").await, 1);
+}
