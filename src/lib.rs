@@ -15,6 +15,8 @@ pub mod follows;
 pub mod http;
 pub mod jobs;
 pub mod live;
+pub mod merge;
+pub mod metrics;
 pub mod notifications;
 pub mod rating;
 pub mod registrations;

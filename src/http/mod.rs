@@ -1,9 +1,11 @@
 //! HTTP: one module per resource, each with its `router()`, merged here under `/api/v1`,
 //! with the OpenAPI document generated from the same handlers and served at `/docs`.
 
+mod admin_users;
 mod admins;
 mod auth;
 mod blind_templates;
+mod broadcasts;
 mod dealer_invites;
 mod dealers;
 mod devices;
@@ -13,6 +15,7 @@ mod live;
 mod locations;
 mod me;
 mod members;
+mod metrics;
 mod notifications;
 mod organizers;
 mod registrations;
@@ -73,6 +76,9 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(auth::router())
         .merge(me::router())
         .merge(admins::router())
+        .merge(admin_users::router())
+        .merge(metrics::router())
+        .merge(broadcasts::router())
         .merge(organizers::router())
         .merge(members::router())
         .merge(dealer_invites::router())
