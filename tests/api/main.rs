@@ -6,6 +6,7 @@ mod helpers;
 mod fake_fcm;
 
 mod admins;
+mod broadcasts;
 mod auth;
 mod cli;
 mod dealer_invites;
@@ -14,6 +15,8 @@ mod devices;
 mod errors;
 mod health;
 mod members;
+mod metrics;
+mod moderation;
 mod notifications;
 mod openapi;
 mod organizers;

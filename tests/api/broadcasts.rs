@@ -1,0 +1,1 @@
+//! `POST /admin/push`.
