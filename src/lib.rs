@@ -16,6 +16,8 @@ pub mod http;
 pub mod jobs;
 pub mod leaderboards;
 pub mod live;
+pub mod merge;
+pub mod metrics;
 pub mod notifications;
 pub mod rating;
 pub mod registrations;

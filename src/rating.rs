@@ -89,7 +89,7 @@ pub async fn lock_participants(tx: &DatabaseTransaction, tournament_id: Uuid, al
 
 /// Locks the player profiles of `user_ids` for the rest of the transaction, in id order, so
 /// two writers of overlapping players never wait on each other crosswise.
-async fn lock_profiles(conn: &impl ConnectionTrait, user_ids: &[Uuid]) -> AppResult<()> {
+pub async fn lock_profiles(conn: &impl ConnectionTrait, user_ids: &[Uuid]) -> AppResult<()> {
     let users: Vec<Uuid> = user_ids.iter().copied().collect::<BTreeSet<_>>().into_iter().collect();
     for chunk in users.chunks(crate::db::IDS_PER_STATEMENT) {
         player_profiles::Entity::find()

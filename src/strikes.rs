@@ -106,3 +106,19 @@ pub async fn forgive(tx: &DatabaseTransaction, strike: strikes::Model, by: Uuid,
     set_ban(tx, profile, ban, now).await?;
     Ok(forgiven)
 }
+
+/// Recomputes a player's ban after another account's strikes joined theirs (a merge): the
+/// ban the joined history earns, replayed in time order, but never shorter than the ban
+/// already running here or `inherited` (the other account's).
+pub async fn recompute_ban(tx: &DatabaseTransaction, user_id: Uuid, inherited: Option<DateTime<Utc>>, now: DateTime<Utc>) -> AppResult<()> {
+    let rules = sanction_rules(tx).await?;
+    let profile = lock_profile(tx, user_id).await?;
+    let times = unforgiven_strike_times(tx, user_id).await?;
+    let running = [profile.ban_until, inherited, rules.ban_from_history(&times, now)]
+        .into_iter()
+        .flatten()
+        .filter(|until| *until > now)
+        .max();
+    let ban = running.or(profile.ban_until);
+    set_ban(tx, profile, ban, now).await
+}

@@ -5,9 +5,11 @@ mod admin_cities;
 mod admin_slides;
 mod admin_tiers;
 mod admin_tournaments;
+mod admin_users;
 mod admins;
 mod auth;
 mod blind_templates;
+mod broadcasts;
 mod content;
 mod dealer_invites;
 mod dealers;
@@ -19,6 +21,7 @@ mod live;
 mod locations;
 mod me;
 mod members;
+mod metrics;
 mod notifications;
 mod rating_config;
 mod organizers;
@@ -81,6 +84,9 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(auth::router())
         .merge(me::router())
         .merge(admins::router())
+        .merge(admin_users::router())
+        .merge(metrics::router())
+        .merge(broadcasts::router())
         .merge(organizers::router())
         .merge(members::router())
         .merge(dealer_invites::router())

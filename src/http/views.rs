@@ -130,6 +130,21 @@ fn profile_view(user: &users::Model, profile: Option<&player_profiles::Model>, t
     }
 }
 
+/// The profiles of `users`, in their order: a fixed number of queries whatever their number.
+pub async fn player_profile_views(conn: &impl ConnectionTrait, users: &[users::Model]) -> AppResult<Vec<PlayerProfileView>> {
+    let ids: Vec<Uuid> = users.iter().map(|user| user.id).collect();
+    let mut profiles: HashMap<Uuid, player_profiles::Model> = HashMap::new();
+    for chunk in ids.chunks(IDS_PER_STATEMENT) {
+        let rows = player_profiles::Entity::find()
+            .filter(player_profiles::Column::UserId.is_in(chunk.iter().copied()))
+            .all(conn)
+            .await?;
+        profiles.extend(rows.into_iter().map(|profile| (profile.user_id, profile)));
+    }
+    let tiers = level_tiers::Entity::find().all(conn).await?;
+    Ok(users.iter().map(|user| profile_view(user, profiles.get(&user.id), &tiers)).collect())
+}
+
 /// A player as anyone may see them: no phone, no ban, no xp.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -159,15 +174,7 @@ pub async fn public_player_views(
     viewer: Option<Uuid>,
 ) -> AppResult<Vec<PublicPlayerView>> {
     let ids: Vec<Uuid> = users.iter().map(|user| user.id).collect();
-    let mut profiles: HashMap<Uuid, player_profiles::Model> = HashMap::new();
-    for chunk in ids.chunks(IDS_PER_STATEMENT) {
-        let rows = player_profiles::Entity::find()
-            .filter(player_profiles::Column::UserId.is_in(chunk.iter().copied()))
-            .all(conn)
-            .await?;
-        profiles.extend(rows.into_iter().map(|profile| (profile.user_id, profile)));
-    }
-    let tiers = level_tiers::Entity::find().all(conn).await?;
+    let profiles = player_profile_views(conn, users).await?;
     let counts = follows::follower_counts(conn, &ids).await?;
     let followed = match viewer {
         Some(viewer) => follows::followed_among(conn, viewer, &ids).await?,
@@ -175,8 +182,8 @@ pub async fn public_player_views(
     };
     Ok(users
         .iter()
-        .map(|user| {
-            let profile = profile_view(user, profiles.get(&user.id), &tiers);
+        .zip(profiles)
+        .map(|(user, profile)| {
             PublicPlayerView {
                 user_id: profile.user_id,
                 name: profile.name,

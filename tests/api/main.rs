@@ -7,6 +7,7 @@ mod fake_fcm;
 
 mod admin_tournaments;
 mod admins;
+mod broadcasts;
 mod auth;
 mod cli;
 mod content_admin;
@@ -17,6 +18,8 @@ mod errors;
 mod health;
 mod jobs;
 mod members;
+mod metrics;
+mod moderation;
 mod notifications;
 mod openapi;
 mod organizers;

@@ -47,6 +47,18 @@ impl SanctionRules {
     ) -> Option<DateTime<Utc>> {
         if self.active_strikes(strikes, now) < self.strikes_to_ban.max(1) { None } else { current_ban }
     }
+
+    /// The ban `strikes` earn when replayed in time order (a merge joins two histories): each
+    /// strike that brings the unforgiven strikes inside its window to the threshold bans
+    /// until its time plus `ban_days`. Only a ban still running at `now` is returned.
+    pub fn ban_from_history(&self, strikes: &[DateTime<Utc>], now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        strikes
+            .iter()
+            .filter(|at| **at <= now && self.active_strikes(strikes, **at) >= self.strikes_to_ban.max(1))
+            .map(|at| *at + Duration::days(self.ban_days))
+            .max()
+            .filter(|until| *until > now)
+    }
 }
 
 /// Whether a ban closes registration at `now`.
@@ -116,5 +128,17 @@ mod tests {
         assert!(is_banned(Some(now() + Duration::seconds(1)), now()));
         assert!(!is_banned(Some(now()), now()));
         assert!(!is_banned(None, now()));
+    }
+
+    #[test]
+    fn joined_histories_ban_from_the_strike_that_reached_the_threshold() {
+        // One strike 20 days ago on each of two accounts, 5 days apart: together they reached
+        // the threshold 15 days ago, so the ban ran until yesterday.
+        assert_eq!(RULES.ban_from_history(&[days_ago(20), days_ago(15)], now()), None);
+        // Reached 3 days ago: banned until 11 days from now, whatever the order given.
+        assert_eq!(RULES.ban_from_history(&[days_ago(3), days_ago(10)], now()), Some(now() + Duration::days(11)));
+        // Too far apart to count together.
+        assert_eq!(RULES.ban_from_history(&[days_ago(40), days_ago(2)], now()), None);
+        assert_eq!(RULES.ban_from_history(&[], now()), None);
     }
 }
