@@ -44,10 +44,11 @@ pub fn files_router(state: AppState) -> Router {
     Router::new().route("/files/{key}", get(serve_file)).with_state(state)
 }
 
-/// The multipart form of an upload. Only the contract reads it: the handler streams the
-/// field instead of building this.
+/// The multipart form of an upload: one `file` part.
+// Only the contract reads this type (the handler streams the part instead of building it);
+// `allow`, not `expect`: rustc 1.95's incremental build panics on an `expect` here.
 #[derive(ToSchema)]
-#[expect(dead_code, reason = "a schema of the contract, never built")]
+#[allow(dead_code)]
 pub struct UploadForm {
     /// A PNG, JPEG or WebP image of at most 5 MiB, recognised by its content.
     #[schema(value_type = String, format = Binary)]

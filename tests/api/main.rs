@@ -24,6 +24,7 @@ mod registration;
 mod staffing;
 mod tournament_dealers;
 mod tournaments;
+mod uploads;
 mod venues;
 mod live;
 mod watchers;

@@ -77,6 +77,7 @@ const CONTRACT_PATHS: &[(&str, &[&str])] = &[
     ("/admin/organizers", &["get", "post"]),
     ("/admin/organizers/{id}/tournaments", &["post"]),
     ("/admin/tournaments/{id}/recount", &["post"]),
+    ("/uploads", &["post"]),
 ];
 
 #[test]
