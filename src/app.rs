@@ -14,6 +14,7 @@ use crate::auth::tokens::JwtKeys;
 use crate::config::Config;
 use crate::live::{self, LiveRegistry};
 use crate::notifications::Notifier;
+use crate::storage::Storage;
 use crate::{db, http, seed};
 
 /// Everything a request handler may need, built once.
@@ -29,6 +30,8 @@ pub struct App {
     pub notifier: Notifier,
     /// Finds or starts the actor of a live tournament.
     pub live: LiveRegistry,
+    /// Where uploaded files are kept (`STORAGE_URL`).
+    pub storage: Storage,
 }
 
 /// The handle handlers receive; cheap to clone.
@@ -77,8 +80,10 @@ impl Application {
         let notifier = Notifier::from_settings(config.fcm.as_ref())?;
         tracing::info!(enabled = notifier.pushes_enabled(), "push notifications through FCM");
         let jwt = Arc::new(JwtKeys::new(&config.jwt_secret));
+        let storage = Storage::open(config.storage_url.as_deref())?;
+        tracing::info!(?storage, "uploads storage");
         let (live, broadcaster) = live::start(&db, notifier.clone()).await.context("starting the live engine")?;
-        let state = AppState(Arc::new(App { jwt, config, db, otp_chain, redis, notifier, live }));
+        let state = AppState(Arc::new(App { jwt, config, db, otp_chain, redis, notifier, live, storage }));
         let router = live::socket::serve_beside(
             http::router(state.clone()),
             &broadcaster,

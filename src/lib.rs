@@ -23,9 +23,11 @@ pub mod rating;
 pub mod registrations;
 pub mod seasons;
 pub mod seed;
+pub mod storage;
 pub mod strikes;
 pub mod telemetry;
 pub mod tournaments;
+pub mod uploads;
 
 pub use app::{AppState, Application};
 pub use config::Config;

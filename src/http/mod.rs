@@ -31,6 +31,7 @@ mod seasons;
 mod strikes;
 mod tournament_dealers;
 mod tournaments;
+mod uploads;
 mod players;
 mod reference;
 mod results;
@@ -111,6 +112,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(admin_cities::router())
         .merge(admin_tiers::router())
         .merge(admin_slides::router())
+        .merge(uploads::router())
         .merge(health::router())
 }
 
@@ -122,10 +124,12 @@ pub fn openapi() -> OpenApiDoc {
 /// The whole HTTP application.
 pub fn router(state: AppState) -> Router {
     let (api, openapi) = api().split_for_parts();
+    let files = uploads::files_router(state.clone());
     let api = api.method_not_allowed_fallback(method_not_allowed).with_state(state);
     Router::new()
         .nest(API_PREFIX, api)
         .merge(Scalar::with_url("/docs", openapi).title("Floor API"))
+        .merge(files)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(

@@ -32,6 +32,7 @@ mod seasons;
 mod staffing;
 mod tournament_dealers;
 mod tournaments;
+mod uploads;
 mod venues;
 mod live;
 mod watchers;
