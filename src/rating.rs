@@ -21,14 +21,19 @@ use crate::error::{AppError, AppResult};
 
 /// The platform's current rating settings (the spec's defaults if the row was lost).
 pub async fn rating_config(conn: &impl ConnectionTrait) -> AppResult<RatingConfig> {
-    Ok(rating_config::Entity::find().one(conn).await?.map_or_else(RatingConfig::default, |row| RatingConfig {
+    Ok(rating_config::Entity::find().one(conn).await?.map_or_else(RatingConfig::default, |row| config_of(&row)))
+}
+
+/// The rating settings of the settings row.
+pub fn config_of(row: &rating_config::Model) -> RatingConfig {
+    RatingConfig {
         points_base: row.points_base,
         min_points: row.min_points,
         xp_level_base: row.xp_level_base,
         xp_level_exponent: row.xp_level_exponent,
         skill_alpha: row.skill_alpha,
         skill_initial: row.skill_initial,
-    }))
+    }
 }
 
 /// A participant with an account and what the tournament gave them.

@@ -60,20 +60,27 @@ pub struct RatingConfigView {
     pub updated_by_user_id: Option<Uuid>,
 }
 
+impl RatingSettings {
+    /// The rating settings with the three sanction settings.
+    fn new(rating: RatingConfig, strikes_to_ban: i32, strike_window_days: i32, ban_days: i32) -> Self {
+        Self {
+            points_base: rating.points_base,
+            min_points: rating.min_points,
+            xp_level_base: rating.xp_level_base,
+            xp_level_exponent: rating.xp_level_exponent,
+            skill_alpha: rating.skill_alpha,
+            skill_initial: rating.skill_initial,
+            strikes_to_ban,
+            strike_window_days,
+            ban_days,
+        }
+    }
+}
+
 impl From<rating_config::Model> for RatingConfigView {
     fn from(row: rating_config::Model) -> Self {
         Self {
-            settings: RatingSettings {
-                points_base: row.points_base,
-                min_points: row.min_points,
-                xp_level_base: row.xp_level_base,
-                xp_level_exponent: row.xp_level_exponent,
-                skill_alpha: row.skill_alpha,
-                skill_initial: row.skill_initial,
-                strikes_to_ban: row.strikes_to_ban,
-                strike_window_days: row.strike_window_days,
-                ban_days: row.ban_days,
-            },
+            settings: RatingSettings::new(rating::config_of(&row), row.strikes_to_ban, row.strike_window_days, row.ban_days),
             updated_at: Some(row.updated_at),
             updated_by_user_id: row.updated_by_user_id,
         }
@@ -85,20 +92,15 @@ async fn settings_in_force(conn: &impl ConnectionTrait) -> AppResult<RatingConfi
     if let Some(row) = rating_config::Entity::find_by_id(DEFAULT_RATING_CONFIG_ID).one(conn).await? {
         return Ok(row.into());
     }
-    let rating = rating::rating_config(conn).await?;
     let sanctions = strikes::sanction_rules(conn).await?;
+    let whole = |value: i64| i32::try_from(value).unwrap_or(i32::MAX);
     Ok(RatingConfigView {
-        settings: RatingSettings {
-            points_base: rating.points_base,
-            min_points: rating.min_points,
-            xp_level_base: rating.xp_level_base,
-            xp_level_exponent: rating.xp_level_exponent,
-            skill_alpha: rating.skill_alpha,
-            skill_initial: rating.skill_initial,
-            strikes_to_ban: i32::try_from(sanctions.strikes_to_ban).unwrap_or(i32::MAX),
-            strike_window_days: i32::try_from(sanctions.strike_window_days).unwrap_or(i32::MAX),
-            ban_days: i32::try_from(sanctions.ban_days).unwrap_or(i32::MAX),
-        },
+        settings: RatingSettings::new(
+            rating::rating_config(conn).await?,
+            whole(i64::from(sanctions.strikes_to_ban)),
+            whole(sanctions.strike_window_days),
+            whole(sanctions.ban_days),
+        ),
         updated_at: None,
         updated_by_user_id: None,
     })
