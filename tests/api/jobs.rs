@@ -9,7 +9,8 @@ use futures::future::join_all;
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::helpers::{Backend, Club, Session, TestApp, on_both_databases, spawn_app};
+use crate::fake_fcm::FakeFcm;
+use crate::helpers::{Backend, Club, Session, TestApp, on_both_databases, spawn_app, spawn_app_with};
 use crate::staffing::id_of;
 
 on_both_databases!(
@@ -19,6 +20,7 @@ on_both_databases!(
     of_two_nodes_one_claims_a_tick_and_runs_it,
     the_command_line_rerun_sends_nothing_a_tick_already_sent,
     a_failed_run_is_kept_with_its_claim_and_the_next_tick_runs,
+    a_reminder_is_pushed_in_russian_once_to_the_players_device,
 );
 
 /// A tournament of the club starting at `starts_at`, made through the API.
@@ -254,4 +256,36 @@ async fn a_failed_run_is_kept_with_its_claim_and_the_next_tick_runs(backend: Bac
     let next = jobs::run_tick(app.db(), &app.state.notifier, JobName::SeasonRollover, first + Duration::days(1)).await;
     assert_eq!(next.ok(), Some(Tick::Ran));
     assert_eq!(app.count("SELECT COUNT(*) FROM job_runs WHERE failure IS NULL AND finished_at IS NOT NULL").await, 1);
+}
+
+async fn a_reminder_is_pushed_in_russian_once_to_the_players_device(backend: Backend) {
+    let fcm = FakeFcm::start().await;
+    let env = fcm.env();
+    let vars: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let Some(app) = spawn_app_with(backend, &vars).await else { return };
+    let club = app.create_club("Aces", "+79990700501").await;
+    let starts_at = round_start();
+    let id = tournament_at(&app, &club, 10, starts_at).await;
+    let player = app.sign_in("+79990700502").await;
+    register(&app, id, &player).await;
+    let device = json!({"token": "player-phone", "platform": "android"});
+    assert_eq!(app.post("/me/push-tokens", Some(&player.access_token), device).await.status.as_u16(), 201);
+
+    let deadline_tick = tick_before(starts_at - Duration::hours(3));
+    assert_eq!(run_tick(&app, deadline_tick).await, Tick::Ran);
+    jobs::run_once(app.db(), &app.state.notifier, JobName::TournamentReminders, deadline_tick)
+        .await
+        .expect("the manual run works");
+
+    let messages = fcm.messages();
+    assert_eq!(messages.len(), 1, "pushed once: {messages:?}");
+    assert_eq!(messages[0]["token"], "player-phone");
+    assert_eq!(messages[0]["notification"]["title"], "Бесплатная отмена заканчивается");
+    assert_eq!(
+        messages[0]["notification"]["body"],
+        "«Турнир выходного дня»: отменить регистрацию без штрафа можно ещё несколько минут."
+    );
+    assert_eq!(messages[0]["data"]["kind"], "tournament.reminder");
+    assert_eq!(messages[0]["data"]["window"], "deadline");
+    assert_eq!(messages[0]["data"]["tournamentId"], id.to_string());
 }
