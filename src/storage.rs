@@ -128,7 +128,9 @@ impl Storage {
     /// Opens the store `STORAGE_URL` names (`None`: the default folder), reading S3
     /// credentials from the process environment. A local folder is created when missing.
     pub fn open(storage_url: Option<&str>) -> Result<Self, StorageError> {
-        Self::open_with_env(storage_url, std::env::vars())
+        // `vars_os`, not `vars`: a variable that is not Unicode must not panic the start.
+        let env = std::env::vars_os().filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)));
+        Self::open_with_env(storage_url, env)
     }
 
     fn open_with_env(
