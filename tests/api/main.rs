@@ -36,3 +36,4 @@ mod uploads;
 mod venues;
 mod live;
 mod watchers;
+mod permissions;
