@@ -4,15 +4,19 @@
 //! Each row is inserted only when its stable key is missing (the fixed template id, the city
 //! slug, the tier key, the config id, and (parent, locale) for translations) with
 //! `INSERT ... ON CONFLICT DO NOTHING`. Running the seed again therefore changes nothing, and
-//! values edited by admins afterwards are never overwritten; a deleted row comes back.
+//! values edited by admins afterwards are never overwritten.
+//!
+//! Cities and level tiers are seeded only into an empty table: once there, they belong to the
+//! content admins, so a city or tier they deleted or renamed does not come back at the next
+//! start. The whole seed is one transaction, so a start cut short leaves no half list behind.
 
 use chrono::{DateTime, Utc};
 use floor_entities::{
     blind_templates, cities, city_translations, level_tier_translations, level_tiers, rating_config,
 };
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QuerySelect,
-    TryInsertResult,
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, PaginatorTrait,
+    QueryFilter, QuerySelect, TryInsertResult,
 };
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -99,15 +103,21 @@ impl SeedReport {
 }
 
 /// Inserts whatever reference data is missing and reports what it inserted.
-pub async fn seed(db: &impl ConnectionTrait) -> Result<SeedReport, DbErr> {
+pub async fn seed(db: &DatabaseConnection) -> Result<SeedReport, DbErr> {
     let now = Utc::now();
+    let tx = crate::db::begin_write(db).await?;
     let mut report = SeedReport {
-        blind_templates: seed_platform_template(db, now).await?,
-        rating_configs: seed_rating_config(db, now).await?,
+        blind_templates: seed_platform_template(&tx, now).await?,
+        rating_configs: seed_rating_config(&tx, now).await?,
         ..SeedReport::default()
     };
-    seed_cities(db, now, &mut report).await?;
-    seed_level_tiers(db, now, &mut report).await?;
+    if cities::Entity::find().count(&tx).await? == 0 {
+        seed_cities(&tx, now, &mut report).await?;
+    }
+    if level_tiers::Entity::find().count(&tx).await? == 0 {
+        seed_level_tiers(&tx, now, &mut report).await?;
+    }
+    tx.commit().await?;
     Ok(report)
 }
 
@@ -454,7 +464,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn seeding_again_keeps_what_admins_changed() {
+    async fn seeding_again_keeps_what_admins_changed_deleted_and_renamed() {
         let (_dir, db) = migrated_sqlite().await;
         seed(&db).await.expect("seed");
 
@@ -476,6 +486,20 @@ mod tests {
             .into_active_model();
         config.ban_days = Set(7);
         config.update(&db).await.expect("edit config");
+        let mut renamed = cities::Entity::find()
+            .filter(cities::Column::Slug.eq("moscow"))
+            .one(&db)
+            .await
+            .expect("query")
+            .expect("moscow")
+            .into_active_model();
+        renamed.slug = Set("moskva".to_owned());
+        renamed.update(&db).await.expect("rename moscow");
+        level_tiers::Entity::delete_many()
+            .filter(level_tiers::Column::Key.eq("legend"))
+            .exec(&db)
+            .await
+            .expect("delete the legend tier");
         let before = snapshot(&db).await;
 
         assert_eq!(seed(&db).await.expect("reseed"), SeedReport::default());
