@@ -11,7 +11,7 @@ use tokio::net::TcpListener;
 
 use crate::auth::delivery::DeliveryChain;
 use crate::auth::tokens::JwtKeys;
-use crate::config::Config;
+use crate::config::{Config, Secret};
 use crate::live::{self, LiveRegistry};
 use crate::notifications::Notifier;
 use crate::storage::Storage;
@@ -80,7 +80,7 @@ impl Application {
         let notifier = Notifier::from_settings(config.fcm.as_ref())?;
         tracing::info!(enabled = notifier.pushes_enabled(), "push notifications through FCM");
         let jwt = Arc::new(JwtKeys::new(&config.jwt_secret));
-        let storage = Storage::open(config.storage_url.as_deref())?;
+        let storage = Storage::open(config.storage_url.as_ref().map(Secret::expose))?;
         tracing::info!(?storage, "uploads storage");
         let (live, broadcaster) = live::start(&db, notifier.clone()).await.context("starting the live engine")?;
         let state = AppState(Arc::new(App { jwt, config, db, otp_chain, redis, notifier, live, storage }));

@@ -65,7 +65,7 @@ pub struct Config {
     /// `PLATFORM_ADMIN_PHONES`: these phones get `super_admin` at every sign-in.
     pub platform_admin_phones: Vec<Phone>,
     /// `STORAGE_URL`: object storage for uploads; unset means a local folder.
-    pub storage_url: Option<String>,
+    pub storage_url: Option<Secret>,
     /// `OTEL_EXPORTER_OTLP_ENDPOINT`: unset means no span export.
     pub otel_endpoint: Option<String>,
     /// Settings of the real one-time-code channels (their own variables).
@@ -156,7 +156,7 @@ impl Config {
             otp_channels: get("OTP_CHANNELS"),
             otp_log_codes,
             platform_admin_phones,
-            storage_url: get("STORAGE_URL"),
+            storage_url: get("STORAGE_URL").map(Secret::new),
             otel_endpoint: get("OTEL_EXPORTER_OTLP_ENDPOINT"),
             channels: ChannelSettings::from_env(get),
             fcm: FcmSettings::from_env(get)?,
