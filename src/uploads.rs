@@ -67,6 +67,9 @@ impl ImageKind {
     }
 }
 
+/// Where uploaded files are served back, at the bare origin: `/files/<key>`.
+pub const FILES_PATH: &str = "/files/";
+
 /// A fresh key for a file of `kind`: `<uuid v7>.<ext>`. Keys are never reused, so a served
 /// file may be cached forever.
 pub fn new_key(kind: ImageKind) -> String {

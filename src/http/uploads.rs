@@ -22,7 +22,7 @@ use crate::app::AppState;
 use crate::auth::permissions::{Permission, has_permission};
 use crate::clubs::memberships_of;
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
-use crate::uploads::{ImageKind, MAX_UPLOAD_BYTES, SNIFF_LEN, new_key, parse_key};
+use crate::uploads::{FILES_PATH, ImageKind, MAX_UPLOAD_BYTES, SNIFF_LEN, new_key, parse_key};
 use crate::{audit, db};
 
 /// Room for the multipart framing around a file of the largest size, so that the request
@@ -103,7 +103,7 @@ async fn create_upload(
         }
         return Err(err);
     }
-    let url = format!("/files/{key}");
+    let url = format!("{FILES_PATH}{key}");
     Ok((StatusCode::CREATED, Json(UploadView { url, key })))
 }
 

@@ -65,9 +65,13 @@ pub async fn active_city(
     Ok(())
 }
 
-/// An absolute http(s) address of at most 2048 characters.
+/// An absolute http(s) address of at most 2048 characters, or the `url` an upload answered
+/// (`/files/<key>`, relative to the service's own origin).
 pub fn url(problems: &mut Problems, field: &str, value: &str) -> String {
     let value = value.trim().to_owned();
+    if value.strip_prefix(crate::uploads::FILES_PATH).and_then(crate::uploads::parse_key).is_some() {
+        return value;
+    }
     let scheme_ok = value.starts_with("https://") || value.starts_with("http://");
     let has_host = value.split("://").nth(1).is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'));
     if !scheme_ok || !has_host || value.len() > 2048 || value.chars().any(char::is_whitespace) {
@@ -114,5 +118,17 @@ mod tests {
         let mut problems = Problems::default();
         url(&mut problems, "u", "https://cdn.example.org/a.png");
         assert!(problems.into_result().is_ok());
+    }
+
+    #[test]
+    fn the_url_of_an_upload_is_an_address_too() {
+        let mut problems = Problems::default();
+        url(&mut problems, "u", "/files/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.png");
+        assert!(problems.into_result().is_ok());
+        for bad in ["/files/", "/files/../floor.db", "/files/a.gif", "/elsewhere/0190a1b2.png", "files/0190a1b2.png"] {
+            let mut problems = Problems::default();
+            url(&mut problems, "u", bad);
+            assert!(problems.into_result().is_err(), "{bad}");
+        }
     }
 }

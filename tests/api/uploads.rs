@@ -18,6 +18,7 @@ on_both_databases!(
     an_upload_without_a_file_field_is_a_validation_error,
     only_content_and_tournament_admins_and_club_owners_and_tds_may_upload,
     keys_outside_the_served_shape_are_not_found_without_touching_storage,
+    the_url_of_an_upload_is_accepted_as_a_banner_and_an_avatar,
 );
 
 const MIB: usize = 1024 * 1024;
@@ -268,4 +269,23 @@ async fn keys_outside_the_served_shape_are_not_found_without_touching_storage(ba
         assert!(status.starts_with("HTTP/1.1 404"), "{path}: {status}");
         assert_eq!(body["error"]["code"], "NOT_FOUND", "{path}: {body}");
     }
+}
+
+async fn the_url_of_an_upload_is_accepted_as_a_banner_and_an_avatar(backend: Backend) {
+    let Some((app, _folder)) = spawn_with_storage(backend).await else { return };
+    let club = app.create_club("Banner Club", "+79990008101").await;
+    let tournament = app.create_tournament(&club, 10, chrono::Duration::days(2)).await;
+    let token = club.owner.access_token.as_str();
+    let reply = app.upload(token, "banner.png", "image/png", &png(1000)).await;
+    assert_eq!(reply.status, 201, "{reply:?}");
+    let url = reply.body["url"].as_str().expect("a url").to_owned();
+
+    let edited = app.patch(&format!("/tournaments/{tournament}"), Some(token), serde_json::json!({"bannerUrl": url})).await;
+    assert_eq!(edited.assert_ok()["bannerUrl"], url.as_str());
+    let me = app.patch("/me", Some(token), serde_json::json!({"avatarUrl": url})).await;
+    assert_eq!(me.assert_ok()["avatarUrl"], url.as_str());
+    assert_eq!(app.fetch(&url).await.status(), 200, "the address serves the picture");
+
+    let elsewhere = app.patch("/me", Some(token), serde_json::json!({"avatarUrl": "/files/../floor.db"})).await;
+    elsewhere.assert_error(400, "VALIDATION_ERROR");
 }
