@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 pub struct Model {
     #[sea_orm(primary_key, auto_increment = false)]
     pub id: Uuid,
-    /// Stable key (`moscow`); a rename cascades to `users.city_slug` and `locations.city_slug`.
+    /// Stable key (`moscow`), never changed once made; the foreign keys of `users.city_slug` and
+    /// `locations.city_slug` still cascade, should an operator ever have to fix one by hand.
     #[sea_orm(unique)]
     pub slug: String,
     /// Inactive cities stay referenced but are not offered for selection.

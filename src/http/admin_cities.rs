@@ -62,7 +62,8 @@ pub struct NewCity {
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CityUpdate {
-    /// A new slug follows into every user and venue of the city.
+    /// The slug is the city's stable key, held by users, venues and clients: it cannot
+    /// change. Sending the city's own slug is accepted.
     pub slug: Option<String>,
     pub is_active: Option<bool>,
     pub sort_order: Option<i32>,
@@ -152,7 +153,7 @@ async fn create_city(
     params(("id" = Uuid, Path)), request_body = CityUpdate,
     responses(
         (status = 200, body = AdminCityView),
-        (status = 400, description = "VALIDATION_ERROR: a bad field, or `slug` is taken", body = ErrorBody),
+        (status = 400, description = "VALIDATION_ERROR: a bad field, or a `slug` other than the city's own (it never changes)", body = ErrorBody),
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
         (status = 403, description = "FORBIDDEN: needs cities.manage", body = ErrorBody),
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
@@ -164,31 +165,29 @@ async fn update_city(
     Json(body): Json<CityUpdate>,
 ) -> AppResult<Json<AdminCityView>> {
     let mut problems = Problems::default();
-    let slug = body.slug.map(|slug| key(&mut problems, "slug", &slug, SLUG_MAX));
     let names = body.translations.map(|texts| check_names(&mut problems, texts, false)).unwrap_or_default();
     problems.into_result()?;
 
     let tx = db::begin_write(&app.db).await?;
     let city = cities::Entity::find_by_id(id).one(&tx).await?.ok_or_else(|| AppError::not_found("city"))?;
-    let before = city.slug.clone();
-    let mut active: cities::ActiveModel = city.clone().into();
-    if let Some(slug) = slug {
-        active.slug = Set(slug);
+    if body.slug.as_deref().is_some_and(|slug| slug.trim() != city.slug) {
+        return Err(AppError::invalid_field("slug", "is the city's stable key and cannot change"));
     }
+    let mut active: cities::ActiveModel = city.clone().into();
     if let Some(is_active) = body.is_active {
         active.is_active = Set(is_active);
     }
     if let Some(order) = body.sort_order {
         active.sort_order = Set(order);
     }
-    let city = if active.is_changed() { unless_taken(active.update(&tx).await, "slug")? } else { city };
+    let city = if active.is_changed() { active.update(&tx).await? } else { city };
     replace_rows(&tx, name_rows(city.id, names)).await?;
     audit::record(
         &tx,
         Some(admin.user.id()),
         "admin.city.update",
         ("city", city.id.to_string()),
-        json!({"slugBefore": before, "slug": city.slug, "isActive": city.is_active, "sortOrder": city.sort_order}),
+        json!({"slug": city.slug, "isActive": city.is_active, "sortOrder": city.sort_order}),
     )
     .await?;
     let view = admin_city_view(&tx, city).await?;
