@@ -107,16 +107,26 @@ pub async fn lock_profiles(conn: &impl ConnectionTrait, user_ids: &[Uuid]) -> Ap
     Ok(())
 }
 
+/// Where a result row comes from: when it was first awarded, and the skill its player had
+/// before it. A recount keeps both, so the row stays in its place in the player's history
+/// and a history that starts with it keeps starting from the same skill.
+#[derive(Clone, Copy, Debug)]
+pub struct RowOrigin {
+    pub created_at: DateTime<Utc>,
+    /// `None` for a new row: the profile rebuild fills it in.
+    pub skill_before: Option<f64>,
+}
+
 /// Writes the results of a tournament whose game is over: every player seated at start gets
 /// a place (the one still in first, then by latest elimination), season points and xp by
 /// the current configuration. A guest's result counts for the account that claimed the
 /// guest, if any; an unclaimed guest gets a place and no rating. `created_at` gives each
-/// row's time (a recount keeps the original one). Returns what each account got.
+/// row's origin (a recount keeps the original one). Returns what each account got.
 pub async fn write_results(
     conn: &DatabaseTransaction,
     tournament_id: Uuid,
     participants: &Participants,
-    created_at: impl Fn(Uuid) -> DateTime<Utc>,
+    origin: impl Fn(Uuid) -> RowOrigin,
 ) -> AppResult<Vec<Award>> {
     let Participants { players, claimed_by } = participants;
     let finishers: Vec<Finisher<Uuid>> = players
@@ -148,9 +158,9 @@ pub async fn write_results(
             place: Set(place),
             season_points: Set(points),
             xp: Set(points),
-            skill_before: Set(None),
+            skill_before: Set(origin(registration_id).skill_before),
             skill_after: Set(None),
-            created_at: Set(created_at(registration_id)),
+            created_at: Set(origin(registration_id).created_at),
             skill_alpha: Set(config.skill_alpha),
         });
     }

@@ -14,7 +14,7 @@ use uuid::Uuid;
 use crate::db::{self, find_where_in};
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::notifications::{Notice, NoticeKind, Notifier, PushMessage};
-use crate::rating::Award;
+use crate::rating::{Award, RowOrigin};
 use crate::{audit, rating, tournaments as tournament_rows};
 
 /// Confirms the results of a running tournament with at most one player still in, in one
@@ -51,7 +51,7 @@ pub async fn confirm_results(db: &DatabaseConnection, tournament_id: Uuid, by: U
         return Err(AppError::new(ErrorCode::ResultsAlreadyConfirmed, "the results are already confirmed"));
     }
     let participants = rating::lock_participants(&tx, tournament_id, &[]).await?;
-    let awards = rating::write_results(&tx, tournament_id, &participants, |_| now).await?;
+    let awards = rating::write_results(&tx, tournament_id, &participants, |_| RowOrigin { created_at: now, skill_before: None }).await?;
     let accounts: Vec<Uuid> = awards.iter().map(|award| award.user_id).collect();
     rating::rebuild_profiles(&tx, &accounts).await?;
     audit::record(&tx, Some(by), "tournament.confirm_results", ("tournament", tournament_id.to_string()), json!({"players": accounts.len()}))
@@ -107,13 +107,16 @@ pub async fn recount(db: &DatabaseConnection, tournament_id: Uuid, by: Uuid) -> 
         .min()
         .or(tournament.finished_at)
         .unwrap_or_else(Utc::now);
-    let kept: HashMap<Uuid, DateTime<Utc>> = old.iter().map(|row| (row.registration_id, row.created_at)).collect();
+    let kept: HashMap<Uuid, RowOrigin> = old
+        .iter()
+        .map(|row| (row.registration_id, RowOrigin { created_at: row.created_at, skill_before: row.skill_before }))
+        .collect();
     let mut affected: Vec<Uuid> = old.iter().filter_map(|row| row.user_id).collect();
     let participants = rating::lock_participants(&tx, tournament_id, &affected).await?;
     results::Entity::delete_many().filter(results::Column::TournamentId.eq(tournament_id)).exec(&tx).await?;
     affected.extend(
         rating::write_results(&tx, tournament_id, &participants, |registration_id| {
-            kept.get(&registration_id).copied().unwrap_or(confirmed_at)
+            kept.get(&registration_id).copied().unwrap_or(RowOrigin { created_at: confirmed_at, skill_before: None })
         })
         .await?
         .into_iter()

@@ -182,6 +182,13 @@ async fn new_settings_apply_to_new_awards_only(backend: Backend) {
     let newcomer = app.sign_in("+79995810013").await;
     let profile = app.get("/auth/me", Some(&newcomer.access_token)).await.assert_ok()["profile"].clone();
     assert_eq!(profile["skill"], 6.4, "a new player starts from the new skillInitial, 1 + 9 * 0.6");
+
+    // A recount awards again under today's settings, but a history still starts from the
+    // skill it started with, not from the new skillInitial.
+    app.post(&format!("/admin/tournaments/{first}/recount"), Some(&admin.access_token), json!({})).await.assert_ok();
+    let recounted = app.get(&format!("/tournaments/{first}/results"), Some(&anna.access_token)).await.assert_ok().clone();
+    assert_eq!(recounted["items"][0]["skillBefore"], 5.0, "{recounted}");
+    assert_eq!(recounted["items"][1]["skillBefore"], 5.0, "{recounted}");
 }
 
 async fn new_level_thresholds_move_every_player_to_the_level_their_xp_reaches(backend: Backend) {
