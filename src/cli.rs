@@ -21,6 +21,10 @@ pub enum Command {
     Job {
         #[arg(value_enum)]
         name: JobName,
+        /// Run as of this moment (RFC 3339, e.g. 2026-11-22T15:55:00Z) instead of now: covers
+        /// the window of a tick that failed. What was sent already is not sent again.
+        #[arg(long)]
+        at: Option<chrono::DateTime<chrono::Utc>>,
     },
     /// Print the OpenAPI contract (YAML) to standard output.
     Openapi,
@@ -50,11 +54,17 @@ mod tests {
         assert_eq!(parse(&["migrate"]).ok(), Some(Command::Migrate));
         assert_eq!(parse(&["seed"]).ok(), Some(Command::Seed));
         assert_eq!(parse(&["openapi"]).ok(), Some(Command::Openapi));
-        assert_eq!(parse(&["job", "season-rollover"]).ok(), Some(Command::Job { name: JobName::SeasonRollover }));
+        assert_eq!(parse(&["job", "season-rollover"]).ok(), Some(Command::Job { name: JobName::SeasonRollover, at: None }));
         assert_eq!(
             parse(&["job", "tournament-reminders"]).ok(),
-            Some(Command::Job { name: JobName::TournamentReminders })
+            Some(Command::Job { name: JobName::TournamentReminders, at: None })
         );
+        let at = "2026-11-22T15:55:00Z".parse().ok();
+        assert_eq!(
+            parse(&["job", "tournament-reminders", "--at", "2026-11-22T15:55:00Z"]).ok(),
+            Some(Command::Job { name: JobName::TournamentReminders, at })
+        );
+        assert!(parse(&["job", "tournament-reminders", "--at", "yesterday"]).is_err());
     }
 
     #[test]

@@ -64,10 +64,10 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             tracing::info!(?report, "reference data seeded");
             Ok(())
         }
-        Command::Job { name } => {
+        Command::Job { name, at } => {
             let db = db::connect(&config.database_url).await?;
             let notifier = Notifier::from_settings(config.fcm.as_ref())?;
-            jobs::run_once(&db, &notifier, name, Utc::now()).await
+            jobs::run_once(&db, &notifier, name, at.unwrap_or_else(Utc::now)).await
         }
         Command::Openapi => Ok(()),
     }

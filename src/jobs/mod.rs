@@ -71,19 +71,32 @@ pub enum Tick {
     ClaimedElsewhere,
 }
 
-/// Runs the tick of `job` scheduled at `tick_at` when this node claims it first. The run is
-/// as of `tick_at`, so what it covers does not depend on how late the timer fired. How the
-/// run ended is kept with the claim; a failure is also returned.
+/// How long a scheduled tick that failed waits before each new try. No other tick covers a
+/// tick's window, so a passing database error must not lose its reminders; trying again is
+/// safe because the work is idempotent (the journal's dedup keys, the rollover's upserts).
+pub const RETRY_DELAYS: [Duration; 3] = [Duration::from_secs(2), Duration::from_secs(10), Duration::from_secs(30)];
+
+/// Runs the tick of `job` scheduled at `tick_at` when this node claims it first, trying a
+/// failed run again after each of `retry_delays`. The run is as of `tick_at`, so what it
+/// covers does not depend on how late the timer fired. How the run ended is kept with the
+/// claim; a failure is also returned.
 pub async fn run_tick(
     db: &DatabaseConnection,
     notifier: &Notifier,
     job: JobName,
     tick_at: DateTime<Utc>,
+    retry_delays: &[Duration],
 ) -> anyhow::Result<Tick> {
     if !claims::claim(db, name(job), tick_at, Utc::now()).await? {
         return Ok(Tick::ClaimedElsewhere);
     }
-    let outcome = run_once(db, notifier, job, tick_at).await;
+    let mut outcome = run_once(db, notifier, job, tick_at).await;
+    for delay in retry_delays {
+        let Err(err) = &outcome else { break };
+        tracing::warn!(error = %format!("{err:#}"), retry_in = ?delay, "the job failed; it is tried again");
+        tokio::time::sleep(*delay).await;
+        outcome = run_once(db, notifier, job, tick_at).await;
+    }
     let failure = outcome.as_ref().err().map(|err| format!("{err:#}"));
     if let Err(err) = claims::finish(db, name(job), tick_at, failure, Utc::now()).await {
         tracing::warn!(error = %err, "could not record how the tick ended");
@@ -119,7 +132,7 @@ async fn run_on_schedule(state: AppState, job: JobName) {
         // Its own task, so that even a panic only ends this run.
         let run = tokio::spawn({
             let state = state.clone();
-            async move { run_tick(&state.db, &state.notifier, job, tick_at).await }.instrument(span.clone())
+            async move { run_tick(&state.db, &state.notifier, job, tick_at, &RETRY_DELAYS).await }.instrument(span.clone())
         });
         match run.await {
             Ok(Ok(Tick::Ran)) => {}

@@ -20,6 +20,7 @@ on_both_databases!(
     of_two_nodes_one_claims_a_tick_and_runs_it,
     the_command_line_rerun_sends_nothing_a_tick_already_sent,
     a_failed_run_is_kept_with_its_claim_and_the_next_tick_runs,
+    a_run_that_fails_for_a_moment_is_tried_again_within_its_tick,
     a_reminder_is_pushed_in_russian_once_to_the_players_device,
 );
 
@@ -48,7 +49,7 @@ async fn register(app: &TestApp, tournament: Uuid, player: &Session) -> Uuid {
 }
 
 async fn run_tick(app: &TestApp, tick_at: DateTime<Utc>) -> Tick {
-    jobs::run_tick(app.db(), &app.state.notifier, JobName::TournamentReminders, tick_at).await.expect("the tick runs")
+    jobs::run_tick(app.db(), &app.state.notifier, JobName::TournamentReminders, tick_at, &[]).await.expect("the tick runs")
 }
 
 /// Reminders journaled for `user`, optionally only those of one tournament's window.
@@ -245,7 +246,7 @@ async fn a_failed_run_is_kept_with_its_claim_and_the_next_tick_runs(backend: Bac
     let midnight = Utc::now().duration_trunc(Duration::days(1)).expect("a whole day");
     let first = midnight + Duration::days(1) + Duration::minutes(5);
     app.exec("ALTER TABLE seasons RENAME TO seasons_away").await;
-    let failed = jobs::run_tick(app.db(), &app.state.notifier, JobName::SeasonRollover, first).await;
+    let failed = jobs::run_tick(app.db(), &app.state.notifier, JobName::SeasonRollover, first, &[]).await;
     assert!(failed.is_err(), "{failed:?}");
     app.exec("ALTER TABLE seasons_away RENAME TO seasons").await;
     assert_eq!(
@@ -253,9 +254,31 @@ async fn a_failed_run_is_kept_with_its_claim_and_the_next_tick_runs(backend: Bac
         1,
         "the claim keeps why the run failed"
     );
-    let next = jobs::run_tick(app.db(), &app.state.notifier, JobName::SeasonRollover, first + Duration::days(1)).await;
+    let next = jobs::run_tick(app.db(), &app.state.notifier, JobName::SeasonRollover, first + Duration::days(1), &[]).await;
     assert_eq!(next.ok(), Some(Tick::Ran));
     assert_eq!(app.count("SELECT COUNT(*) FROM job_runs WHERE failure IS NULL AND finished_at IS NOT NULL").await, 1);
+}
+
+async fn a_run_that_fails_for_a_moment_is_tried_again_within_its_tick(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let midnight = Utc::now().duration_trunc(Duration::days(1)).expect("a whole day");
+    let tick = midnight + Duration::days(1) + Duration::minutes(5);
+    app.exec("ALTER TABLE seasons RENAME TO seasons_away").await;
+    let db = app.db().clone();
+    let notifier = app.state.notifier.clone();
+    let run = tokio::spawn(async move {
+        jobs::run_tick(&db, &notifier, JobName::SeasonRollover, tick, &[std::time::Duration::from_secs(3)]).await
+    });
+    // The first try fails at once; the table is back well before the second.
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    app.exec("ALTER TABLE seasons_away RENAME TO seasons").await;
+    let outcome = run.await.expect("the run ends");
+    assert_eq!(outcome.ok(), Some(Tick::Ran));
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM job_runs WHERE job = 'season-rollover' AND failure IS NULL AND finished_at IS NOT NULL").await,
+        1,
+        "the claim records the success of the second try"
+    );
 }
 
 async fn a_reminder_is_pushed_in_russian_once_to_the_players_device(backend: Backend) {
