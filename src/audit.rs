@@ -3,20 +3,22 @@
 
 use chrono::Utc;
 use floor_entities::audit_log;
-use sea_orm::{ActiveModelTrait, ConnectionTrait, DbErr, Set};
+use sea_orm::sea_query::Expr;
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Set};
 use uuid::Uuid;
 
 /// Records that `actor` did `action` (`admin.role_change`, `tournament.start`, …) to the
-/// target `(kind, id)`, with what changed in `details`.
+/// target `(kind, id)`, with what changed in `details`. Returns the record's id.
 pub async fn record(
     conn: &impl ConnectionTrait,
     actor: Option<Uuid>,
     action: &str,
     target: (&str, String),
     details: serde_json::Value,
-) -> Result<(), DbErr> {
+) -> Result<Uuid, DbErr> {
+    let id = Uuid::now_v7();
     audit_log::ActiveModel {
-        id: Set(Uuid::now_v7()),
+        id: Set(id),
         actor_user_id: Set(actor),
         action: Set(action.to_owned()),
         target_type: Set(Some(target.0.to_owned())),
@@ -26,5 +28,16 @@ pub async fn record(
     }
     .insert(conn)
     .await?;
+    Ok(id)
+}
+
+/// Replaces the details of the record `id`: only for an outcome known after the change
+/// committed (how many devices a broadcast reached), never for the change itself.
+pub async fn complete_details(conn: &impl ConnectionTrait, id: Uuid, details: serde_json::Value) -> Result<(), DbErr> {
+    audit_log::Entity::update_many()
+        .col_expr(audit_log::Column::Details, Expr::value(details))
+        .filter(audit_log::Column::Id.eq(id))
+        .exec(conn)
+        .await?;
     Ok(())
 }

@@ -1,24 +1,28 @@
 //! Merging a duplicate account into the main one, in the caller's transaction: what the
 //! person did under the duplicate moves to the main account wherever it cannot collide with
 //! what the main account already has, both profiles are rebuilt from their results, and the
-//! duplicate is left banned (with its phone) so it cannot sign in again.
+//! duplicate is left banned (with its phone and its sessions revoked) so it cannot sign in
+//! again.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
-use floor_entities::enums::{MemberRole, UserStatus};
+use floor_entities::enums::{MemberRole, RegistrationStatus, TournamentStatus, UserStatus};
 use floor_entities::{
     dealer_profiles, follows, guest_players, notifications, organizer_members, player_profiles, push_tokens,
-    refresh_tokens, registrations, results, strikes, tournament_dealers, users,
+    refresh_tokens, registrations, results, strikes, tournament_dealers, tournaments, users,
 };
 use sea_orm::sea_query::{Expr, ExprTrait, OnConflict, Query};
-use sea_orm::{ColumnTrait, Condition, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QuerySelect, Set};
+use sea_orm::{
+    ColumnTrait, Condition, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+};
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::db::IDS_PER_STATEMENT;
-use crate::error::AppResult;
-use crate::{clubs, rating, strikes as strike_rows, tournaments as tournament_rows};
+use crate::db::{IDS_PER_STATEMENT, find_where_in};
+use crate::error::{AppError, AppResult, ErrorCode};
+use crate::registrations::{LIVE, fill_free_seats};
+use crate::{clubs, rating, strikes as strike_rows};
 
 /// What moved from the duplicate to the main account (and what stayed behind), for the
 /// audit record.
@@ -28,6 +32,9 @@ pub struct MergeReport {
     pub registrations_moved: u64,
     /// In tournaments where the main account has its own registration.
     pub registrations_kept: u64,
+    /// Of those kept, the live ones of tournaments still open for registration: cancelled
+    /// (no strike), their seats given to the queue.
+    pub registrations_cancelled: u64,
     pub results_moved: u64,
     /// In tournaments where the main account has its own result.
     pub results_kept: u64,
@@ -35,7 +42,9 @@ pub struct MergeReport {
     /// Follow rows carried over, either direction; self-follows and duplicates dropped.
     pub follows_moved: u64,
     pub push_tokens_moved: u64,
-    pub refresh_tokens_moved: u64,
+    /// The duplicate's sessions are revoked, never handed to the main account: whoever holds
+    /// the duplicate's refresh token must not get into the main account without a code.
+    pub refresh_tokens_revoked: u64,
     pub notifications_moved: u64,
     /// Clubs the main account joined with the duplicate's role.
     pub memberships_moved: u64,
@@ -46,16 +55,63 @@ pub struct MergeReport {
     pub guests_moved: u64,
 }
 
-/// Merges `duplicate` into `main` inside `tx`. The caller has checked that they differ.
-///
-/// Locks come first, in the order every writer uses (`rating::lock_participants`):
-/// the tournaments the duplicate played or works in, in id order; then the staff of its
-/// clubs; then both profiles. So no registration, confirmation or strike of those
-/// tournaments runs halfway through the merge.
-pub async fn merge_accounts(tx: &DatabaseTransaction, main: Uuid, duplicate: Uuid, now: DateTime<Utc>) -> AppResult<MergeReport> {
-    for tournament_id in tournaments_of(tx, duplicate).await? {
-        tournament_rows::lock(tx, tournament_id).await?;
+/// What a merge did: the report for the audit record, and the players the freed seats went
+/// to (per tournament), for `registrations::announce_promotions` once the transaction has
+/// committed.
+#[derive(Clone, Debug, Default)]
+pub struct Merged {
+    pub report: MergeReport,
+    pub promotions: Vec<(Uuid, Vec<registrations::Model>)>,
+}
+
+/// Reads and locks both accounts' rows for the rest of `tx`, in id order (two merges of the
+/// same pair, either way round, never wait on each other crosswise). `NOT_FOUND` for either
+/// missing one. Returns (main, duplicate).
+pub async fn lock_accounts(tx: &DatabaseTransaction, main: Uuid, duplicate: Uuid) -> AppResult<(users::Model, users::Model)> {
+    let rows = users::Entity::find()
+        .filter(users::Column::Id.is_in([main, duplicate]))
+        .order_by_asc(users::Column::Id)
+        .lock_exclusive()
+        .all(tx)
+        .await?;
+    let find = |id: Uuid| rows.iter().find(|user| user.id == id).cloned();
+    let main = find(main).ok_or_else(|| AppError::not_found("user"))?;
+    let duplicate = find(duplicate).ok_or_else(|| AppError::not_found("duplicate user"))?;
+    Ok((main, duplicate))
+}
+
+/// Refuses (`INVALID_STATUS`) a merge into or of a banned account: a merged duplicate is
+/// banned, so merging it again (or merging the main account back into it) is refused.
+pub fn ensure_mergeable(main: &users::Model, duplicate: &users::Model) -> AppResult<()> {
+    if main.status == UserStatus::Banned {
+        return Err(AppError::new(ErrorCode::InvalidStatus, "the main account is banned"));
     }
+    if duplicate.status == UserStatus::Banned {
+        return Err(AppError::new(ErrorCode::InvalidStatus, "the duplicate is banned (already merged?)"));
+    }
+    Ok(())
+}
+
+/// Merges `duplicate` into `main` inside `tx`. The caller has checked that they differ and
+/// holds both rows ([`lock_accounts`]).
+///
+/// The duplicate is banned first, guarded by its status (`INVALID_STATUS` when it is no
+/// longer active). Then the locks, in the order every writer uses
+/// (`rating::lock_participants`): the tournaments the duplicate played or works in, in id
+/// order; then the staff of its clubs; then both profiles. So no registration, confirmation
+/// or strike of those tournaments runs halfway through the merge.
+pub async fn merge_accounts(tx: &DatabaseTransaction, main: Uuid, duplicate: Uuid, now: DateTime<Utc>) -> AppResult<Merged> {
+    let banned = users::Entity::update_many()
+        .col_expr(users::Column::Status, Expr::value(UserStatus::Banned))
+        .col_expr(users::Column::UpdatedAt, Expr::value(now))
+        .filter(users::Column::Id.eq(duplicate))
+        .filter(users::Column::Status.eq(UserStatus::Active))
+        .exec(tx)
+        .await?;
+    if banned.rows_affected == 0 {
+        return Err(AppError::new(ErrorCode::InvalidStatus, "the duplicate is no longer active"));
+    }
+    let tournaments = lock_tournaments(tx, tournaments_of(tx, duplicate).await?).await?;
     let memberships = organizer_members::Entity::find().filter(organizer_members::Column::UserId.eq(duplicate)).all(tx).await?;
     for organizer_id in memberships.iter().map(|member| member.organizer_id).collect::<BTreeSet<_>>() {
         clubs::lock_members(tx, organizer_id).await?;
@@ -64,28 +120,53 @@ pub async fn merge_accounts(tx: &DatabaseTransaction, main: Uuid, duplicate: Uui
     let inherited_ban = player_profiles::Entity::find_by_id(duplicate).one(tx).await?.and_then(|profile| profile.ban_until);
 
     let mut report = MergeReport::default();
-    (report.registrations_moved, report.registrations_kept) = move_registrations(tx, main, duplicate, now).await?;
+    let (moved, staying) = move_registrations(tx, main, duplicate, now).await?;
+    (report.registrations_moved, report.registrations_kept) = (moved, staying.len() as u64);
+    let (cancelled, promotions) = cancel_kept_registrations(tx, &staying, &tournaments, now).await?;
+    report.registrations_cancelled = cancelled;
     (report.results_moved, report.results_kept) = move_results(tx, main, duplicate).await?;
     report.strikes_moved = reassign::<strikes::Entity, _>(tx, strikes::Column::UserId, duplicate, main).await?;
     report.follows_moved = move_follows(tx, main, duplicate).await?;
     report.push_tokens_moved = reassign::<push_tokens::Entity, _>(tx, push_tokens::Column::UserId, duplicate, main).await?;
-    report.refresh_tokens_moved =
-        reassign::<refresh_tokens::Entity, _>(tx, refresh_tokens::Column::UserId, duplicate, main).await?;
+    report.refresh_tokens_revoked = refresh_tokens::Entity::update_many()
+        .col_expr(refresh_tokens::Column::RevokedAt, Expr::value(Some(now)))
+        .filter(refresh_tokens::Column::UserId.eq(duplicate))
+        .filter(refresh_tokens::Column::RevokedAt.is_null())
+        .exec(tx)
+        .await?
+        .rows_affected;
     report.notifications_moved = move_notifications(tx, main, duplicate).await?;
     (report.memberships_moved, report.memberships_joined) = move_memberships(tx, main, memberships).await?;
+    // The profile moves before an empty one is made for a main account that deals now: made
+    // first, it would keep the duplicate's own (with its bio) from moving.
     (report.dealer_assignments_moved, report.dealer_profile_moved) = move_dealing(tx, main, duplicate).await?;
+    if clubs::is_dealer(tx, main).await? {
+        clubs::ensure_dealer_profile(tx, main).await?;
+    }
     report.guests_moved =
         reassign::<guest_players::Entity, _>(tx, guest_players::Column::ClaimedByUserId, duplicate, main).await?;
 
-    users::Entity::update_many()
-        .col_expr(users::Column::Status, Expr::value(UserStatus::Banned))
-        .col_expr(users::Column::UpdatedAt, Expr::value(now))
-        .filter(users::Column::Id.eq(duplicate))
-        .exec(tx)
-        .await?;
     rating::rebuild_profiles(tx, &[main, duplicate]).await?;
     strike_rows::recompute_ban(tx, main, inherited_ban, now).await?;
-    Ok(report)
+    Ok(Merged { report, promotions })
+}
+
+/// Locks the tournaments `ids` for the rest of `tx` (`FOR UPDATE` on PostgreSQL; SQLite's
+/// `IMMEDIATE` transaction already excludes other writers), in id order and
+/// `IDS_PER_STATEMENT` at a time, as `tournaments::lock` would one by one.
+async fn lock_tournaments(tx: &DatabaseTransaction, ids: BTreeSet<Uuid>) -> AppResult<HashMap<Uuid, tournaments::Model>> {
+    let ids: Vec<Uuid> = ids.into_iter().collect();
+    let mut locked = HashMap::with_capacity(ids.len());
+    for chunk in ids.chunks(IDS_PER_STATEMENT) {
+        let rows = tournaments::Entity::find()
+            .filter(tournaments::Column::Id.is_in(chunk.iter().copied()))
+            .order_by_asc(tournaments::Column::Id)
+            .lock_exclusive()
+            .all(tx)
+            .await?;
+        locked.extend(rows.into_iter().map(|tournament| (tournament.id, tournament)));
+    }
+    Ok(locked)
 }
 
 /// Every tournament the account has a registration, a result or a dealer assignment in,
@@ -143,8 +224,9 @@ fn split_by_tournament(duplicate_rows: Vec<(Uuid, Uuid)>, main_rows: &[(Uuid, Uu
 }
 
 /// Registrations move except where the main account is registered in the same tournament
-/// (one registration per account and tournament): those stay with the duplicate.
-async fn move_registrations(tx: &DatabaseTransaction, main: Uuid, duplicate: Uuid, now: DateTime<Utc>) -> AppResult<(u64, u64)> {
+/// (one registration per account and tournament): those stay with the duplicate. Returns
+/// (moved, ids of those staying).
+async fn move_registrations(tx: &DatabaseTransaction, main: Uuid, duplicate: Uuid, now: DateTime<Utc>) -> AppResult<(u64, Vec<Uuid>)> {
     use registrations::Column as R;
     let main_rows = rows_by_tournament::<registrations::Entity, _>(tx, R::Id, R::TournamentId, R::UserId, main).await?;
     let duplicate_rows = rows_by_tournament::<registrations::Entity, _>(tx, R::Id, R::TournamentId, R::UserId, duplicate).await?;
@@ -157,7 +239,45 @@ async fn move_registrations(tx: &DatabaseTransaction, main: Uuid, duplicate: Uui
             .exec(tx)
             .await?;
     }
-    Ok((moving.len() as u64, staying.len() as u64))
+    Ok((moving.len() as u64, staying))
+}
+
+/// The registrations that stayed with the duplicate must not stay live: in a tournament still
+/// open for registration, a `registered`, `checked_in` or `waitlist` one is cancelled (no
+/// strike: the player did not leave, the account did) and its seat goes to the queue exactly
+/// as a cancellation's does. Rows of running or finished tournaments stay as history.
+/// `tournaments` holds the locked tournaments. Returns (cancelled, promotions per tournament).
+async fn cancel_kept_registrations(
+    tx: &DatabaseTransaction,
+    staying: &[Uuid],
+    tournaments: &HashMap<Uuid, tournaments::Model>,
+    now: DateTime<Utc>,
+) -> AppResult<(u64, Vec<(Uuid, Vec<registrations::Model>)>)> {
+    let open = |row: &registrations::Model| {
+        LIVE.contains(&row.status)
+            && tournaments.get(&row.tournament_id).is_some_and(|t| t.status == TournamentStatus::Registration)
+    };
+    let live: Vec<registrations::Model> =
+        find_where_in::<registrations::Entity, _>(tx, registrations::Column::Id, staying).await?.into_iter().filter(open).collect();
+    let ids: Vec<Uuid> = live.iter().map(|row| row.id).collect();
+    for chunk in ids.chunks(IDS_PER_STATEMENT) {
+        registrations::Entity::update_many()
+            .col_expr(registrations::Column::Status, Expr::value(RegistrationStatus::Cancelled))
+            .col_expr(registrations::Column::CancelledAt, Expr::value(Some(now)))
+            .col_expr(registrations::Column::UpdatedAt, Expr::value(now))
+            .filter(registrations::Column::Id.is_in(chunk.iter().copied()))
+            .exec(tx)
+            .await?;
+    }
+    let mut promotions = Vec::new();
+    for tournament_id in live.iter().map(|row| row.tournament_id).collect::<BTreeSet<_>>() {
+        let Some(tournament) = tournaments.get(&tournament_id) else { continue };
+        let promoted = fill_free_seats(tx, tournament, None).await?;
+        if !promoted.is_empty() {
+            promotions.push((tournament_id, promoted));
+        }
+    }
+    Ok((ids.len() as u64, promotions))
 }
 
 /// Results move for the tournaments where the main account has none; where both played,
@@ -179,19 +299,25 @@ async fn move_results(tx: &DatabaseTransaction, main: Uuid, duplicate: Uuid) -> 
 
 /// Follows in both directions move to the main account, keeping their dates; a follow
 /// between the two accounts (it would become a self-follow) and one the main account
-/// already has are dropped.
+/// already has are dropped. Carried over `IDS_PER_STATEMENT` rows per statement.
 async fn move_follows(tx: &DatabaseTransaction, main: Uuid, duplicate: Uuid) -> AppResult<u64> {
     let involving = Condition::any().add(follows::Column::FollowerId.eq(duplicate)).add(follows::Column::FolloweeId.eq(duplicate));
     let rows = follows::Entity::find().filter(involving.clone()).all(tx).await?;
     let swap = |id: Uuid| if id == duplicate { main } else { id };
+    let mut seen = HashSet::new();
+    let carried: Vec<follows::ActiveModel> = rows
+        .into_iter()
+        .map(|row| (swap(row.follower_id), swap(row.followee_id), row.created_at))
+        .filter(|(follower, followee, _)| follower != followee && seen.insert((*follower, *followee)))
+        .map(|(follower, followee, created_at)| follows::ActiveModel {
+            follower_id: Set(follower),
+            followee_id: Set(followee),
+            created_at: Set(created_at),
+        })
+        .collect();
     let mut moved = 0;
-    for row in rows {
-        let (follower, followee) = (swap(row.follower_id), swap(row.followee_id));
-        if follower == followee {
-            continue;
-        }
-        let carried = follows::ActiveModel { follower_id: Set(follower), followee_id: Set(followee), created_at: Set(row.created_at) };
-        moved += follows::Entity::insert(carried)
+    for chunk in carried.chunks(IDS_PER_STATEMENT) {
+        moved += follows::Entity::insert_many(chunk.to_vec())
             .on_conflict(OnConflict::columns([follows::Column::FollowerId, follows::Column::FolloweeId]).do_nothing().to_owned())
             .exec_without_returning(tx)
             .await?;
@@ -263,9 +389,6 @@ async fn move_memberships(tx: &DatabaseTransaction, main: Uuid, duplicates: Vec<
                 joined += 1;
             }
         }
-    }
-    if clubs::is_dealer(tx, main).await? {
-        clubs::ensure_dealer_profile(tx, main).await?;
     }
     Ok((moved, joined))
 }

@@ -2,6 +2,10 @@
 //! journal row (one per recipient); when a push is asked for, it sends it to all the
 //! recipients' device tokens and stamps `sentAt`. Pushes travel through FCM ([`fcm`]) when
 //! `FCM_SERVICE_ACCOUNT_JSON` is set; without it the journal is all there is.
+//!
+//! [`Notifier::notify`] does both at once, after the change it reports has committed. A
+//! caller whose journal belongs in its own transaction (a broadcast, with its audit record)
+//! calls [`Notifier::journal`] inside it and [`Notifier::push_journaled`] after commit.
 
 pub mod fcm;
 
@@ -72,6 +76,24 @@ pub struct Delivery {
     pub pushed: usize,
 }
 
+/// The journal rows one [`Notifier::journal`] call wrote, for [`Notifier::push_journaled`].
+#[derive(Clone, Debug, Default)]
+pub struct Journaled {
+    /// (recipient, id of the journal row written for them)
+    rows: Vec<(Uuid, Uuid)>,
+}
+
+impl Journaled {
+    /// Journal rows written (recipients not deduplicated away).
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
 /// Writes the journal and sends pushes.
 #[derive(Clone, Default)]
 pub struct Notifier {
@@ -102,29 +124,43 @@ impl Notifier {
 
     /// Journals `notice` for each recipient and, when it asks for a push, pushes it. Call it
     /// after the change it reports has committed: a push must never announce a rolled-back
-    /// change.
-    ///
-    /// The push goes to every device token of every recipient whose journal row was written
-    /// (a deduplicated recipient gets nothing again); the rows of recipients with at least
-    /// one accepting device get `sent_at`. A device FCM no longer knows is forgotten. A failed
-    /// send is logged and never fails the call: the journal row stays.
+    /// change. It is [`Self::journal`] then [`Self::push_journaled`].
     pub async fn notify(&self, conn: &impl ConnectionTrait, notice: Notice) -> AppResult<Delivery> {
+        let journaled = self.journal(conn, &notice).await?;
+        let pushed = self.push_journaled(conn, &notice, &journaled).await?;
+        Ok(Delivery { journaled: journaled.len(), pushed })
+    }
+
+    /// Writes the journal row of `notice` for each distinct recipient, in `conn` (which may be
+    /// the caller's transaction); sends nothing. A notice without a dedup key is written
+    /// `IDS_PER_STATEMENT` rows per statement. With a key, a recipient who already has a row
+    /// with it gets none (`ON CONFLICT DO NOTHING`, one statement per recipient, so exactly
+    /// the rows written are known and pushed even when a concurrent writer raced us).
+    pub async fn journal(&self, conn: &impl ConnectionTrait, notice: &Notice) -> AppResult<Journaled> {
         let now = Utc::now();
         let mut seen = HashSet::new();
-        // (recipient, id of the journal row written for them)
-        let mut journaled = Vec::new();
-        for recipient in notice.recipients.iter().copied().filter(|id| seen.insert(*id)) {
-            let id = Uuid::now_v7();
-            let row = notifications::ActiveModel {
-                id: Set(id),
-                user_id: Set(recipient),
-                kind: Set(notice.kind.as_str().to_owned()),
-                payload: Set(notice.payload.clone()),
-                dedup_key: Set(notice.dedup_key.clone()),
-                created_at: Set(now),
-                sent_at: Set(None),
-            };
-            let inserted = notifications::Entity::insert(row)
+        let row = |recipient: Uuid, id: Uuid| notifications::ActiveModel {
+            id: Set(id),
+            user_id: Set(recipient),
+            kind: Set(notice.kind.as_str().to_owned()),
+            payload: Set(notice.payload.clone()),
+            dedup_key: Set(notice.dedup_key.clone()),
+            created_at: Set(now),
+            sent_at: Set(None),
+        };
+        let planned: Vec<(Uuid, Uuid)> =
+            notice.recipients.iter().copied().filter(|id| seen.insert(*id)).map(|recipient| (recipient, Uuid::now_v7())).collect();
+        if notice.dedup_key.is_none() {
+            for chunk in planned.chunks(IDS_PER_STATEMENT) {
+                notifications::Entity::insert_many(chunk.iter().map(|(recipient, id)| row(*recipient, *id)))
+                    .exec_without_returning(conn)
+                    .await?;
+            }
+            return Ok(Journaled { rows: planned });
+        }
+        let mut rows = Vec::with_capacity(planned.len());
+        for (recipient, id) in planned {
+            let inserted = notifications::Entity::insert(row(recipient, id))
                 .on_conflict(
                     OnConflict::columns([notifications::Column::UserId, notifications::Column::DedupKey])
                         .do_nothing()
@@ -133,14 +169,23 @@ impl Notifier {
                 .exec_without_returning(conn)
                 .await?;
             if inserted > 0 {
-                journaled.push((recipient, id));
+                rows.push((recipient, id));
             }
         }
-        let mut delivery = Delivery { journaled: journaled.len(), pushed: 0 };
-        if let (Some(sender), Some(message)) = (&self.push, &notice.push) {
-            delivery.pushed = push(conn, sender, &notice, message, &journaled).await?;
+        Ok(Journaled { rows })
+    }
+
+    /// When `notice` asks for a push and pushes are configured, pushes it to every device
+    /// token of every recipient `journaled` (a deduplicated recipient gets nothing again);
+    /// the rows of recipients with at least one accepting device get `sent_at`. A device FCM
+    /// no longer knows is forgotten. A failed send is logged and never fails the call: the
+    /// journal row stays. Call it after the journal has committed. Returns how many
+    /// recipients a device accepted the push for.
+    pub async fn push_journaled(&self, conn: &impl ConnectionTrait, notice: &Notice, journaled: &Journaled) -> AppResult<usize> {
+        match (&self.push, &notice.push) {
+            (Some(sender), Some(message)) if !journaled.is_empty() => push(conn, sender, notice, message, &journaled.rows).await,
+            _ => Ok(0),
         }
-        Ok(delivery)
     }
 }
 

@@ -20,7 +20,7 @@ use crate::app::AppState;
 use crate::auth::permissions::{Permission, has_permission};
 use crate::db::{self, find_where_in};
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
-use crate::{audit, merge};
+use crate::{audit, merge, registrations};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -260,12 +260,15 @@ pub struct MergeRequest {
 }
 
 /// Merges a duplicate account into the main one `{id}`, in one transaction. Registrations
-/// move except in tournaments where the main account is registered too; results move
-/// except in tournaments where the main account has one; strikes, follows (no self-follow,
-/// no repeats), devices, sessions, notifications, club memberships (where both are staff,
-/// the main account keeps the stronger role), dealer assignments and profile, and claimed
-/// guests follow. Both profiles are rebuilt chronologically and the ban recomputed. The
-/// duplicate keeps its phone and is banned, so it cannot sign in again.
+/// move except in tournaments where the main account is registered too: those stay with the
+/// duplicate, and where the tournament is still open for registration a live one is
+/// cancelled (no strike) and its seat goes to the waitlist. Results move except in
+/// tournaments where the main account has one; strikes, follows (no self-follow, no
+/// repeats), devices, notifications, club memberships (where both are staff, the main
+/// account keeps the stronger role), dealer assignments and profile, and claimed guests
+/// follow. The duplicate's sessions are revoked, not moved. Both profiles are rebuilt
+/// chronologically and the ban recomputed. The duplicate keeps its phone and is banned, so
+/// it cannot sign in again. Neither account may be banned already.
 #[utoipa::path(post, path = "/admin/users/{id}/merge", tag = "admin", security(("bearer" = [])),
     params(("id" = Uuid, Path, description = "The main account")), request_body = MergeRequest,
     responses(
@@ -274,7 +277,7 @@ pub struct MergeRequest {
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
         (status = 403, description = "FORBIDDEN: needs moderation; a duplicate with a platform role needs admins.manage", body = ErrorBody),
         (status = 404, description = "NOT_FOUND: either account", body = ErrorBody),
-        (status = 409, description = "INVALID_STATUS: the duplicate is your own account", body = ErrorBody),
+        (status = 409, description = "INVALID_STATUS: the duplicate is your own account, or either account is banned (a merged duplicate is)", body = ErrorBody),
     ))]
 async fn merge_users(
     State(app): State<AppState>,
@@ -286,21 +289,23 @@ async fn merge_users(
         return Err(AppError::invalid_field("duplicateUserId", "must be another account than the main one"));
     }
     let tx = db::begin_write(&app.db).await?;
-    let main = users::Entity::find_by_id(main_id).one(&tx).await?.ok_or_else(|| AppError::not_found("user"))?;
-    let duplicate =
-        users::Entity::find_by_id(body.duplicate_user_id).one(&tx).await?.ok_or_else(|| AppError::not_found("duplicate user"))?;
+    let (main, duplicate) = merge::lock_accounts(&tx, main_id, body.duplicate_user_id).await?;
     ensure_may_ban(&admin.user, &duplicate)?;
-    let report = merge::merge_accounts(&tx, main.id, duplicate.id, Utc::now()).await?;
+    merge::ensure_mergeable(&main, &duplicate)?;
+    let merged = merge::merge_accounts(&tx, main.id, duplicate.id, Utc::now()).await?;
     audit::record(
         &tx,
         Some(admin.user.id()),
         "user.merge",
         ("user", main.id.to_string()),
-        json!({"duplicateUserId": duplicate.id, "moved": report}),
+        json!({"duplicateUserId": duplicate.id, "moved": merged.report}),
     )
     .await?;
     let view = admin_user_view(&tx, main).await?;
     tx.commit().await?;
+    for (tournament_id, promoted) in merged.promotions {
+        registrations::announce_promotions(&app, tournament_id, promoted);
+    }
     Ok(Json(view))
 }
 

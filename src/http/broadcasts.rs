@@ -1,6 +1,7 @@
 //! Broadcasts by platform staff: `POST /admin/push` sends one text to everyone, to a
-//! tournament's players, to a city or to chosen accounts, through the notification entry
-//! point (journal always, push where devices are registered).
+//! tournament's players, to a city or to chosen accounts, through the notifier (journal
+//! always, in the transaction of the audit record; push after commit where devices are
+//! registered).
 
 use std::collections::BTreeSet;
 
@@ -87,8 +88,9 @@ pub struct BroadcastOutcome {
 const MAX_LISTED: usize = 1000;
 
 /// Sends a notification (kind `admin_custom`, payload `{title, body, target}`) to the
-/// target's active accounts; banned accounts are never reached. Writes an audit record with
-/// the target and the counts.
+/// target's active accounts; banned accounts are never reached. The journal and an audit
+/// record with the target and `targeted` commit in one transaction; the pushes go after
+/// commit and their count (`pushed`) then completes the audit record.
 #[utoipa::path(post, path = "/admin/push", tag = "admin", security(("bearer" = [])), request_body = NewBroadcast,
     responses(
         (status = 200, body = BroadcastOutcome),
@@ -151,7 +153,11 @@ async fn send_broadcast(
         tournaments::Entity::find_by_id(*id).one(&app.db).await?.ok_or_else(|| AppError::not_found("tournament"))?;
     }
 
-    let recipients = audience.recipients(&app.db).await?;
+    // The journal and its audit record commit together; the pushes (network calls that must
+    // not hold the database's write lock) go after commit, and their count completes the
+    // audit record then: `pushed` is null in it until they are done.
+    let tx = db::begin_write(&app.db).await?;
+    let recipients = audience.recipients(&tx).await?;
     let notice = Notice {
         kind: NoticeKind::AdminCustom,
         recipients,
@@ -159,27 +165,22 @@ async fn send_broadcast(
         push: Some(PushMessage { title: title.clone(), body: text }),
         dedup_key: None,
     };
-    // Journal and pushes first, outside any transaction: the sends are network calls that
-    // must not hold the database's write lock, and the counts exist only afterwards.
-    let delivery = app.notifier.notify(&app.db, notice).await?;
-    let tx = db::begin_write(&app.db).await?;
-    audit::record(
-        &tx,
-        Some(admin.user.id()),
-        "push.send",
-        ("push", body.target.as_str().to_owned()),
-        json!({
-            "target": body.target,
-            "tournamentId": body.tournament_id.filter(|_| body.target == PushTarget::Tournament),
-            "citySlug": body.city_slug.filter(|_| body.target == PushTarget::City),
-            "title": title,
-            "targeted": delivery.journaled,
-            "pushed": delivery.pushed,
-        }),
-    )
-    .await?;
+    let journaled = app.notifier.journal(&tx, &notice).await?;
+    let mut details = json!({
+        "target": body.target,
+        "tournamentId": body.tournament_id.filter(|_| body.target == PushTarget::Tournament),
+        "citySlug": body.city_slug.filter(|_| body.target == PushTarget::City),
+        "title": title,
+        "targeted": journaled.len(),
+        "pushed": null,
+    });
+    let audit_id =
+        audit::record(&tx, Some(admin.user.id()), "push.send", ("push", body.target.as_str().to_owned()), details.clone()).await?;
     tx.commit().await?;
-    Ok(Json(BroadcastOutcome { targeted: delivery.journaled, pushed: delivery.pushed }))
+    let pushed = app.notifier.push_journaled(&app.db, &notice, &journaled).await?;
+    details["pushed"] = json!(pushed);
+    audit::complete_details(&app.db, audit_id, details).await?;
+    Ok(Json(BroadcastOutcome { targeted: journaled.len(), pushed }))
 }
 
 /// A validated target.

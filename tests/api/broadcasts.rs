@@ -1,6 +1,7 @@
 //! `POST /admin/push`: who each target reaches, the journal it writes, the pushes devices
 //! accept, and the input it refuses.
 
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -99,6 +100,16 @@ async fn pushed_counts_the_accounts_whose_devices_accepted(backend: Backend) {
     let message = messages.iter().find(|m| m["token"] == "phone-0").expect("player 0's phone");
     assert_eq!(message["notification"], json!({"title": "Новости клуба", "body": "Финал сезона в субботу"}));
     assert_eq!(message["data"]["kind"], "admin_custom");
+
+    // The audit record was written with the journal; the push count completed it after commit.
+    let audited = floor_entities::audit_log::Entity::find()
+        .filter(floor_entities::audit_log::Column::Action.eq("push.send"))
+        .all(app.db())
+        .await
+        .expect("the audit log reads");
+    assert_eq!(audited.len(), 1);
+    assert_eq!((audited[0].details["targeted"].clone(), audited[0].details["pushed"].clone()), (json!(3), json!(1)));
+    assert_eq!(audited[0].details["target"], "users");
 }
 
 async fn a_broadcast_with_bad_input_changes_nothing(backend: Backend) {

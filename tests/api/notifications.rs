@@ -13,6 +13,7 @@ on_both_databases!(
     with_fcm_every_device_is_pushed_reached_rows_are_stamped_and_unregistered_tokens_go,
     a_repeated_dedup_key_writes_and_pushes_nothing_again,
     a_revoked_access_token_is_replaced_and_the_push_still_arrives,
+    a_journal_lives_and_dies_with_the_callers_transaction_and_is_pushed_after_commit,
 );
 
 fn notice(kind: NoticeKind, recipients: &[Uuid], payload: Value, dedup_key: Option<&str>) -> Notice {
@@ -157,4 +158,32 @@ async fn a_revoked_access_token_is_replaced_and_the_push_still_arrives(backend: 
     assert_eq!(second, Delivery { journaled: 1, pushed: 1 });
     assert_eq!(fcm.token_requests(), 2, "one new token after the 401");
     assert_eq!(fcm.messages().len(), 2, "one accepted message per notice");
+}
+
+async fn a_journal_lives_and_dies_with_the_callers_transaction_and_is_pushed_after_commit(backend: Backend) {
+    let fcm = FakeFcm::start().await;
+    let Some(app) = spawn_app_with_fcm(backend, &fcm).await else { return };
+    let anna = app.sign_in("+79990001001").await;
+    let boris = app.sign_in("+79990001002").await;
+    register_device(&app, &anna.access_token, "anna-phone", "ios").await;
+    let notifier = &app.state.notifier;
+    let broadcast = notice(NoticeKind::AdminCustom, &[anna.user_id, boris.user_id, anna.user_id], json!({}), None);
+
+    let tx = floor::db::begin_write(app.db()).await.expect("a transaction");
+    let journaled = notifier.journal(&tx, &broadcast).await.expect("journaled");
+    assert_eq!(journaled.len(), 2, "each recipient once");
+    tx.rollback().await.expect("rolled back");
+    assert_eq!(app.count("SELECT COUNT(*) FROM notifications").await, 0, "rolled back with the transaction");
+    assert!(fcm.messages().is_empty(), "journaling pushes nothing");
+
+    let tx = floor::db::begin_write(app.db()).await.expect("a transaction");
+    let journaled = notifier.journal(&tx, &broadcast).await.expect("journaled");
+    tx.commit().await.expect("committed");
+    assert_eq!(app.count("SELECT COUNT(*) FROM notifications WHERE sent_at IS NULL").await, 2);
+    assert!(fcm.messages().is_empty());
+    let pushed = notifier.push_journaled(app.db(), &broadcast, &journaled).await.expect("pushed");
+    assert_eq!(pushed, 1, "Anna's device accepted");
+    assert_eq!(fcm.messages().len(), 1);
+    let stamped = app.count(&format!("SELECT COUNT(*) FROM notifications WHERE sent_at IS NOT NULL AND user_id = {}", app.uuid_literal(anna.user_id))).await;
+    assert_eq!(stamped, 1, "the committed row is stamped after the push");
 }
