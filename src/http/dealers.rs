@@ -91,7 +91,10 @@ pub struct DealerAssignmentView {
 
 /// Every dealer of every club, by name.
 #[utoipa::path(get, path = "/dealers", tag = "dealers",
-    responses((status = 200, body = ItemList<DealerView>)))]
+    responses(
+        (status = 200, body = ItemList<DealerView>),
+        (status = 500, description = "INTERNAL_ERROR", body = ErrorBody),
+    ))]
 async fn list_dealers(State(app): State<AppState>) -> AppResult<Json<ItemList<DealerView>>> {
     Ok(Json(ItemList::new(dealer_views(&app.db, None).await?)))
 }

@@ -267,7 +267,11 @@ async fn update_location(
 
 /// The public catalogue of venues, optionally in one city.
 #[utoipa::path(get, path = "/locations", tag = "venues", params(CityFilter),
-    responses((status = 200, body = ItemList<LocationView>)))]
+    responses(
+        (status = 200, body = ItemList<LocationView>),
+        (status = 400, description = "VALIDATION_ERROR: a malformed query", body = ErrorBody),
+        (status = 500, description = "INTERNAL_ERROR", body = ErrorBody),
+    ))]
 async fn list_locations(State(app): State<AppState>, Query(filter): Query<CityFilter>) -> AppResult<Json<ItemList<LocationView>>> {
     let mut query = locations::Entity::find().order_by_asc(locations::Column::Name);
     if let Some(city) = filter.city {

@@ -122,6 +122,32 @@ fn the_document_lists_exactly_the_83_contract_paths_with_their_methods() {
     assert_eq!(documented, expected.iter().collect::<Vec<_>>(), "no path beyond the contract");
 }
 
+#[test]
+fn every_operation_documents_its_errors_in_the_contracts_shape() {
+    let doc = serde_json::to_value(floor::http::openapi()).expect("the document serialises");
+    let paths = doc["paths"].as_object().expect("paths");
+    let mut operations = 0;
+    for (path, item) in paths {
+        for (method, operation) in item.as_object().expect("a path item") {
+            if !["get", "post", "put", "patch", "delete"].contains(&method.as_str()) {
+                continue;
+            }
+            operations += 1;
+            let responses = operation["responses"].as_object().expect("responses");
+            let errors: Vec<&String> = responses.keys().filter(|code| code.starts_with('4') || code.starts_with('5')).collect();
+            assert!(!errors.is_empty(), "{method} {path} documents no error response");
+            for code in errors {
+                if path == "/health" && code == "503" {
+                    continue; // a node that is down still answers its health report, not an error
+                }
+                let schema = &responses[code]["content"]["application/json"]["schema"]["$ref"];
+                assert_eq!(schema, "#/components/schemas/ErrorBody", "{method} {path} {code} is not an ErrorBody");
+            }
+        }
+    }
+    assert!(operations >= 83, "every path has at least one operation");
+}
+
 #[tokio::test]
 async fn the_reference_page_is_served_at_docs() {
     let Some(app) = spawn_app(Backend::Sqlite).await else { return };
