@@ -231,6 +231,14 @@ struct Season {
     later_season: Uuid,
 }
 
+/// Whether a tournament starting within the hour would fall into the next quarter: then the
+/// boards of "today's quarter" cannot be played through the API (starts must be in the
+/// future), and the tests that need them skip rather than fail four times a year.
+fn quarter_ends_within_the_hour() -> bool {
+    let now = chrono::Utc::now();
+    floor::seasons::quarter_of(now.date_naive()) != floor::seasons::quarter_of((now + Duration::hours(1)).date_naive())
+}
+
 async fn a_season(app: &TestApp) -> Season {
     let club = app.create_club("Aces", "+79995830001").await;
     let anna = named_player(app, "+79995830011", "Anna").await;
@@ -253,6 +261,10 @@ async fn a_season(app: &TestApp) -> Season {
 
 async fn the_season_board_sums_the_seasons_results_with_shared_places(backend: Backend) {
     let Some(app) = spawn_app(backend).await else { return };
+    if quarter_ends_within_the_hour() {
+        eprintln!("skipping: the quarter ends within the hour");
+        return;
+    }
     let season = a_season(&app).await;
     let current = app.get("/seasons/current", None).await.assert_ok()["id"].clone();
     assert_eq!(id_of(&current), season.this_season);
@@ -280,6 +292,10 @@ async fn the_season_board_sums_the_seasons_results_with_shared_places(backend: B
 
 async fn the_summary_shows_the_top_three_and_the_callers_real_place(backend: Backend) {
     let Some(app) = spawn_app(backend).await else { return };
+    if quarter_ends_within_the_hour() {
+        eprintln!("skipping: the quarter ends within the hour");
+        return;
+    }
     let season = a_season(&app).await;
     let summary = app.get("/leaderboards/season/summary", Some(&season.dima.access_token)).await.assert_ok().clone();
     let top: Vec<Uuid> = summary["top"].as_array().expect("top").iter().map(|row| id_of(&row["userId"])).collect();
