@@ -75,7 +75,8 @@ async fn main() {
 
     // A club, a tournament of 20 checked-in players, started.
     let admin = bench.sign_in("+70000000001").await;
-    let club = bench.post("/admin/organizers", Some(&admin), json!({"name": "Bench", "ownerPhone": "+79000000000"})).await;
+    let club =
+        bench.post("/admin/organizers", Some(&admin), json!({"name": "Bench", "ownerPhone": "+79000000000"})).await;
     let club_id = club["id"].as_str().expect("a club").to_owned();
     let owner = bench.sign_in("+79000000000").await;
     let location = bench
@@ -100,7 +101,9 @@ async fn main() {
     for n in 0..20 {
         let player = bench.sign_in(&format!("+7900100{n:04}")).await;
         let registration = bench.post(&format!("/tournaments/{id}/register"), Some(&player), json!({})).await;
-        bench.post(&format!("/tournaments/{id}/check-in"), Some(&owner), json!({"registrationId": registration["id"]})).await;
+        bench
+            .post(&format!("/tournaments/{id}/check-in"), Some(&owner), json!({"registrationId": registration["id"]}))
+            .await;
     }
     let started = bench.post(&format!("/tournaments/{id}/start"), Some(&owner), json!({})).await;
     let mut version = started["version"].as_i64().expect("a version");
@@ -121,7 +124,9 @@ async fn main() {
             .on("state", move |payload, _| {
                 if let Payload::Text(values) = payload {
                     let version = values.first().and_then(|state| state["version"].as_i64()).unwrap_or(0);
-                    if version >= target.load(Ordering::SeqCst) && reached.fetch_add(1, Ordering::SeqCst) + 1 == watchers {
+                    if version >= target.load(Ordering::SeqCst)
+                        && reached.fetch_add(1, Ordering::SeqCst) + 1 == watchers
+                    {
                         all_reached.notify_waiters();
                     }
                 }
@@ -149,7 +154,8 @@ async fn main() {
         reached.store(0, Ordering::SeqCst);
         target.store(version, Ordering::SeqCst);
         let pressed = Instant::now();
-        let http = bench.http.post(format!("{base}/api/v1/tournaments/{id}/{action}")).bearer_auth(&owner).json(&json!({}));
+        let http =
+            bench.http.post(format!("{base}/api/v1/tournaments/{id}/{action}")).bearer_auth(&owner).json(&json!({}));
         let response = http.send().await.expect("an answer");
         let answered = pressed.elapsed();
         let state: Value = response.json().await.expect("a LiveState");
@@ -164,7 +170,10 @@ async fn main() {
                 break;
             }
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                println!("press {n}: only {} of {watchers} watchers heard version {version}", reached.load(Ordering::SeqCst));
+                println!(
+                    "press {n}: only {} of {watchers} watchers heard version {version}",
+                    reached.load(Ordering::SeqCst)
+                );
                 break;
             }
         }

@@ -5,13 +5,15 @@ use chrono::Utc;
 use floor_entities::enums::UserStatus;
 use floor_entities::{guest_players, player_profiles, rating_config, users};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QuerySelect, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QuerySelect, Set,
+};
 use uuid::Uuid;
 
-use crate::{db, rating};
 use crate::domain::Phone;
-use crate::seed::DEFAULT_SKILL_INITIAL;
 use crate::error::{AppError, AppResult, ErrorCode};
+use crate::seed::DEFAULT_SKILL_INITIAL;
+use crate::{db, rating};
 
 /// Refuses a banned account with `USER_BANNED`.
 pub fn ensure_not_banned(user: &users::Model) -> AppResult<()> {
@@ -60,10 +62,8 @@ pub async fn create_account(conn: &impl ConnectionTrait, phone: &Phone) -> AppRe
     }
     .insert(conn)
     .await?;
-    let skill_initial = rating_config::Entity::find()
-        .one(conn)
-        .await?
-        .map_or(DEFAULT_SKILL_INITIAL, |config| config.skill_initial);
+    let skill_initial =
+        rating_config::Entity::find().one(conn).await?.map_or(DEFAULT_SKILL_INITIAL, |config| config.skill_initial);
     player_profiles::ActiveModel {
         user_id: Set(user.id),
         xp: Set(0),

@@ -54,7 +54,10 @@ mod tests {
         assert_eq!(parse(&["migrate"]).ok(), Some(Command::Migrate));
         assert_eq!(parse(&["seed"]).ok(), Some(Command::Seed));
         assert_eq!(parse(&["openapi"]).ok(), Some(Command::Openapi));
-        assert_eq!(parse(&["job", "season-rollover"]).ok(), Some(Command::Job { name: JobName::SeasonRollover, at: None }));
+        assert_eq!(
+            parse(&["job", "season-rollover"]).ok(),
+            Some(Command::Job { name: JobName::SeasonRollover, at: None })
+        );
         assert_eq!(
             parse(&["job", "tournament-reminders"]).ok(),
             Some(Command::Job { name: JobName::TournamentReminders, at: None })

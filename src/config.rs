@@ -140,9 +140,8 @@ impl Config {
                 .map(str::trim)
                 .filter(|item| !item.is_empty())
                 .map(|item| {
-                    Phone::parse(item).map_err(|_| {
-                        invalid("PLATFORM_ADMIN_PHONES", item, "comma-separated phones in E.164")
-                    })
+                    Phone::parse(item)
+                        .map_err(|_| invalid("PLATFORM_ADMIN_PHONES", item, "comma-separated phones in E.164"))
                 })
                 .collect::<Result<_, _>>()?,
         };
@@ -192,8 +191,7 @@ mod tests {
     use super::*;
 
     fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
-        let map: HashMap<String, String> =
-            vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        let map: HashMap<String, String> = vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
         Config::from_lookup(|name| map.get(name).cloned())
     }
 
@@ -240,12 +238,9 @@ mod tests {
 
     #[test]
     fn production_with_a_strong_secret_starts() {
-        let config = config(&[
-            ("APP_ENV", "production"),
-            ("JWT_SECRET", STRONG),
-            ("DATABASE_URL", "postgres://floor@db/floor"),
-        ])
-        .expect("accepted");
+        let config =
+            config(&[("APP_ENV", "production"), ("JWT_SECRET", STRONG), ("DATABASE_URL", "postgres://floor@db/floor")])
+                .expect("accepted");
         assert!(config.is_production());
     }
 

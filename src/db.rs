@@ -6,8 +6,8 @@ use std::time::Duration;
 use anyhow::Context;
 use sea_orm::sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 use sea_orm::{
-    ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction, DbBackend,
-    DbErr, SqliteTransactionMode, Statement, TransactionOptions, TransactionTrait,
+    ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr,
+    SqliteTransactionMode, Statement, TransactionOptions, TransactionTrait,
 };
 use sha2::{Digest, Sha256};
 
@@ -20,7 +20,11 @@ pub const IDS_PER_STATEMENT: usize = 500;
 
 /// The rows of `E` whose `column` is one of `ids`, read `IDS_PER_STATEMENT` ids at a time so
 /// no list outgrows a statement's bind parameters.
-pub async fn find_where_in<E, C>(conn: &impl ConnectionTrait, column: C, ids: &[uuid::Uuid]) -> Result<Vec<E::Model>, DbErr>
+pub async fn find_where_in<E, C>(
+    conn: &impl ConnectionTrait,
+    column: C,
+    ids: &[uuid::Uuid],
+) -> Result<Vec<E::Model>, DbErr>
 where
     E: sea_orm::EntityTrait,
     C: sea_orm::ColumnTrait,
@@ -98,12 +102,7 @@ fn advisory_key(key: &str) -> i64 {
 }
 
 fn create_sqlite_folder(url: &str) -> anyhow::Result<()> {
-    let path = url
-        .trim_start_matches("sqlite:")
-        .trim_start_matches("//")
-        .split('?')
-        .next()
-        .unwrap_or_default();
+    let path = url.trim_start_matches("sqlite:").trim_start_matches("//").split('?').next().unwrap_or_default();
     if path.is_empty() || path.contains(":memory:") {
         return Ok(());
     }

@@ -38,11 +38,8 @@ pub async fn followees_of(conn: &impl ConnectionTrait, follower: Uuid) -> AppRes
 
 /// `follower` follows `followee`; already following changes nothing (not even the date).
 pub async fn follow(conn: &impl ConnectionTrait, follower: Uuid, followee: Uuid) -> AppResult<()> {
-    let row = follows::ActiveModel {
-        follower_id: Set(follower),
-        followee_id: Set(followee),
-        created_at: Set(Utc::now()),
-    };
+    let row =
+        follows::ActiveModel { follower_id: Set(follower), followee_id: Set(followee), created_at: Set(Utc::now()) };
     follows::Entity::insert(row)
         .on_conflict(
             OnConflict::columns([follows::Column::FollowerId, follows::Column::FolloweeId]).do_nothing().to_owned(),

@@ -14,7 +14,8 @@ use floor_entities::{
 };
 use sea_orm::sea_query::{Expr, ExprTrait, OnConflict, Query};
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+    ColumnTrait, Condition, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+    Set,
 };
 use serde::Serialize;
 use uuid::Uuid;
@@ -67,7 +68,11 @@ pub struct Merged {
 /// Reads and locks both accounts' rows for the rest of `tx`, in id order (two merges of the
 /// same pair, either way round, never wait on each other crosswise). `NOT_FOUND` for either
 /// missing one. Returns (main, duplicate).
-pub async fn lock_accounts(tx: &DatabaseTransaction, main: Uuid, duplicate: Uuid) -> AppResult<(users::Model, users::Model)> {
+pub async fn lock_accounts(
+    tx: &DatabaseTransaction,
+    main: Uuid,
+    duplicate: Uuid,
+) -> AppResult<(users::Model, users::Model)> {
     let rows = users::Entity::find()
         .filter(users::Column::Id.is_in([main, duplicate]))
         .order_by_asc(users::Column::Id)
@@ -100,7 +105,12 @@ pub fn ensure_mergeable(main: &users::Model, duplicate: &users::Model) -> AppRes
 /// (`rating::lock_participants`): the tournaments the duplicate played or works in, in id
 /// order; then the staff of its clubs; then both profiles. So no registration, confirmation
 /// or strike of those tournaments runs halfway through the merge.
-pub async fn merge_accounts(tx: &DatabaseTransaction, main: Uuid, duplicate: Uuid, now: DateTime<Utc>) -> AppResult<Merged> {
+pub async fn merge_accounts(
+    tx: &DatabaseTransaction,
+    main: Uuid,
+    duplicate: Uuid,
+    now: DateTime<Utc>,
+) -> AppResult<Merged> {
     let banned = users::Entity::update_many()
         .col_expr(users::Column::Status, Expr::value(UserStatus::Banned))
         .col_expr(users::Column::UpdatedAt, Expr::value(now))
@@ -112,12 +122,14 @@ pub async fn merge_accounts(tx: &DatabaseTransaction, main: Uuid, duplicate: Uui
         return Err(AppError::new(ErrorCode::InvalidStatus, "the duplicate is no longer active"));
     }
     let tournaments = lock_tournaments(tx, tournaments_of(tx, duplicate).await?).await?;
-    let memberships = organizer_members::Entity::find().filter(organizer_members::Column::UserId.eq(duplicate)).all(tx).await?;
+    let memberships =
+        organizer_members::Entity::find().filter(organizer_members::Column::UserId.eq(duplicate)).all(tx).await?;
     for organizer_id in memberships.iter().map(|member| member.organizer_id).collect::<BTreeSet<_>>() {
         clubs::lock_members(tx, organizer_id).await?;
     }
     rating::lock_profiles(tx, &[main, duplicate]).await?;
-    let inherited_ban = player_profiles::Entity::find_by_id(duplicate).one(tx).await?.and_then(|profile| profile.ban_until);
+    let inherited_ban =
+        player_profiles::Entity::find_by_id(duplicate).one(tx).await?.and_then(|profile| profile.ban_until);
 
     let mut report = MergeReport::default();
     let (moved, staying) = move_registrations(tx, main, duplicate, now).await?;
@@ -127,7 +139,8 @@ pub async fn merge_accounts(tx: &DatabaseTransaction, main: Uuid, duplicate: Uui
     (report.results_moved, report.results_kept) = move_results(tx, main, duplicate).await?;
     report.strikes_moved = reassign::<strikes::Entity, _>(tx, strikes::Column::UserId, duplicate, main).await?;
     report.follows_moved = move_follows(tx, main, duplicate).await?;
-    report.push_tokens_moved = reassign::<push_tokens::Entity, _>(tx, push_tokens::Column::UserId, duplicate, main).await?;
+    report.push_tokens_moved =
+        reassign::<push_tokens::Entity, _>(tx, push_tokens::Column::UserId, duplicate, main).await?;
     report.refresh_tokens_revoked = refresh_tokens::Entity::update_many()
         .col_expr(refresh_tokens::Column::RevokedAt, Expr::value(Some(now)))
         .filter(refresh_tokens::Column::UserId.eq(duplicate))
@@ -154,7 +167,10 @@ pub async fn merge_accounts(tx: &DatabaseTransaction, main: Uuid, duplicate: Uui
 /// Locks the tournaments `ids` for the rest of `tx` (`FOR UPDATE` on PostgreSQL; SQLite's
 /// `IMMEDIATE` transaction already excludes other writers), in id order and
 /// `IDS_PER_STATEMENT` at a time, as `tournaments::lock` would one by one.
-async fn lock_tournaments(tx: &DatabaseTransaction, ids: BTreeSet<Uuid>) -> AppResult<HashMap<Uuid, tournaments::Model>> {
+async fn lock_tournaments(
+    tx: &DatabaseTransaction,
+    ids: BTreeSet<Uuid>,
+) -> AppResult<HashMap<Uuid, tournaments::Model>> {
     let ids: Vec<Uuid> = ids.into_iter().collect();
     let mut locked = HashMap::with_capacity(ids.len());
     for chunk in ids.chunks(IDS_PER_STATEMENT) {
@@ -207,29 +223,49 @@ where
 }
 
 /// The `(row id, tournament)` pairs of `E` that belong to `user_id` through `user_column`.
-async fn rows_by_tournament<E, C>(conn: &impl ConnectionTrait, id: C, tournament: C, user_column: C, user_id: Uuid) -> AppResult<Vec<(Uuid, Uuid)>>
+async fn rows_by_tournament<E, C>(
+    conn: &impl ConnectionTrait,
+    id: C,
+    tournament: C,
+    user_column: C,
+    user_id: Uuid,
+) -> AppResult<Vec<(Uuid, Uuid)>>
 where
     E: EntityTrait,
     C: ColumnTrait,
 {
-    Ok(E::find().select_only().column(id).column(tournament).filter(user_column.eq(user_id)).into_tuple().all(conn).await?)
+    Ok(E::find()
+        .select_only()
+        .column(id)
+        .column(tournament)
+        .filter(user_column.eq(user_id))
+        .into_tuple()
+        .all(conn)
+        .await?)
 }
 
 /// Splits the duplicate's rows (id, tournament) into those whose tournament the main
 /// account has no row in (to move) and the rest (to keep).
 fn split_by_tournament(duplicate_rows: Vec<(Uuid, Uuid)>, main_rows: &[(Uuid, Uuid)]) -> (Vec<Uuid>, Vec<Uuid>) {
     let taken: HashSet<Uuid> = main_rows.iter().map(|(_, tournament)| *tournament).collect();
-    let (moving, staying): (Vec<_>, Vec<_>) = duplicate_rows.into_iter().partition(|(_, tournament)| !taken.contains(tournament));
+    let (moving, staying): (Vec<_>, Vec<_>) =
+        duplicate_rows.into_iter().partition(|(_, tournament)| !taken.contains(tournament));
     (moving.into_iter().map(|(id, _)| id).collect(), staying.into_iter().map(|(id, _)| id).collect())
 }
 
 /// Registrations move except where the main account is registered in the same tournament
 /// (one registration per account and tournament): those stay with the duplicate. Returns
 /// (moved, ids of those staying).
-async fn move_registrations(tx: &DatabaseTransaction, main: Uuid, duplicate: Uuid, now: DateTime<Utc>) -> AppResult<(u64, Vec<Uuid>)> {
+async fn move_registrations(
+    tx: &DatabaseTransaction,
+    main: Uuid,
+    duplicate: Uuid,
+    now: DateTime<Utc>,
+) -> AppResult<(u64, Vec<Uuid>)> {
     use registrations::Column as R;
     let main_rows = rows_by_tournament::<registrations::Entity, _>(tx, R::Id, R::TournamentId, R::UserId, main).await?;
-    let duplicate_rows = rows_by_tournament::<registrations::Entity, _>(tx, R::Id, R::TournamentId, R::UserId, duplicate).await?;
+    let duplicate_rows =
+        rows_by_tournament::<registrations::Entity, _>(tx, R::Id, R::TournamentId, R::UserId, duplicate).await?;
     let (moving, staying) = split_by_tournament(duplicate_rows, &main_rows);
     for chunk in moving.chunks(IDS_PER_STATEMENT) {
         registrations::Entity::update_many()
@@ -258,7 +294,11 @@ async fn cancel_kept_registrations(
             && tournaments.get(&row.tournament_id).is_some_and(|t| t.status == TournamentStatus::Registration)
     };
     let live: Vec<registrations::Model> =
-        find_where_in::<registrations::Entity, _>(tx, registrations::Column::Id, staying).await?.into_iter().filter(open).collect();
+        find_where_in::<registrations::Entity, _>(tx, registrations::Column::Id, staying)
+            .await?
+            .into_iter()
+            .filter(open)
+            .collect();
     let ids: Vec<Uuid> = live.iter().map(|row| row.id).collect();
     for chunk in ids.chunks(IDS_PER_STATEMENT) {
         registrations::Entity::update_many()
@@ -285,7 +325,8 @@ async fn cancel_kept_registrations(
 async fn move_results(tx: &DatabaseTransaction, main: Uuid, duplicate: Uuid) -> AppResult<(u64, u64)> {
     use results::Column as R;
     let main_rows = rows_by_tournament::<results::Entity, _>(tx, R::Id, R::TournamentId, R::UserId, main).await?;
-    let duplicate_rows = rows_by_tournament::<results::Entity, _>(tx, R::Id, R::TournamentId, R::UserId, duplicate).await?;
+    let duplicate_rows =
+        rows_by_tournament::<results::Entity, _>(tx, R::Id, R::TournamentId, R::UserId, duplicate).await?;
     let (moving, staying) = split_by_tournament(duplicate_rows, &main_rows);
     for chunk in moving.chunks(IDS_PER_STATEMENT) {
         results::Entity::update_many()
@@ -301,7 +342,8 @@ async fn move_results(tx: &DatabaseTransaction, main: Uuid, duplicate: Uuid) -> 
 /// between the two accounts (it would become a self-follow) and one the main account
 /// already has are dropped. Carried over `IDS_PER_STATEMENT` rows per statement.
 async fn move_follows(tx: &DatabaseTransaction, main: Uuid, duplicate: Uuid) -> AppResult<u64> {
-    let involving = Condition::any().add(follows::Column::FollowerId.eq(duplicate)).add(follows::Column::FolloweeId.eq(duplicate));
+    let involving =
+        Condition::any().add(follows::Column::FollowerId.eq(duplicate)).add(follows::Column::FolloweeId.eq(duplicate));
     let rows = follows::Entity::find().filter(involving.clone()).all(tx).await?;
     let swap = |id: Uuid| if id == duplicate { main } else { id };
     let mut seen = HashSet::new();
@@ -318,7 +360,9 @@ async fn move_follows(tx: &DatabaseTransaction, main: Uuid, duplicate: Uuid) -> 
     let mut moved = 0;
     for chunk in carried.chunks(IDS_PER_STATEMENT) {
         moved += follows::Entity::insert_many(chunk.to_vec())
-            .on_conflict(OnConflict::columns([follows::Column::FollowerId, follows::Column::FolloweeId]).do_nothing().to_owned())
+            .on_conflict(
+                OnConflict::columns([follows::Column::FollowerId, follows::Column::FolloweeId]).do_nothing().to_owned(),
+            )
             .exec_without_returning(tx)
             .await?;
     }
@@ -358,7 +402,11 @@ fn role_rank(role: MemberRole) -> u8 {
 /// club, the main account keeps its membership with the stronger of the two roles and the
 /// duplicate's goes: a banned account must not stay on a club's staff (and count as its
 /// owner). Returns (moved, joined).
-async fn move_memberships(tx: &DatabaseTransaction, main: Uuid, duplicates: Vec<organizer_members::Model>) -> AppResult<(u64, u64)> {
+async fn move_memberships(
+    tx: &DatabaseTransaction,
+    main: Uuid,
+    duplicates: Vec<organizer_members::Model>,
+) -> AppResult<(u64, u64)> {
     let mains: HashMap<Uuid, organizer_members::Model> = organizer_members::Entity::find()
         .filter(organizer_members::Column::UserId.eq(main))
         .all(tx)
@@ -402,8 +450,11 @@ async fn move_dealing(tx: &DatabaseTransaction, main: Uuid, duplicate: Uuid) -> 
     let main_has_profile = dealer_profiles::Entity::find_by_id(main).one(tx).await?.is_some();
     let profile_moved = !main_has_profile
         && reassign::<dealer_profiles::Entity, _>(tx, dealer_profiles::Column::UserId, duplicate, main).await? > 0;
-    let main_rows = rows_by_tournament::<tournament_dealers::Entity, _>(tx, D::Id, D::TournamentId, D::DealerUserId, main).await?;
-    let duplicate_rows = rows_by_tournament::<tournament_dealers::Entity, _>(tx, D::Id, D::TournamentId, D::DealerUserId, duplicate).await?;
+    let main_rows =
+        rows_by_tournament::<tournament_dealers::Entity, _>(tx, D::Id, D::TournamentId, D::DealerUserId, main).await?;
+    let duplicate_rows =
+        rows_by_tournament::<tournament_dealers::Entity, _>(tx, D::Id, D::TournamentId, D::DealerUserId, duplicate)
+            .await?;
     let (moving, _) = split_by_tournament(duplicate_rows, &main_rows);
     for chunk in moving.chunks(IDS_PER_STATEMENT) {
         tournament_dealers::Entity::update_many()

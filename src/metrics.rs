@@ -87,14 +87,16 @@ pub async fn dashboard(conn: &impl ConnectionTrait, now: DateTime<Utc>) -> Resul
 
     let mut new_players = Query::select();
     new_players.from(users::Entity).and_where(Expr::col(users::Column::CreatedAt).gte(earliest));
-    let new_players = counts(conn, new_players, &spans, |span| count_in(Expr::col(users::Column::CreatedAt), span)).await?;
+    let new_players =
+        counts(conn, new_players, &spans, |span| count_in(Expr::col(users::Column::CreatedAt), span)).await?;
 
     let mut played = Query::select();
     played
         .from(results::Entity)
         .inner_join(
             tournaments::Entity,
-            Expr::col((tournaments::Entity, tournaments::Column::Id)).equals((results::Entity, results::Column::TournamentId)),
+            Expr::col((tournaments::Entity, tournaments::Column::Id))
+                .equals((results::Entity, results::Column::TournamentId)),
         )
         .and_where(user_id().is_not_null())
         .and_where(finished_at().gte(earliest));
@@ -108,7 +110,8 @@ pub async fn dashboard(conn: &impl ConnectionTrait, now: DateTime<Utc>) -> Resul
         .from(tournaments::Entity)
         .and_where(Expr::col(tournaments::Column::Status).eq(TournamentStatus::Finished))
         .and_where(Expr::col(tournaments::Column::FinishedAt).gte(earliest));
-    let finished = counts(conn, finished, &spans, |span| count_in(Expr::col(tournaments::Column::FinishedAt), span)).await?;
+    let finished =
+        counts(conn, finished, &spans, |span| count_in(Expr::col(tournaments::Column::FinishedAt), span)).await?;
 
     // Retention: of the players active in the period, those with two or more tournaments.
     let mut per_player = played;

@@ -148,8 +148,13 @@ impl Notifier {
             created_at: Set(now),
             sent_at: Set(None),
         };
-        let planned: Vec<(Uuid, Uuid)> =
-            notice.recipients.iter().copied().filter(|id| seen.insert(*id)).map(|recipient| (recipient, Uuid::now_v7())).collect();
+        let planned: Vec<(Uuid, Uuid)> = notice
+            .recipients
+            .iter()
+            .copied()
+            .filter(|id| seen.insert(*id))
+            .map(|recipient| (recipient, Uuid::now_v7()))
+            .collect();
         if notice.dedup_key.is_none() {
             for chunk in planned.chunks(IDS_PER_STATEMENT) {
                 notifications::Entity::insert_many(chunk.iter().map(|(recipient, id)| row(*recipient, *id)))
@@ -181,9 +186,16 @@ impl Notifier {
     /// no longer knows is forgotten. A failed send is logged and never fails the call: the
     /// journal row stays. Call it after the journal has committed. Returns how many
     /// recipients a device accepted the push for.
-    pub async fn push_journaled(&self, conn: &impl ConnectionTrait, notice: &Notice, journaled: &Journaled) -> AppResult<usize> {
+    pub async fn push_journaled(
+        &self,
+        conn: &impl ConnectionTrait,
+        notice: &Notice,
+        journaled: &Journaled,
+    ) -> AppResult<usize> {
         match (&self.push, &notice.push) {
-            (Some(sender), Some(message)) if !journaled.is_empty() => push(conn, sender, notice, message, &journaled.rows).await,
+            (Some(sender), Some(message)) if !journaled.is_empty() => {
+                push(conn, sender, notice, message, &journaled.rows).await
+            }
             _ => Ok(0),
         }
     }
@@ -241,8 +253,7 @@ async fn push(
             .exec(conn)
             .await?;
     }
-    let stamped: Vec<Uuid> =
-        journaled.iter().filter(|(user, _)| reached.contains(user)).map(|(_, row)| *row).collect();
+    let stamped: Vec<Uuid> = journaled.iter().filter(|(user, _)| reached.contains(user)).map(|(_, row)| *row).collect();
     let sent_at = Utc::now();
     for chunk in stamped.chunks(IDS_PER_STATEMENT) {
         notifications::Entity::update_many()

@@ -60,7 +60,11 @@ pub struct Participants {
 ///   finds these results.
 /// - The profile of everyone who has or will have a result here (`also`: the holders of
 ///   results about to be replaced), so a rebuild never waits on a row another writer holds.
-pub async fn lock_participants(tx: &DatabaseTransaction, tournament_id: Uuid, also: &[Uuid]) -> AppResult<Participants> {
+pub async fn lock_participants(
+    tx: &DatabaseTransaction,
+    tournament_id: Uuid,
+    also: &[Uuid],
+) -> AppResult<Participants> {
     let seated: Vec<Uuid> = table_seats::Entity::find()
         .select_only()
         .column(table_seats::Column::RegistrationId)
@@ -77,11 +81,12 @@ pub async fn lock_participants(tx: &DatabaseTransaction, tournament_id: Uuid, al
         db::lock_key(tx, &phone_lock(&phone)).await?;
     }
     // Claims read again, now that no sign-up can be halfway through one.
-    let claimed_by: HashMap<Uuid, Uuid> = find_where_in::<guest_players::Entity, _>(tx, guest_players::Column::Id, &guest_ids)
-        .await?
-        .into_iter()
-        .filter_map(|guest| Some((guest.id, guest.claimed_by_user_id?)))
-        .collect();
+    let claimed_by: HashMap<Uuid, Uuid> =
+        find_where_in::<guest_players::Entity, _>(tx, guest_players::Column::Id, &guest_ids)
+            .await?
+            .into_iter()
+            .filter_map(|guest| Some((guest.id, guest.claimed_by_user_id?)))
+            .collect();
     let users: Vec<Uuid> = players
         .iter()
         .filter_map(|player| player.user_id)
@@ -131,11 +136,16 @@ pub async fn write_results(
     let Participants { players, claimed_by } = participants;
     let finishers: Vec<Finisher<Uuid>> = players
         .iter()
-        .map(|player| Finisher { player: player.id, eliminated_at: player.eliminated_at, created_at: player.created_at })
+        .map(|player| Finisher {
+            player: player.id,
+            eliminated_at: player.eliminated_at,
+            created_at: player.created_at,
+        })
         .collect();
     let by_id: HashMap<Uuid, &registrations::Model> = players.iter().map(|player| (player.id, player)).collect();
     let config = rating_config(conn).await?;
-    let field_size = i32::try_from(players.len()).map_err(|_| AppError::Internal(anyhow::anyhow!("too many players")))?;
+    let field_size =
+        i32::try_from(players.len()).map_err(|_| AppError::Internal(anyhow::anyhow!("too many players")))?;
     let mut awards = Vec::new();
     let mut rows = Vec::with_capacity(players.len());
     for (place, registration_id) in finishing_order(&finishers) {
@@ -143,7 +153,8 @@ pub async fn write_results(
         let user_id = player.user_id.or_else(|| player.guest_id.and_then(|guest| claimed_by.get(&guest).copied()));
         let points = match user_id {
             Some(user_id) => {
-                let season_points = season_points(&config, field_size, place).map_err(|err| AppError::Internal(err.into()))?;
+                let season_points =
+                    season_points(&config, field_size, place).map_err(|err| AppError::Internal(err.into()))?;
                 awards.push(Award { user_id, place, season_points });
                 season_points
             }

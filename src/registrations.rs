@@ -19,8 +19,8 @@ use uuid::Uuid;
 use crate::accounts::{find_user, phone_lock};
 use crate::app::AppState;
 use crate::domain::Phone;
-use crate::follows::followers_of;
 use crate::error::{AppError, AppResult, ErrorCode, OnUniqueViolation};
+use crate::follows::followers_of;
 use crate::notifications::{Notice, NoticeKind, PushMessage};
 use crate::tournaments::{display_title, lock, taken_seats};
 use crate::{db, strikes};
@@ -45,7 +45,10 @@ fn wrong_status(what: &str) -> AppError {
 /// Opens a write transaction holding the tournament's lock, refusing with
 /// `REGISTRATION_CLOSED` unless registration is open. `now` is taken under the lock, so the
 /// queue's order is the order the lock was granted in.
-async fn begin_while_open(app: &AppState, tournament_id: Uuid) -> AppResult<(DatabaseTransaction, tournaments::Model, DateTime<Utc>)> {
+async fn begin_while_open(
+    app: &AppState,
+    tournament_id: Uuid,
+) -> AppResult<(DatabaseTransaction, tournaments::Model, DateTime<Utc>)> {
     let tx = db::begin_write(&app.db).await?;
     let tournament = lock(&tx, tournament_id).await?;
     if tournament.status != TournamentStatus::Registration {
@@ -302,7 +305,14 @@ async fn club_row(
 /// `check-in` by the club: only from `registered`, only while registration is open.
 pub async fn check_in(app: &AppState, tournament_id: Uuid, registration_id: Uuid) -> AppResult<registrations::Model> {
     let (tx, tournament, now) = begin_while_open(app, tournament_id).await?;
-    let row = club_row(&tx, &tournament, registration_id, RegistrationStatus::Registered, "only a registered player can be checked in").await?;
+    let row = club_row(
+        &tx,
+        &tournament,
+        registration_id,
+        RegistrationStatus::Registered,
+        "only a registered player can be checked in",
+    )
+    .await?;
     let mut active: registrations::ActiveModel = row.into();
     active.status = Set(RegistrationStatus::CheckedIn);
     active.checked_in_at = Set(Some(now));
@@ -315,7 +325,11 @@ pub async fn check_in(app: &AppState, tournament_id: Uuid, registration_id: Uuid
 /// `cancel-check-in` by the club: a player who came from the waitlist returns to it (keeping
 /// their place at its head) and the seat they give back goes to the next in the queue;
 /// anyone else returns to `registered`.
-pub async fn cancel_check_in(app: &AppState, tournament_id: Uuid, registration_id: Uuid) -> AppResult<registrations::Model> {
+pub async fn cancel_check_in(
+    app: &AppState,
+    tournament_id: Uuid,
+    registration_id: Uuid,
+) -> AppResult<registrations::Model> {
     let (tx, tournament, now) = begin_while_open(app, tournament_id).await?;
     let refusal = "only a checked-in player can have the check-in cancelled";
     let row = club_row(&tx, &tournament, registration_id, RegistrationStatus::CheckedIn, refusal).await?;
@@ -335,7 +349,12 @@ pub async fn cancel_check_in(app: &AppState, tournament_id: Uuid, registration_i
 /// `walk-in` by the club: the person is at the door. An account with the phone gets the
 /// registration, else a guest does (made once per phone). Capacity is not checked. The
 /// registration ends `checked_in`; a repeat (or a race) returns the same row.
-pub async fn walk_in(app: &AppState, tournament_id: Uuid, phone: &Phone, name: &str) -> AppResult<registrations::Model> {
+pub async fn walk_in(
+    app: &AppState,
+    tournament_id: Uuid,
+    phone: &Phone,
+    name: &str,
+) -> AppResult<registrations::Model> {
     let tx = db::begin_write(&app.db).await?;
     let tournament = lock(&tx, tournament_id).await?;
     // Taken under the lock, so the queue's order is the order the lock was granted in.
@@ -377,17 +396,33 @@ pub async fn walk_in(app: &AppState, tournament_id: Uuid, phone: &Phone, name: &
             }
             active.update(&tx).await?
         }
-        None => new_registration(tournament.id, user_id, guest_id, RegistrationStatus::CheckedIn, RegistrationSource::WalkIn, now)
+        None => {
+            new_registration(
+                tournament.id,
+                user_id,
+                guest_id,
+                RegistrationStatus::CheckedIn,
+                RegistrationSource::WalkIn,
+                now,
+            )
             .insert(&tx)
-            .await?,
+            .await?
+        }
     };
     tx.commit().await?;
     Ok(registration)
 }
 
 /// The guest seated under `phone`, made with `name` on first sight.
-async fn find_or_create_guest(tx: &DatabaseTransaction, phone: &Phone, name: &str, now: DateTime<Utc>) -> AppResult<Uuid> {
-    if let Some(guest) = guest_players::Entity::find().filter(guest_players::Column::Phone.eq(phone.as_str())).one(tx).await? {
+async fn find_or_create_guest(
+    tx: &DatabaseTransaction,
+    phone: &Phone,
+    name: &str,
+    now: DateTime<Utc>,
+) -> AppResult<Uuid> {
+    if let Some(guest) =
+        guest_players::Entity::find().filter(guest_players::Column::Phone.eq(phone.as_str())).one(tx).await?
+    {
         return Ok(guest.id);
     }
     let guest = guest_players::ActiveModel {

@@ -11,9 +11,7 @@
 //! start. The whole seed is one transaction, so a start cut short leaves no half list behind.
 
 use chrono::{DateTime, Utc};
-use floor_entities::{
-    blind_templates, cities, city_translations, level_tier_translations, level_tiers, rating_config,
-};
+use floor_entities::{blind_templates, cities, city_translations, level_tier_translations, level_tiers, rating_config};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, PaginatorTrait,
     QueryFilter, QuerySelect, TryInsertResult,
@@ -148,10 +146,7 @@ fn inserted(result: TryInsertResult<u64>) -> u64 {
     }
 }
 
-async fn seed_platform_template(
-    db: &impl ConnectionTrait,
-    now: DateTime<Utc>,
-) -> Result<u64, DbErr> {
+async fn seed_platform_template(db: &impl ConnectionTrait, now: DateTime<Utc>) -> Result<u64, DbErr> {
     let template = blind_templates::ActiveModel {
         id: Set(PLATFORM_TEMPLATE_ID),
         organizer_id: Set(None),
@@ -161,10 +156,7 @@ async fn seed_platform_template(
         late_reg_level: Set(Some(LATE_REG_LEVEL)),
         created_at: Set(now),
     };
-    let result = blind_templates::Entity::insert(template)
-        .on_conflict_do_nothing()
-        .exec_without_returning(db)
-        .await?;
+    let result = blind_templates::Entity::insert(template).on_conflict_do_nothing().exec_without_returning(db).await?;
     Ok(inserted(result))
 }
 
@@ -183,18 +175,11 @@ async fn seed_rating_config(db: &impl ConnectionTrait, now: DateTime<Utc>) -> Re
         updated_at: Set(now),
         updated_by_user_id: Set(None),
     };
-    let result = rating_config::Entity::insert(config)
-        .on_conflict_do_nothing()
-        .exec_without_returning(db)
-        .await?;
+    let result = rating_config::Entity::insert(config).on_conflict_do_nothing().exec_without_returning(db).await?;
     Ok(inserted(result))
 }
 
-async fn seed_cities(
-    db: &impl ConnectionTrait,
-    now: DateTime<Utc>,
-    report: &mut SeedReport,
-) -> Result<(), DbErr> {
+async fn seed_cities(db: &impl ConnectionTrait, now: DateTime<Utc>, report: &mut SeedReport) -> Result<(), DbErr> {
     for (order, (slug, ru, en)) in (1..).zip(CITIES) {
         let city = cities::ActiveModel {
             id: Set(Uuid::now_v7()),
@@ -223,20 +208,14 @@ async fn seed_cities(
             locale: Set(locale.to_owned()),
             name: Set(name.to_owned()),
         });
-        let result = city_translations::Entity::insert_many(names)
-            .on_conflict_do_nothing()
-            .exec_without_returning(db)
-            .await?;
+        let result =
+            city_translations::Entity::insert_many(names).on_conflict_do_nothing().exec_without_returning(db).await?;
         report.city_translations += inserted(result);
     }
     Ok(())
 }
 
-async fn seed_level_tiers(
-    db: &impl ConnectionTrait,
-    now: DateTime<Utc>,
-    report: &mut SeedReport,
-) -> Result<(), DbErr> {
+async fn seed_level_tiers(db: &impl ConnectionTrait, now: DateTime<Utc>, report: &mut SeedReport) -> Result<(), DbErr> {
     for (key, min_level, color, ru, en) in TIERS {
         let row = level_tiers::ActiveModel {
             id: Set(Uuid::now_v7()),
@@ -260,12 +239,11 @@ async fn seed_level_tiers(
             .one(db)
             .await?
             .ok_or_else(|| DbErr::RecordNotFound(format!("level tier {key}")))?;
-        let names =
-            [("ru", ru), ("en", en)].map(|(locale, name)| level_tier_translations::ActiveModel {
-                tier_id: Set(tier_id),
-                locale: Set(locale.to_owned()),
-                name: Set(name.to_owned()),
-            });
+        let names = [("ru", ru), ("en", en)].map(|(locale, name)| level_tier_translations::ActiveModel {
+            tier_id: Set(tier_id),
+            locale: Set(locale.to_owned()),
+            name: Set(name.to_owned()),
+        });
         let result = level_tier_translations::Entity::insert_many(names)
             .on_conflict_do_nothing()
             .exec_without_returning(db)
@@ -307,32 +285,21 @@ mod tests {
                 .all(db)
                 .await
                 .expect("templates"),
-            cities: cities::Entity::find()
-                .order_by_asc(cities::Column::Slug)
-                .all(db)
-                .await
-                .expect("cities"),
+            cities: cities::Entity::find().order_by_asc(cities::Column::Slug).all(db).await.expect("cities"),
             city_translations: city_translations::Entity::find()
                 .order_by_asc(city_translations::Column::CityId)
                 .order_by_asc(city_translations::Column::Locale)
                 .all(db)
                 .await
                 .expect("city translations"),
-            tiers: level_tiers::Entity::find()
-                .order_by_asc(level_tiers::Column::Key)
-                .all(db)
-                .await
-                .expect("tiers"),
+            tiers: level_tiers::Entity::find().order_by_asc(level_tiers::Column::Key).all(db).await.expect("tiers"),
             tier_translations: level_tier_translations::Entity::find()
                 .order_by_asc(level_tier_translations::Column::TierId)
                 .order_by_asc(level_tier_translations::Column::Locale)
                 .all(db)
                 .await
                 .expect("tier translations"),
-            configs: rating_config::Entity::find()
-                .all(db)
-                .await
-                .expect("rating config"),
+            configs: rating_config::Entity::find().all(db).await.expect("rating config"),
         }
     }
 
@@ -357,11 +324,7 @@ mod tests {
         let second = seed(&db).await.expect("second seed");
         assert_eq!(second, SeedReport::default());
         assert_eq!(second.total(), 0);
-        assert_eq!(
-            snapshot(&db).await,
-            before,
-            "rows, values and timestamps unchanged"
-        );
+        assert_eq!(snapshot(&db).await, before, "rows, values and timestamps unchanged");
     }
 
     #[tokio::test]
@@ -405,10 +368,7 @@ mod tests {
         let slugs: Vec<_> = cities.iter().map(|c| c.slug.as_str()).collect();
         assert_eq!(slugs, CITIES.map(|(slug, _, _)| slug));
         assert!(cities.iter().all(|c| c.is_active));
-        assert_eq!(
-            cities.iter().map(|c| c.sort_order).collect::<Vec<_>>(),
-            (1..=10).collect::<Vec<_>>()
-        );
+        assert_eq!(cities.iter().map(|c| c.sort_order).collect::<Vec<_>>(), (1..=10).collect::<Vec<_>>());
         let moscow_ru = seeded
             .city_translations
             .iter()
@@ -418,21 +378,8 @@ mod tests {
 
         let mut tiers = seeded.tiers.clone();
         tiers.sort_by_key(|t| t.min_level);
-        let keyed: Vec<_> = tiers
-            .iter()
-            .map(|t| (t.key.as_str(), t.min_level))
-            .collect();
-        assert_eq!(
-            keyed,
-            [
-                ("fish", 1),
-                ("grinder", 3),
-                ("regular", 6),
-                ("shark", 10),
-                ("pro", 15),
-                ("legend", 25)
-            ]
-        );
+        let keyed: Vec<_> = tiers.iter().map(|t| (t.key.as_str(), t.min_level)).collect();
+        assert_eq!(keyed, [("fish", 1), ("grinder", 3), ("regular", 6), ("shark", 10), ("pro", 15), ("legend", 25)]);
         let mut colors: Vec<_> = tiers.iter().map(|t| t.color.as_str()).collect();
         colors.sort_unstable();
         colors.dedup();
@@ -444,23 +391,11 @@ mod tests {
         let config = &config[0];
         assert_eq!(config.id, DEFAULT_RATING_CONFIG_ID);
         assert_eq!(
-            (
-                config.points_base,
-                config.min_points,
-                config.xp_level_base,
-                config.xp_level_exponent
-            ),
+            (config.points_base, config.min_points, config.xp_level_base, config.xp_level_exponent),
             (10.0, 1, 50.0, 1.5)
         );
         assert_eq!((config.skill_alpha, config.skill_initial), (0.1, 0.4444));
-        assert_eq!(
-            (
-                config.strikes_to_ban,
-                config.strike_window_days,
-                config.ban_days
-            ),
-            (2, 30, 14)
-        );
+        assert_eq!((config.strikes_to_ban, config.strike_window_days, config.ban_days), (2, 30, 14));
     }
 
     #[tokio::test]

@@ -129,7 +129,8 @@ impl Storage {
     /// credentials from the process environment. A local folder is created when missing.
     pub fn open(storage_url: Option<&str>) -> Result<Self, StorageError> {
         // `vars_os`, not `vars`: a variable that is not Unicode must not panic the start.
-        let env = std::env::vars_os().filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)));
+        let env =
+            std::env::vars_os().filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)));
         Self::open_with_env(storage_url, env)
     }
 
@@ -141,14 +142,18 @@ impl Storage {
             Target::Folder(folder) => {
                 let failed = |source| StorageError::Folder { path: folder.display().to_string(), source };
                 std::fs::create_dir_all(&folder).map_err(failed)?;
-                let store = LocalFileSystem::new_with_prefix(&folder).map_err(|err| failed(std::io::Error::other(err)))?;
+                let store =
+                    LocalFileSystem::new_with_prefix(&folder).map_err(|err| failed(std::io::Error::other(err)))?;
                 Ok(Self { store: Arc::new(store), location: format!("folder {}", folder.display()) })
             }
             Target::S3(url) => {
                 let store = s3_builder(&url, env)?.build().map_err(StorageError::Store)?;
                 let location = store.to_string();
                 Ok(match s3_prefix(&url)? {
-                    Some(prefix) => Self { location: format!("{location} under {prefix}"), store: Arc::new(PrefixStore::new(store, prefix)) },
+                    Some(prefix) => Self {
+                        location: format!("{location} under {prefix}"),
+                        store: Arc::new(PrefixStore::new(store, prefix)),
+                    },
                     None => Self { store: Arc::new(store), location },
                 })
             }
@@ -201,7 +206,10 @@ mod tests {
 
     #[test]
     fn a_file_url_names_its_folder() {
-        assert_eq!(Target::parse(Some("file:///srv/floor/uploads")).expect("a target"), Target::Folder(PathBuf::from("/srv/floor/uploads")));
+        assert_eq!(
+            Target::parse(Some("file:///srv/floor/uploads")).expect("a target"),
+            Target::Folder(PathBuf::from("/srv/floor/uploads"))
+        );
     }
 
     #[test]
@@ -235,7 +243,12 @@ mod tests {
     fn s3_settings_come_from_aws_variables_and_the_url_wins() {
         let builder = s3(
             "s3://floor-uploads?region=eu-west-1",
-            &[("AWS_REGION", "us-east-2"), ("AWS_ACCESS_KEY_ID", "from-env"), ("AWS_ENDPOINT", "https://storage.example"), ("HOME", "/root")],
+            &[
+                ("AWS_REGION", "us-east-2"),
+                ("AWS_ACCESS_KEY_ID", "from-env"),
+                ("AWS_ENDPOINT", "https://storage.example"),
+                ("HOME", "/root"),
+            ],
         );
         assert_eq!(builder.get_config_value(&AmazonS3ConfigKey::Region).as_deref(), Some("eu-west-1"));
         assert_eq!(builder.get_config_value(&AmazonS3ConfigKey::AccessKeyId).as_deref(), Some("from-env"));

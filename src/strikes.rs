@@ -7,7 +7,9 @@ use floor_actors::rules::strikes::SanctionRules;
 use floor_entities::enums::StrikeReason;
 use floor_entities::{player_profiles, rating_config, strikes};
 use sea_orm::sea_query::OnConflict;
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QuerySelect, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QuerySelect, Set,
+};
 use uuid::Uuid;
 
 use crate::error::{AppError, AppResult, ErrorCode};
@@ -45,7 +47,12 @@ async fn unforgiven_strike_times(tx: &DatabaseTransaction, user_id: Uuid) -> App
         .await?)
 }
 
-async fn set_ban(tx: &DatabaseTransaction, profile: player_profiles::Model, ban: Option<DateTime<Utc>>, now: DateTime<Utc>) -> AppResult<()> {
+async fn set_ban(
+    tx: &DatabaseTransaction,
+    profile: player_profiles::Model,
+    ban: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> AppResult<()> {
     if profile.ban_until != ban {
         let mut active: player_profiles::ActiveModel = profile.into();
         active.ban_until = Set(ban);
@@ -89,7 +96,12 @@ pub async fn issue(
 
 /// Forgives a strike and recomputes the ban: lifted when the active strikes fall below the
 /// threshold. A strike already forgiven is `INVALID_STATUS`.
-pub async fn forgive(tx: &DatabaseTransaction, strike: strikes::Model, by: Uuid, now: DateTime<Utc>) -> AppResult<strikes::Model> {
+pub async fn forgive(
+    tx: &DatabaseTransaction,
+    strike: strikes::Model,
+    by: Uuid,
+    now: DateTime<Utc>,
+) -> AppResult<strikes::Model> {
     let rules = sanction_rules(tx).await?;
     let profile = lock_profile(tx, strike.user_id).await?;
     // Read again under the lock: a concurrent forgive may have just stamped it.
@@ -110,7 +122,12 @@ pub async fn forgive(tx: &DatabaseTransaction, strike: strikes::Model, by: Uuid,
 /// Recomputes a player's ban after another account's strikes joined theirs (a merge): the
 /// ban the joined history earns, replayed in time order, but never shorter than the ban
 /// already running here or `inherited` (the other account's).
-pub async fn recompute_ban(tx: &DatabaseTransaction, user_id: Uuid, inherited: Option<DateTime<Utc>>, now: DateTime<Utc>) -> AppResult<()> {
+pub async fn recompute_ban(
+    tx: &DatabaseTransaction,
+    user_id: Uuid,
+    inherited: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> AppResult<()> {
     let rules = sanction_rules(tx).await?;
     let profile = lock_profile(tx, user_id).await?;
     let times = unforgiven_strike_times(tx, user_id).await?;

@@ -75,28 +75,18 @@ pub fn init(settings: &TelemetrySettings) -> anyhow::Result<TelemetryGuard> {
 
     // Blank counts as unset: compose files and env templates often pass the variable through
     // empty, and that should mean "no export", not a startup failure.
-    let endpoint = settings
-        .otlp_endpoint
-        .as_deref()
-        .map(str::trim)
-        .filter(|endpoint| !endpoint.is_empty());
-    let provider = endpoint
-        .map(|endpoint| otlp_tracer_provider(endpoint, settings.service_name))
-        .transpose()?;
-    let otel_layer = provider.as_ref().map(|provider| {
-        tracing_opentelemetry::layer().with_tracer(provider.tracer(settings.service_name))
-    });
+    let endpoint = settings.otlp_endpoint.as_deref().map(str::trim).filter(|endpoint| !endpoint.is_empty());
+    let provider = endpoint.map(|endpoint| otlp_tracer_provider(endpoint, settings.service_name)).transpose()?;
+    let otel_layer = provider
+        .as_ref()
+        .map(|provider| tracing_opentelemetry::layer().with_tracer(provider.tracer(settings.service_name)));
 
     // Two optional layers rather than a boxed one: exactly one of them is Some.
     let json_layer = settings.json_logs.then(|| {
-        tracing_subscriber::fmt::layer()
-            .json()
-            .flatten_event(true)
-            .with_current_span(true)
-            .with_span_list(false)
+        tracing_subscriber::fmt::layer().json().flatten_event(true).with_current_span(true).with_span_list(false)
     });
-    let text_layer = (!settings.json_logs)
-        .then(|| tracing_subscriber::fmt::layer().with_ansi(std::io::stdout().is_terminal()));
+    let text_layer =
+        (!settings.json_logs).then(|| tracing_subscriber::fmt::layer().with_ansi(std::io::stdout().is_terminal()));
 
     // The filter sits under every layer, so it also decides which spans are exported.
     tracing_subscriber::registry()
@@ -144,10 +134,7 @@ fn env_filter(rust_log: Option<&str>) -> anyhow::Result<EnvFilter> {
 /// Building is safe inside a tokio runtime: opentelemetry-otlp 0.33 constructs the blocking
 /// reqwest client on a short-lived thread of its own, and the batch processor exports from its
 /// own thread ("OpenTelemetry.Traces.BatchProcessor"), so no tokio thread ever blocks on I/O.
-pub(crate) fn otlp_tracer_provider(
-    endpoint: &str,
-    service_name: &'static str,
-) -> anyhow::Result<SdkTracerProvider> {
+pub(crate) fn otlp_tracer_provider(endpoint: &str, service_name: &'static str) -> anyhow::Result<SdkTracerProvider> {
     let url = traces_url(endpoint)?;
     let exporter = SpanExporter::builder()
         .with_http()
@@ -160,10 +147,7 @@ pub(crate) fn otlp_tracer_provider(
         .build()
         .with_context(|| format!("building the OTLP span exporter for {}", redacted(endpoint)))?;
     let resource = Resource::builder().with_service_name(service_name).build();
-    Ok(SdkTracerProvider::builder()
-        .with_batch_exporter(exporter)
-        .with_resource(resource)
-        .build())
+    Ok(SdkTracerProvider::builder().with_batch_exporter(exporter).with_resource(resource).build())
 }
 
 /// `{endpoint}/v1/traces` with exactly one slash between, after checking the scheme: the SDK
@@ -171,10 +155,7 @@ pub(crate) fn otlp_tracer_provider(
 fn traces_url(endpoint: &str) -> anyhow::Result<String> {
     let base = endpoint.trim().trim_end_matches('/');
     if !(base.starts_with("http://") || base.starts_with("https://")) {
-        bail!(
-            "OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL, got {:?}",
-            redacted(endpoint)
-        );
+        bail!("OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL, got {:?}", redacted(endpoint));
     }
     Ok(format!("{base}{TRACES_PATH}"))
 }
@@ -183,14 +164,8 @@ fn traces_url(endpoint: &str) -> anyhow::Result<String> {
 fn redacted(endpoint: &str) -> String {
     let (scheme, rest) = endpoint.split_once("://").unwrap_or(("", endpoint));
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    if scheme.is_empty() {
-        host.to_owned()
-    } else {
-        format!("{scheme}://{host}")
-    }
+    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    if scheme.is_empty() { host.to_owned() } else { format!("{scheme}://{host}") }
 }
 
 #[cfg(test)]
@@ -235,10 +210,7 @@ mod tests {
             reader.read_exact(&mut body)?;
             // Handed over before answering: the export, and so the shutdown, cannot finish
             // before the test can see what arrived.
-            sender.send(Received {
-                request_line: request_line.trim_end().to_owned(),
-                body,
-            })?;
+            sender.send(Received { request_line: request_line.trim_end().to_owned(), body })?;
             let mut stream = stream;
             stream.write_all(
                 b"HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\n\
@@ -251,9 +223,7 @@ mod tests {
     }
 
     fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-        haystack
-            .windows(needle.len())
-            .any(|window| window == needle)
+        haystack.windows(needle.len()).any(|window| window == needle)
     }
 
     // A current-thread runtime, the harshest place to build and drop the exporter: a blocking
@@ -262,8 +232,8 @@ mod tests {
     async fn a_span_reaches_the_collector_when_the_guard_is_dropped() -> anyhow::Result<()> {
         let (endpoint, received) = fake_collector()?;
         let provider = otlp_tracer_provider(&endpoint, "floor")?;
-        let subscriber = tracing_subscriber::registry()
-            .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("floor")));
+        let subscriber =
+            tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(provider.tracer("floor")));
         tracing::subscriber::with_default(subscriber, || {
             let span = tracing::info_span!("seat_players", tournament_id = 7);
             let _entered = span.enter();
@@ -272,16 +242,11 @@ mod tests {
 
         // The batch delay is 5 s, so nothing has left yet; the drop must flush and wait for
         // the export, which means the request has arrived by the time it returns.
-        drop(TelemetryGuard {
-            provider: Some(provider),
-        });
+        drop(TelemetryGuard { provider: Some(provider) });
 
         let request = received.try_recv()?;
         assert_eq!(request.request_line, "POST /v1/traces HTTP/1.1");
-        assert!(
-            contains(&request.body, b"seat_players"),
-            "span name missing"
-        );
+        assert!(contains(&request.body, b"seat_players"), "span name missing");
         assert!(contains(&request.body, b"service.name"), "resource missing");
         assert!(contains(&request.body, b"floor"), "service name missing");
         Ok(())
@@ -309,24 +274,15 @@ mod tests {
 
     #[test]
     fn the_traces_url_appends_one_path_to_the_base_endpoint() -> anyhow::Result<()> {
-        assert_eq!(
-            traces_url("http://collector:4318")?,
-            "http://collector:4318/v1/traces"
-        );
-        assert_eq!(
-            traces_url("https://otlp.example.com/otlp/")?,
-            "https://otlp.example.com/otlp/v1/traces"
-        );
+        assert_eq!(traces_url("http://collector:4318")?, "http://collector:4318/v1/traces");
+        assert_eq!(traces_url("https://otlp.example.com/otlp/")?, "https://otlp.example.com/otlp/v1/traces");
         assert!(traces_url("collector:4318").is_err());
         Ok(())
     }
 
     #[test]
     fn endpoints_are_logged_without_credentials_or_paths() {
-        assert_eq!(
-            redacted("https://user:secret@otlp.example.com/otlp?token=x"),
-            "https://otlp.example.com"
-        );
+        assert_eq!(redacted("https://user:secret@otlp.example.com/otlp?token=x"), "https://otlp.example.com");
         assert_eq!(redacted("collector:4318"), "collector:4318");
     }
 }

@@ -17,11 +17,7 @@ use crate::error::{AppError, AppResult};
 /// every other writer (SQLite has no row locks). Every write that counts seats goes
 /// through here, so concurrent registrations see each other.
 pub async fn lock(tx: &DatabaseTransaction, id: Uuid) -> AppResult<tournaments::Model> {
-    tournaments::Entity::find_by_id(id)
-        .lock_exclusive()
-        .one(tx)
-        .await?
-        .ok_or_else(|| AppError::not_found("tournament"))
+    tournaments::Entity::find_by_id(id).lock_exclusive().one(tx).await?.ok_or_else(|| AppError::not_found("tournament"))
 }
 
 /// Seats taken (`registered` + `checked_in`) and places in the waitlist, per tournament.

@@ -125,7 +125,10 @@ mod tests {
     fn extensions_and_content_types_match_each_kind() {
         for kind in [ImageKind::Png, ImageKind::Jpeg, ImageKind::Webp] {
             assert_eq!(ImageKind::from_extension(kind.extension()), Some(kind));
-            assert_eq!(kind.content_type(), format!("image/{}", if kind == ImageKind::Jpeg { "jpeg" } else { kind.extension() }));
+            assert_eq!(
+                kind.content_type(),
+                format!("image/{}", if kind == ImageKind::Jpeg { "jpeg" } else { kind.extension() })
+            );
         }
     }
 

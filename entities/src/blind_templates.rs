@@ -30,10 +30,7 @@ pub enum Relation {
         on_delete = "Restrict"
     )]
     Organizer,
-    #[sea_orm(
-        has_many = "super::tournaments::Entity",
-        via_rel = "Relation::BlindTemplate"
-    )]
+    #[sea_orm(has_many = "super::tournaments::Entity", via_rel = "Relation::BlindTemplate")]
     Tournaments,
 }
 

@@ -40,10 +40,7 @@ pub enum Relation {
         on_delete = "Restrict"
     )]
     City,
-    #[sea_orm(
-        has_many = "super::tournaments::Entity",
-        via_rel = "Relation::Location"
-    )]
+    #[sea_orm(has_many = "super::tournaments::Entity", via_rel = "Relation::Location")]
     Tournaments,
 }
 

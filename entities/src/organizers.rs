@@ -21,27 +21,15 @@ pub struct Model {
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
 pub enum Relation {
-    #[sea_orm(
-        has_many = "super::organizer_members::Entity",
-        via_rel = "Relation::Organizer"
-    )]
+    #[sea_orm(has_many = "super::organizer_members::Entity", via_rel = "Relation::Organizer")]
     Members,
-    #[sea_orm(
-        has_many = "super::dealer_invites::Entity",
-        via_rel = "Relation::Organizer"
-    )]
+    #[sea_orm(has_many = "super::dealer_invites::Entity", via_rel = "Relation::Organizer")]
     DealerInvites,
     #[sea_orm(has_many = "super::locations::Entity", via_rel = "Relation::Organizer")]
     Locations,
-    #[sea_orm(
-        has_many = "super::blind_templates::Entity",
-        via_rel = "Relation::Organizer"
-    )]
+    #[sea_orm(has_many = "super::blind_templates::Entity", via_rel = "Relation::Organizer")]
     BlindTemplates,
-    #[sea_orm(
-        has_many = "super::tournaments::Entity",
-        via_rel = "Relation::Organizer"
-    )]
+    #[sea_orm(has_many = "super::tournaments::Entity", via_rel = "Relation::Organizer")]
     Tournaments,
 }
 

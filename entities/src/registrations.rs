@@ -57,10 +57,7 @@ pub enum Relation {
     TableSeat,
     #[sea_orm(has_one = "super::results::Entity")]
     Result,
-    #[sea_orm(
-        has_many = "super::strikes::Entity",
-        via_rel = "Relation::Registration"
-    )]
+    #[sea_orm(has_many = "super::strikes::Entity", via_rel = "Relation::Registration")]
     Strikes,
 }
 

@@ -91,29 +91,17 @@ pub enum Relation {
     CreatedBy,
     #[sea_orm(has_many = "super::tournament_translations::Entity")]
     Translations,
-    #[sea_orm(
-        has_many = "super::tournament_dealers::Entity",
-        via_rel = "Relation::Tournament"
-    )]
+    #[sea_orm(has_many = "super::tournament_dealers::Entity", via_rel = "Relation::Tournament")]
     Dealers,
-    #[sea_orm(
-        has_many = "super::registrations::Entity",
-        via_rel = "Relation::Tournament"
-    )]
+    #[sea_orm(has_many = "super::registrations::Entity", via_rel = "Relation::Tournament")]
     Registrations,
-    #[sea_orm(
-        has_many = "super::table_seats::Entity",
-        via_rel = "Relation::Tournament"
-    )]
+    #[sea_orm(has_many = "super::table_seats::Entity", via_rel = "Relation::Tournament")]
     TableSeats,
     #[sea_orm(has_many = "super::results::Entity", via_rel = "Relation::Tournament")]
     Results,
     #[sea_orm(has_many = "super::strikes::Entity", via_rel = "Relation::Tournament")]
     Strikes,
-    #[sea_orm(
-        has_many = "super::promo_slides::Entity",
-        via_rel = "Relation::TargetTournament"
-    )]
+    #[sea_orm(has_many = "super::promo_slides::Entity", via_rel = "Relation::TargetTournament")]
     PromoSlides,
 }
 

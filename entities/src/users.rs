@@ -42,37 +42,19 @@ pub enum Relation {
     PlayerProfile,
     #[sea_orm(has_one = "super::dealer_profiles::Entity")]
     DealerProfile,
-    #[sea_orm(
-        has_many = "super::guest_players::Entity",
-        via_rel = "Relation::ClaimedBy"
-    )]
+    #[sea_orm(has_many = "super::guest_players::Entity", via_rel = "Relation::ClaimedBy")]
     ClaimedGuests,
     #[sea_orm(has_many = "super::refresh_tokens::Entity", via_rel = "Relation::User")]
     RefreshTokens,
-    #[sea_orm(
-        has_many = "super::organizer_members::Entity",
-        via_rel = "Relation::User"
-    )]
+    #[sea_orm(has_many = "super::organizer_members::Entity", via_rel = "Relation::User")]
     Memberships,
-    #[sea_orm(
-        has_many = "super::dealer_invites::Entity",
-        via_rel = "Relation::ClaimedBy"
-    )]
+    #[sea_orm(has_many = "super::dealer_invites::Entity", via_rel = "Relation::ClaimedBy")]
     ClaimedDealerInvites,
-    #[sea_orm(
-        has_many = "super::dealer_invites::Entity",
-        via_rel = "Relation::CreatedBy"
-    )]
+    #[sea_orm(has_many = "super::dealer_invites::Entity", via_rel = "Relation::CreatedBy")]
     CreatedDealerInvites,
-    #[sea_orm(
-        has_many = "super::tournaments::Entity",
-        via_rel = "Relation::CreatedBy"
-    )]
+    #[sea_orm(has_many = "super::tournaments::Entity", via_rel = "Relation::CreatedBy")]
     CreatedTournaments,
-    #[sea_orm(
-        has_many = "super::tournament_dealers::Entity",
-        via_rel = "Relation::Dealer"
-    )]
+    #[sea_orm(has_many = "super::tournament_dealers::Entity", via_rel = "Relation::Dealer")]
     DealerAssignments,
     #[sea_orm(has_many = "super::registrations::Entity", via_rel = "Relation::User")]
     Registrations,
@@ -82,10 +64,7 @@ pub enum Relation {
     Strikes,
     #[sea_orm(has_many = "super::strikes::Entity", via_rel = "Relation::ForgivenBy")]
     ForgivenStrikes,
-    #[sea_orm(
-        has_many = "super::rating_config::Entity",
-        via_rel = "Relation::UpdatedBy"
-    )]
+    #[sea_orm(has_many = "super::rating_config::Entity", via_rel = "Relation::UpdatedBy")]
     RatingConfigUpdates,
     #[sea_orm(has_many = "super::follows::Entity", via_rel = "Relation::Follower")]
     Following,

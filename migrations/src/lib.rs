@@ -89,12 +89,7 @@ where
     C: IntoIden,
     D: IntoIden,
 {
-    ForeignKey::create()
-        .name(name)
-        .from(from_table, from_col)
-        .to(to_table, to_col)
-        .on_delete(on_delete)
-        .to_owned()
+    ForeignKey::create().name(name).from(from_table, from_col).to(to_table, to_col).on_delete(on_delete).to_owned()
 }
 
 /// A named plain index over `cols` of `table`.
@@ -128,9 +123,7 @@ async fn drop_tables<T: IntoIden>(
     tables: impl IntoIterator<Item = T>,
 ) -> Result<(), DbErr> {
     for table in tables {
-        manager
-            .drop_table(Table::drop().table(table).to_owned())
-            .await?;
+        manager.drop_table(Table::drop().table(table).to_owned()).await?;
     }
     Ok(())
 }

@@ -59,9 +59,7 @@ impl MigrationTrait for Migration {
                     .to_owned(),
             )
             .await?;
-        manager
-            .create_index(unique("ux_cities_slug", Cities::Table, [Cities::Slug]))
-            .await?;
+        manager.create_index(unique("ux_cities_slug", Cities::Table, [Cities::Slug])).await?;
 
         manager
             .create_table(
@@ -70,11 +68,7 @@ impl MigrationTrait for Migration {
                     .col(uuid(CityTranslations::CityId))
                     .col(text(CityTranslations::Locale))
                     .col(text(CityTranslations::Name))
-                    .primary_key(
-                        Index::create()
-                            .col(CityTranslations::CityId)
-                            .col(CityTranslations::Locale),
-                    )
+                    .primary_key(Index::create().col(CityTranslations::CityId).col(CityTranslations::Locale))
                     .foreign_key(&mut fk(
                         "fk_city_translations_city_id",
                         CityTranslations::Table,
@@ -100,13 +94,7 @@ impl MigrationTrait for Migration {
                     .to_owned(),
             )
             .await?;
-        manager
-            .create_index(unique(
-                "ux_level_tiers_key",
-                LevelTiers::Table,
-                [LevelTiers::Key],
-            ))
-            .await?;
+        manager.create_index(unique("ux_level_tiers_key", LevelTiers::Table, [LevelTiers::Key])).await?;
 
         manager
             .create_table(
@@ -115,11 +103,7 @@ impl MigrationTrait for Migration {
                     .col(uuid(LevelTierTranslations::TierId))
                     .col(text(LevelTierTranslations::Locale))
                     .col(text(LevelTierTranslations::Name))
-                    .primary_key(
-                        Index::create()
-                            .col(LevelTierTranslations::TierId)
-                            .col(LevelTierTranslations::Locale),
-                    )
+                    .primary_key(Index::create().col(LevelTierTranslations::TierId).col(LevelTierTranslations::Locale))
                     .foreign_key(&mut fk(
                         "fk_level_tier_translations_tier_id",
                         LevelTierTranslations::Table,

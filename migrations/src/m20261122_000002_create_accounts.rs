@@ -114,9 +114,7 @@ impl MigrationTrait for Migration {
                     .to_owned(),
             )
             .await?;
-        manager
-            .create_index(unique("ux_users_phone", Users::Table, [Users::Phone]))
-            .await?;
+        manager.create_index(unique("ux_users_phone", Users::Table, [Users::Phone])).await?;
 
         manager
             .create_table(
@@ -184,13 +182,7 @@ impl MigrationTrait for Migration {
                     .to_owned(),
             )
             .await?;
-        manager
-            .create_index(unique(
-                "ux_guest_players_phone",
-                GuestPlayers::Table,
-                [GuestPlayers::Phone],
-            ))
-            .await?;
+        manager.create_index(unique("ux_guest_players_phone", GuestPlayers::Table, [GuestPlayers::Phone])).await?;
 
         manager
             .create_table(
@@ -237,26 +229,12 @@ impl MigrationTrait for Migration {
             )
             .await?;
         manager
-            .create_index(unique(
-                "ux_refresh_tokens_token_hash",
-                RefreshTokens::Table,
-                [RefreshTokens::TokenHash],
-            ))
+            .create_index(unique("ux_refresh_tokens_token_hash", RefreshTokens::Table, [RefreshTokens::TokenHash]))
             .await?;
         manager
-            .create_index(index(
-                "ix_refresh_tokens_family_id",
-                RefreshTokens::Table,
-                [RefreshTokens::FamilyId],
-            ))
+            .create_index(index("ix_refresh_tokens_family_id", RefreshTokens::Table, [RefreshTokens::FamilyId]))
             .await?;
-        manager
-            .create_index(index(
-                "ix_refresh_tokens_user_id",
-                RefreshTokens::Table,
-                [RefreshTokens::UserId],
-            ))
-            .await
+        manager.create_index(index("ix_refresh_tokens_user_id", RefreshTokens::Table, [RefreshTokens::UserId])).await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {

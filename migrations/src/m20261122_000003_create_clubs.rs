@@ -126,11 +126,7 @@ impl MigrationTrait for Migration {
             ))
             .await?;
         manager
-            .create_index(index(
-                "ix_organizer_members_user_id",
-                OrganizerMembers::Table,
-                [OrganizerMembers::UserId],
-            ))
+            .create_index(index("ix_organizer_members_user_id", OrganizerMembers::Table, [OrganizerMembers::UserId]))
             .await?;
 
         manager
@@ -174,11 +170,7 @@ impl MigrationTrait for Migration {
             )
             .await?;
         manager
-            .create_index(unique(
-                "ux_dealer_invites_code_hash",
-                DealerInvites::Table,
-                [DealerInvites::CodeHash],
-            ))
+            .create_index(unique("ux_dealer_invites_code_hash", DealerInvites::Table, [DealerInvites::CodeHash]))
             .await?;
 
         manager
@@ -219,13 +211,7 @@ impl MigrationTrait for Migration {
                     .to_owned(),
             )
             .await?;
-        manager
-            .create_index(index(
-                "ix_locations_organizer_id",
-                Locations::Table,
-                [Locations::OrganizerId],
-            ))
-            .await?;
+        manager.create_index(index("ix_locations_organizer_id", Locations::Table, [Locations::OrganizerId])).await?;
 
         manager
             .create_table(

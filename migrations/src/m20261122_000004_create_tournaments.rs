@@ -120,13 +120,7 @@ impl MigrationTrait for Migration {
                     .to_owned(),
             )
             .await?;
-        manager
-            .create_index(unique(
-                "ux_seasons_starts_on",
-                Seasons::Table,
-                [Seasons::StartsOn],
-            ))
-            .await?;
+        manager.create_index(unique("ux_seasons_starts_on", Seasons::Table, [Seasons::StartsOn])).await?;
 
         manager
             .create_table(
@@ -209,11 +203,7 @@ impl MigrationTrait for Migration {
             ))
             .await?;
         manager
-            .create_index(index(
-                "ix_tournaments_organizer_id",
-                Tournaments::Table,
-                [Tournaments::OrganizerId],
-            ))
+            .create_index(index("ix_tournaments_organizer_id", Tournaments::Table, [Tournaments::OrganizerId]))
             .await?;
 
         manager
@@ -225,9 +215,7 @@ impl MigrationTrait for Migration {
                     .col(text(TournamentTranslations::Title))
                     .col(text_null(TournamentTranslations::Subtitle))
                     .primary_key(
-                        Index::create()
-                            .col(TournamentTranslations::TournamentId)
-                            .col(TournamentTranslations::Locale),
+                        Index::create().col(TournamentTranslations::TournamentId).col(TournamentTranslations::Locale),
                     )
                     .foreign_key(&mut fk(
                         "fk_tournament_translations_tournament_id",
@@ -273,10 +261,7 @@ impl MigrationTrait for Migration {
             .create_index(unique(
                 "ux_tournament_dealers_tournament_dealer",
                 TournamentDealers::Table,
-                [
-                    TournamentDealers::TournamentId,
-                    TournamentDealers::DealerUserId,
-                ],
+                [TournamentDealers::TournamentId, TournamentDealers::DealerUserId],
             ))
             .await?;
         manager
@@ -348,26 +333,12 @@ impl MigrationTrait for Migration {
             .create_index(index(
                 "ix_registrations_tournament_status_created_at",
                 Registrations::Table,
-                [
-                    Registrations::TournamentId,
-                    Registrations::Status,
-                    Registrations::CreatedAt,
-                ],
+                [Registrations::TournamentId, Registrations::Status, Registrations::CreatedAt],
             ))
             .await?;
+        manager.create_index(index("ix_registrations_user_id", Registrations::Table, [Registrations::UserId])).await?;
         manager
-            .create_index(index(
-                "ix_registrations_user_id",
-                Registrations::Table,
-                [Registrations::UserId],
-            ))
-            .await?;
-        manager
-            .create_index(index(
-                "ix_registrations_guest_id",
-                Registrations::Table,
-                [Registrations::GuestId],
-            ))
+            .create_index(index("ix_registrations_guest_id", Registrations::Table, [Registrations::GuestId]))
             .await?;
 
         manager
@@ -408,10 +379,7 @@ impl MigrationTrait for Migration {
                 [TableSeats::TournamentId, TableSeats::RegistrationId],
             ))
             .await?;
-        manager
-            .get_connection()
-            .execute_unprepared(OCCUPIED_SEATS_INDEX)
-            .await?;
+        manager.get_connection().execute_unprepared(OCCUPIED_SEATS_INDEX).await?;
         Ok(())
     }
 

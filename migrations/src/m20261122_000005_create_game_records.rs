@@ -117,20 +117,8 @@ impl MigrationTrait for Migration {
                 [Results::TournamentId, Results::Place],
             ))
             .await?;
-        manager
-            .create_index(index(
-                "ix_results_user_id",
-                Results::Table,
-                [Results::UserId],
-            ))
-            .await?;
-        manager
-            .create_index(index(
-                "ix_results_registration_id",
-                Results::Table,
-                [Results::RegistrationId],
-            ))
-            .await?;
+        manager.create_index(index("ix_results_user_id", Results::Table, [Results::UserId])).await?;
+        manager.create_index(index("ix_results_registration_id", Results::Table, [Results::RegistrationId])).await?;
 
         manager
             .create_table(
@@ -180,11 +168,7 @@ impl MigrationTrait for Migration {
             )
             .await?;
         manager
-            .create_index(index(
-                "ix_strikes_user_id_created_at",
-                Strikes::Table,
-                [Strikes::UserId, Strikes::CreatedAt],
-            ))
+            .create_index(index("ix_strikes_user_id_created_at", Strikes::Table, [Strikes::UserId, Strikes::CreatedAt]))
             .await?;
         manager
             .create_index(unique(
@@ -193,13 +177,7 @@ impl MigrationTrait for Migration {
                 [Strikes::RegistrationId, Strikes::Reason],
             ))
             .await?;
-        manager
-            .create_index(index(
-                "ix_strikes_tournament_id",
-                Strikes::Table,
-                [Strikes::TournamentId],
-            ))
-            .await?;
+        manager.create_index(index("ix_strikes_tournament_id", Strikes::Table, [Strikes::TournamentId])).await?;
 
         manager
             .create_table(
@@ -231,14 +209,7 @@ impl MigrationTrait for Migration {
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        drop_tables(
-            manager,
-            [
-                RatingConfig::Table.into_iden(),
-                Strikes::Table.into_iden(),
-                Results::Table.into_iden(),
-            ],
-        )
-        .await
+        drop_tables(manager, [RatingConfig::Table.into_iden(), Strikes::Table.into_iden(), Results::Table.into_iden()])
+            .await
     }
 }

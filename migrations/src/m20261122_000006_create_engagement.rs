@@ -113,9 +113,7 @@ impl MigrationTrait for Migration {
                     .col(text(PromoSlideTranslations::Title))
                     .col(text_null(PromoSlideTranslations::Subtitle))
                     .primary_key(
-                        Index::create()
-                            .col(PromoSlideTranslations::SlideId)
-                            .col(PromoSlideTranslations::Locale),
+                        Index::create().col(PromoSlideTranslations::SlideId).col(PromoSlideTranslations::Locale),
                     )
                     .foreign_key(&mut fk(
                         "fk_promo_slide_translations_slide_id",
@@ -136,11 +134,7 @@ impl MigrationTrait for Migration {
                     .col(uuid(Follows::FollowerId))
                     .col(uuid(Follows::FolloweeId))
                     .col(timestamp_with_time_zone(Follows::CreatedAt))
-                    .primary_key(
-                        Index::create()
-                            .col(Follows::FollowerId)
-                            .col(Follows::FolloweeId),
-                    )
+                    .primary_key(Index::create().col(Follows::FollowerId).col(Follows::FolloweeId))
                     .foreign_key(&mut fk(
                         "fk_follows_follower_id",
                         Follows::Table,
@@ -160,13 +154,7 @@ impl MigrationTrait for Migration {
                     .to_owned(),
             )
             .await?;
-        manager
-            .create_index(index(
-                "ix_follows_followee_id",
-                Follows::Table,
-                [Follows::FolloweeId],
-            ))
-            .await?;
+        manager.create_index(index("ix_follows_followee_id", Follows::Table, [Follows::FolloweeId])).await?;
 
         manager
             .create_table(
@@ -188,13 +176,7 @@ impl MigrationTrait for Migration {
                     .to_owned(),
             )
             .await?;
-        manager
-            .create_index(index(
-                "ix_push_tokens_user_id",
-                PushTokens::Table,
-                [PushTokens::UserId],
-            ))
-            .await?;
+        manager.create_index(index("ix_push_tokens_user_id", PushTokens::Table, [PushTokens::UserId])).await?;
 
         manager
             .create_table(
@@ -255,13 +237,7 @@ impl MigrationTrait for Migration {
                     .to_owned(),
             )
             .await?;
-        manager
-            .create_index(index(
-                "ix_audit_log_created_at",
-                AuditLog::Table,
-                [AuditLog::CreatedAt],
-            ))
-            .await
+        manager.create_index(index("ix_audit_log_created_at", AuditLog::Table, [AuditLog::CreatedAt])).await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {

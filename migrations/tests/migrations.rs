@@ -22,9 +22,7 @@ enum Scenario {
 
 async fn connect(url: &str) -> Result<DatabaseConnection, DbErr> {
     let mut options = ConnectOptions::new(url);
-    options
-        .connect_timeout(Duration::from_secs(5))
-        .sqlx_logging(false);
+    options.connect_timeout(Duration::from_secs(5)).sqlx_logging(false);
     Database::connect(options).await
 }
 
@@ -37,46 +35,30 @@ async fn run(scenario: Scenario, db: &DatabaseConnection) {
 
 async fn on_sqlite(scenario: Scenario) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let url = format!(
-        "sqlite://{}?mode=rwc",
-        dir.path().join("floor.db").display()
-    );
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("floor.db").display());
     let db = connect(&url).await.expect("open sqlite");
     let fk = db
-        .query_one_raw(Statement::from_string(
-            db.get_database_backend(),
-            "PRAGMA foreign_keys",
-        ))
+        .query_one_raw(Statement::from_string(db.get_database_backend(), "PRAGMA foreign_keys"))
         .await
         .expect("read pragma")
         .expect("pragma row");
-    assert_eq!(
-        fk.try_get_by_index::<i32>(0).expect("pragma value"),
-        1,
-        "sqlx-sqlite connections enforce foreign keys"
-    );
+    assert_eq!(fk.try_get_by_index::<i32>(0).expect("pragma value"), 1, "sqlx-sqlite connections enforce foreign keys");
     run(scenario, &db).await;
     db.close().await.expect("close sqlite");
 }
 
 async fn on_postgres(scenario: Scenario) {
-    let admin_url =
-        std::env::var("TEST_POSTGRES_URL").unwrap_or_else(|_| POSTGRES_ADMIN_URL.to_owned());
+    let admin_url = std::env::var("TEST_POSTGRES_URL").unwrap_or_else(|_| POSTGRES_ADMIN_URL.to_owned());
     let admin = match connect(&admin_url).await {
         Ok(admin) => admin,
         Err(err) if std::env::var_os("CI").is_none() => {
-            eprintln!(
-                "skipping the PostgreSQL run of {scenario:?}: {admin_url} unreachable: {err}"
-            );
+            eprintln!("skipping the PostgreSQL run of {scenario:?}: {admin_url} unreachable: {err}");
             return;
         }
         Err(err) => panic!("PostgreSQL is required when CI is set: {admin_url}: {err}"),
     };
     let name = format!("floor_mig_{}", Uuid::new_v4().simple());
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE {name}"))
-        .await
-        .expect("create database");
+    admin.execute_unprepared(&format!("CREATE DATABASE {name}")).await.expect("create database");
     let (server, _) = admin_url.rsplit_once('/').expect("url with a database");
     let url = format!("{server}/{name}");
 
@@ -88,10 +70,7 @@ async fn on_postgres(scenario: Scenario) {
     })
     .await;
 
-    admin
-        .execute_unprepared(&format!("DROP DATABASE {name} WITH (FORCE)"))
-        .await
-        .expect("drop database");
+    admin.execute_unprepared(&format!("DROP DATABASE {name} WITH (FORCE)")).await.expect("drop database");
     admin.close().await.expect("close admin");
     if let Err(err) = outcome {
         std::panic::resume_unwind(err.into_panic());
@@ -101,43 +80,25 @@ async fn on_postgres(scenario: Scenario) {
 async fn assert_tables(db: &DatabaseConnection, present: bool) {
     let manager = SchemaManager::new(db);
     for table in TABLES {
-        assert_eq!(
-            manager.has_table(table).await.expect("probe table"),
-            present,
-            "table {table} present"
-        );
+        assert_eq!(manager.has_table(table).await.expect("probe table"), present, "table {table} present");
     }
 }
 
 async fn round_trip(db: &DatabaseConnection) {
     Migrator::up(db, None).await.expect("migrate up");
     assert_tables(db, true).await;
-    assert!(
-        Migrator::get_pending_migrations(db)
-            .await
-            .expect("status")
-            .is_empty()
-    );
+    assert!(Migrator::get_pending_migrations(db).await.expect("status").is_empty());
 
     Migrator::down(db, None).await.expect("migrate down");
     assert_tables(db, false).await;
-    assert!(
-        Migrator::get_applied_migrations(db)
-            .await
-            .expect("status")
-            .is_empty()
-    );
+    assert!(Migrator::get_applied_migrations(db).await.expect("status").is_empty());
 
     Migrator::up(db, None).await.expect("migrate up again");
     assert_tables(db, true).await;
 }
 
 /// Inserts one row; `values` are expressions so literals coerce to json/date on PostgreSQL.
-async fn insert(
-    db: &DatabaseConnection,
-    table: &str,
-    values: Vec<(&str, Expr)>,
-) -> Result<ExecResult, DbErr> {
+async fn insert(db: &DatabaseConnection, table: &str, values: Vec<(&str, Expr)>) -> Result<ExecResult, DbErr> {
     let (cols, vals): (Vec<_>, Vec<_>) = values.into_iter().unzip();
     let stmt = Query::insert()
         .into_table(Alias::new(table))
@@ -147,12 +108,7 @@ async fn insert(
     db.execute(&stmt).await
 }
 
-async fn update(
-    db: &DatabaseConnection,
-    table: &str,
-    set: (&str, Expr),
-    id: Uuid,
-) -> Result<ExecResult, DbErr> {
+async fn update(db: &DatabaseConnection, table: &str, set: (&str, Expr), id: Uuid) -> Result<ExecResult, DbErr> {
     let stmt = Query::update()
         .table(Alias::new(table))
         .value(Alias::new(set.0), set.1)
@@ -163,10 +119,7 @@ async fn update(
 
 async fn count(db: &DatabaseConnection, table: &str) -> i64 {
     let row = db
-        .query_one_raw(Statement::from_string(
-            db.get_database_backend(),
-            format!("SELECT COUNT(*) AS n FROM {table}"),
-        ))
+        .query_one_raw(Statement::from_string(db.get_database_backend(), format!("SELECT COUNT(*) AS n FROM {table}")))
         .await
         .expect("count")
         .expect("count row");
@@ -177,13 +130,7 @@ fn now() -> Expr {
     Expr::current_timestamp()
 }
 
-fn seat(
-    id: Uuid,
-    tournament: Uuid,
-    registration: Uuid,
-    table_no: i32,
-    seat_no: i32,
-) -> Vec<(&'static str, Expr)> {
+fn seat(id: Uuid, tournament: Uuid, registration: Uuid, table_no: i32, seat_no: i32) -> Vec<(&'static str, Expr)> {
     vec![
         ("id", Expr::val(id)),
         ("tournament_id", Expr::val(tournament)),
@@ -201,11 +148,7 @@ async fn constraints(db: &DatabaseConnection) {
     let missing_city = insert(
         db,
         "city_translations",
-        vec![
-            ("city_id", Expr::val(Uuid::new_v4())),
-            ("locale", Expr::val("ru")),
-            ("name", Expr::val("Нигде")),
-        ],
+        vec![("city_id", Expr::val(Uuid::new_v4())), ("locale", Expr::val("ru")), ("name", Expr::val("Нигде"))],
     )
     .await;
     assert!(missing_city.is_err(), "a translation needs its city");
@@ -221,14 +164,7 @@ async fn constraints(db: &DatabaseConnection) {
     let (seat_alice, seat_bob) = (Uuid::new_v4(), Uuid::new_v4());
 
     let setup: Vec<(&str, Vec<(&str, Expr)>)> = vec![
-        (
-            "cities",
-            vec![
-                ("id", Expr::val(city)),
-                ("slug", Expr::val("moscow")),
-                ("created_at", now()),
-            ],
-        ),
+        ("cities", vec![("id", Expr::val(city)), ("slug", Expr::val("moscow")), ("created_at", now())]),
         (
             "organizers",
             vec![
@@ -335,9 +271,7 @@ async fn constraints(db: &DatabaseConnection) {
         ("table_seats", seat(seat_alice, tournament, reg_alice, 1, 1)),
     ];
     for (table, values) in setup {
-        insert(db, table, values)
-            .await
-            .unwrap_or_else(|err| panic!("insert into {table}: {err}"));
+        insert(db, table, values).await.unwrap_or_else(|err| panic!("insert into {table}: {err}"));
     }
 
     let same_phone = insert(
@@ -354,21 +288,15 @@ async fn constraints(db: &DatabaseConnection) {
     assert!(same_phone.is_err(), "a phone belongs to one account");
 
     assert!(
-        insert(db, "table_seats", seat(seat_bob, tournament, reg_bob, 1, 1))
-            .await
-            .is_err(),
+        insert(db, "table_seats", seat(seat_bob, tournament, reg_bob, 1, 1)).await.is_err(),
         "two active players cannot share a seat"
     );
-    update(db, "table_seats", ("active", Expr::val(false)), seat_alice)
-        .await
-        .expect("eliminate alice");
+    update(db, "table_seats", ("active", Expr::val(false)), seat_alice).await.expect("eliminate alice");
     insert(db, "table_seats", seat(seat_bob, tournament, reg_bob, 1, 1))
         .await
         .expect("a player may take the seat of an eliminated one");
     assert!(
-        update(db, "table_seats", ("active", Expr::val(true)), seat_alice)
-            .await
-            .is_err(),
+        update(db, "table_seats", ("active", Expr::val(true)), seat_alice).await.is_err(),
         "undo cannot put alice back into a seat that is taken"
     );
 
@@ -438,11 +366,7 @@ async fn constraints(db: &DatabaseConnection) {
         .await
         .expect("notifications without a dedup key never collide");
     }
-    assert_eq!(
-        count(db, "notifications").await,
-        3,
-        "a dedup key is used once per user"
-    );
+    assert_eq!(count(db, "notifications").await, 3, "a dedup key is used once per user");
 
     // A slug rename follows into users and venues.
     let rename = Query::update()
@@ -461,10 +385,7 @@ async fn constraints(db: &DatabaseConnection) {
         .expect("read slugs")
         .expect("slug row");
     assert_eq!(slugs.try_get::<String>("", "u").expect("user slug"), "msk");
-    assert_eq!(
-        slugs.try_get::<String>("", "l").expect("location slug"),
-        "msk"
-    );
+    assert_eq!(slugs.try_get::<String>("", "l").expect("location slug"), "msk");
 
     // Deleting a tournament takes its registrations, seats and results with it.
     let delete = Query::delete()
@@ -477,14 +398,9 @@ async fn constraints(db: &DatabaseConnection) {
     }
 
     // A city with a venue cannot be deleted.
-    let delete_city = Query::delete()
-        .from_table(Alias::new("cities"))
-        .and_where(Expr::col(Alias::new("id")).eq(city))
-        .to_owned();
-    assert!(
-        db.execute(&delete_city).await.is_err(),
-        "a venue keeps its city"
-    );
+    let delete_city =
+        Query::delete().from_table(Alias::new("cities")).and_where(Expr::col(Alias::new("id")).eq(city)).to_owned();
+    assert!(db.execute(&delete_city).await.is_err(), "a venue keeps its city");
 }
 
 #[tokio::test]

@@ -122,48 +122,27 @@ impl ChannelSettings {
     /// | `SMSRU_API_ID` | required for `sms` |
     /// | `SMSRU_URL` | `https://sms.ru` |
     pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Self {
-        let var = |name: &str| {
-            get(name)
-                .map(|value| value.trim().to_owned())
-                .filter(|value| !value.is_empty())
-        };
+        let var = |name: &str| get(name).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty());
         // Base URLs are joined with "/path", so a trailing slash would double it.
         let url = |name: &str, default: &str| {
-            var(name)
-                .unwrap_or_else(|| default.to_owned())
-                .trim_end_matches('/')
-                .to_owned()
+            var(name).unwrap_or_else(|| default.to_owned()).trim_end_matches('/').to_owned()
         };
 
-        let telegram = var("TELEGRAM_GATEWAY_TOKEN").map(|token| TelegramSettings {
-            token,
-            url: url("TELEGRAM_GATEWAY_URL", DEFAULT_TELEGRAM_GATEWAY_URL),
-        });
-        let whatsapp = match (
-            var("WHATSAPP_ACCESS_TOKEN"),
-            var("WHATSAPP_PHONE_NUMBER_ID"),
-        ) {
+        let telegram = var("TELEGRAM_GATEWAY_TOKEN")
+            .map(|token| TelegramSettings { token, url: url("TELEGRAM_GATEWAY_URL", DEFAULT_TELEGRAM_GATEWAY_URL) });
+        let whatsapp = match (var("WHATSAPP_ACCESS_TOKEN"), var("WHATSAPP_PHONE_NUMBER_ID")) {
             (Some(access_token), Some(phone_number_id)) => Some(WhatsappSettings {
                 access_token,
                 phone_number_id,
-                template: var("WHATSAPP_TEMPLATE")
-                    .unwrap_or_else(|| DEFAULT_WHATSAPP_TEMPLATE.to_owned()),
-                language: var("WHATSAPP_LANGUAGE")
-                    .unwrap_or_else(|| DEFAULT_WHATSAPP_LANGUAGE.to_owned()),
+                template: var("WHATSAPP_TEMPLATE").unwrap_or_else(|| DEFAULT_WHATSAPP_TEMPLATE.to_owned()),
+                language: var("WHATSAPP_LANGUAGE").unwrap_or_else(|| DEFAULT_WHATSAPP_LANGUAGE.to_owned()),
                 url: url("WHATSAPP_API_URL", DEFAULT_WHATSAPP_API_URL),
             }),
             _ => None,
         };
-        let sms = var("SMSRU_API_ID").map(|api_id| SmsRuSettings {
-            api_id,
-            url: url("SMSRU_URL", DEFAULT_SMSRU_URL),
-        });
+        let sms = var("SMSRU_API_ID").map(|api_id| SmsRuSettings { api_id, url: url("SMSRU_URL", DEFAULT_SMSRU_URL) });
 
-        Self {
-            telegram,
-            whatsapp,
-            sms,
-        }
+        Self { telegram, whatsapp, sms }
     }
 }
 
@@ -180,10 +159,7 @@ impl fmt::Debug for ChannelSettings {
 // Hand-written so that a `{:?}` anywhere (startup logs, panics) cannot leak a credential.
 impl fmt::Debug for TelegramSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TelegramSettings")
-            .field("token", &"<redacted>")
-            .field("url", &self.url)
-            .finish()
+        f.debug_struct("TelegramSettings").field("token", &"<redacted>").field("url", &self.url).finish()
     }
 }
 
@@ -201,10 +177,7 @@ impl fmt::Debug for WhatsappSettings {
 
 impl fmt::Debug for SmsRuSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SmsRuSettings")
-            .field("api_id", &"<redacted>")
-            .field("url", &self.url)
-            .finish()
+        f.debug_struct("SmsRuSettings").field("api_id", &"<redacted>").field("url", &self.url).finish()
     }
 }
 
@@ -216,9 +189,7 @@ impl fmt::Debug for SmsRuSettings {
 #[derive(Debug, thiserror::Error)]
 pub enum ChainError {
     /// `OTP_CHANNELS` names a channel this server does not know.
-    #[error(
-        "unknown one-time code channel `{0}` in OTP_CHANNELS (known: telegram, whatsapp, sms, fake)"
-    )]
+    #[error("unknown one-time code channel `{0}` in OTP_CHANNELS (known: telegram, whatsapp, sms, fake)")]
     UnknownChannel(String),
     /// `OTP_CHANNELS` lists `fake` while `APP_ENV` is `production`.
     #[error("the `fake` one-time code channel is not allowed in production")]
@@ -252,11 +223,7 @@ pub struct DeliveryFailed {
 }
 
 fn join_failures(failures: &[ChannelFailure]) -> String {
-    failures
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join("; ")
+    failures.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -276,32 +243,19 @@ impl FakeOutbox {
     pub fn last_code(&self, phone: &str) -> Option<String> {
         // A poisoned lock only means another thread panicked mid-insert; the map is still
         // a valid map, so keep serving it rather than failing every later sign-in.
-        self.codes
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(phone)
-            .cloned()
+        self.codes.lock().unwrap_or_else(PoisonError::into_inner).get(phone).cloned()
     }
 
     fn record(&self, phone: &str, code: &str) {
-        self.codes
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(phone.to_owned(), code.to_owned());
+        self.codes.lock().unwrap_or_else(PoisonError::into_inner).insert(phone.to_owned(), code.to_owned());
     }
 }
 
 impl fmt::Debug for FakeOutbox {
     // Codes are secrets until used: show only how many phones have one.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let phones = self
-            .codes
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len();
-        f.debug_struct("FakeOutbox")
-            .field("phones", &phones)
-            .finish()
+        let phones = self.codes.lock().unwrap_or_else(PoisonError::into_inner).len();
+        f.debug_struct("FakeOutbox").field("phones", &phones).finish()
     }
 }
 
@@ -415,15 +369,14 @@ impl Telegram {
         let Some(settings) = &self.settings else {
             return Err("not configured (TELEGRAM_GATEWAY_TOKEN is unset)".to_owned());
         };
-        let request = self
-            .http
-            .post(format!("{}/sendVerificationMessage", settings.url))
-            .bearer_auth(&settings.token)
-            .json(&json!({
-                "phone_number": phone,
-                "code": code,
-                "ttl": CODE_TTL_SECS,
-            }));
+        let request =
+            self.http.post(format!("{}/sendVerificationMessage", settings.url)).bearer_auth(&settings.token).json(
+                &json!({
+                    "phone_number": phone,
+                    "code": code,
+                    "ttl": CODE_TTL_SECS,
+                }),
+            );
         let (status, body) = send(request).await?;
 
         // Gateway answers {"ok": true, "result": ...} or {"ok": false, "error": "..."}.
@@ -436,14 +389,8 @@ impl Telegram {
         let answer: Option<Answer> = serde_json::from_str(&body).ok();
         match answer {
             Some(Answer { ok: true, .. }) if status.is_success() => Ok(()),
-            Some(Answer { error, .. }) => Err(with_detail(
-                format!("HTTP {}, ok is not true", status.as_u16()),
-                error,
-            )),
-            None => Err(format!(
-                "HTTP {}, body is not a Gateway answer",
-                status.as_u16()
-            )),
+            Some(Answer { error, .. }) => Err(with_detail(format!("HTTP {}, ok is not true", status.as_u16()), error)),
+            None => Err(format!("HTTP {}, body is not a Gateway answer", status.as_u16())),
         }
     }
 }
@@ -451,19 +398,13 @@ impl Telegram {
 impl Whatsapp {
     async fn deliver(&self, phone: &str, code: &str) -> Attempt {
         let Some(settings) = &self.settings else {
-            return Err(
-                "not configured (WHATSAPP_ACCESS_TOKEN and WHATSAPP_PHONE_NUMBER_ID are required)"
-                    .to_owned(),
-            );
+            return Err("not configured (WHATSAPP_ACCESS_TOKEN and WHATSAPP_PHONE_NUMBER_ID are required)".to_owned());
         };
         // Authentication templates take the code twice: in the body and in the copy-code
         // button's URL parameter.
         let request = self
             .http
-            .post(format!(
-                "{}/{}/messages",
-                settings.url, settings.phone_number_id
-            ))
+            .post(format!("{}/{}/messages", settings.url, settings.phone_number_id))
             .bearer_auth(&settings.access_token)
             .json(&json!({
                 "messaging_product": "whatsapp",
@@ -500,10 +441,8 @@ impl Whatsapp {
         struct GraphError {
             message: Option<String>,
         }
-        let message = serde_json::from_str::<Answer>(&body)
-            .ok()
-            .and_then(|answer| answer.error)
-            .and_then(|error| error.message);
+        let message =
+            serde_json::from_str::<Answer>(&body).ok().and_then(|answer| answer.error).and_then(|error| error.message);
         Err(with_detail(format!("HTTP {}", status.as_u16()), message))
     }
 }
@@ -541,16 +480,10 @@ impl SmsRu {
             sms: HashMap<String, Status>,
         }
         let Ok(answer) = serde_json::from_str::<Answer>(&body) else {
-            return Err(format!(
-                "HTTP {}, body is not an SMS.ru answer",
-                status.as_u16()
-            ));
+            return Err(format!("HTTP {}, body is not an SMS.ru answer", status.as_u16()));
         };
         if answer.overall.status.as_deref() != Some("OK") {
-            return Err(with_detail(
-                "request refused".to_owned(),
-                answer.overall.status_text,
-            ));
+            return Err(with_detail("request refused".to_owned(), answer.overall.status_text));
         }
         // One number was sent, so a single entry under a differently formatted key is still
         // ours; SMS.ru normalises numbers and we should not lose a sent SMS over formatting.
@@ -560,13 +493,8 @@ impl SmsRu {
             None => None,
         };
         match entry {
-            Some(Status {
-                status: Some(s), ..
-            }) if s == "OK" => Ok(()),
-            Some(entry) => Err(with_detail(
-                "number refused".to_owned(),
-                entry.status_text.clone(),
-            )),
+            Some(Status { status: Some(s), .. }) if s == "OK" => Ok(()),
+            Some(entry) => Err(with_detail("number refused".to_owned(), entry.status_text.clone())),
             None => Err("no status for the number in the answer".to_owned()),
         }
     }
@@ -629,8 +557,7 @@ impl DeliveryChain {
             if raw.is_empty() {
                 continue;
             }
-            let kind =
-                Kind::parse(raw).ok_or_else(|| ChainError::UnknownChannel(raw.to_owned()))?;
+            let kind = Kind::parse(raw).ok_or_else(|| ChainError::UnknownChannel(raw.to_owned()))?;
             if kind == Kind::Fake && production {
                 return Err(ChainError::FakeInProduction);
             }
@@ -659,28 +586,18 @@ impl DeliveryChain {
         let channels = order
             .into_iter()
             .map(|kind| match kind {
-                Kind::Telegram => Channel::Telegram(Telegram {
-                    settings: settings.telegram.clone(),
-                    http: http.clone(),
-                }),
-                Kind::Whatsapp => Channel::Whatsapp(Whatsapp {
-                    settings: settings.whatsapp.clone(),
-                    http: http.clone(),
-                }),
-                Kind::Sms => Channel::Sms(SmsRu {
-                    settings: settings.sms.clone(),
-                    http: http.clone(),
-                }),
-                Kind::Fake => Channel::Fake(Fake {
-                    outbox: fake_outbox.clone(),
-                    log_codes,
-                }),
+                Kind::Telegram => {
+                    Channel::Telegram(Telegram { settings: settings.telegram.clone(), http: http.clone() })
+                }
+                Kind::Whatsapp => {
+                    Channel::Whatsapp(Whatsapp { settings: settings.whatsapp.clone(), http: http.clone() })
+                }
+                Kind::Sms => Channel::Sms(SmsRu { settings: settings.sms.clone(), http: http.clone() }),
+                Kind::Fake => Channel::Fake(Fake { outbox: fake_outbox.clone(), log_codes }),
             })
             .collect();
 
-        Ok(Self {
-            inner: Arc::new(Inner { channels, outbox }),
-        })
+        Ok(Self { inner: Arc::new(Inner { channels, outbox }) })
     }
 
     /// Tries each channel in order and returns the name of the first that delivered.
@@ -699,10 +616,7 @@ impl DeliveryChain {
                 Err(reason) => {
                     let reason = redact(reason, code);
                     tracing::warn!(channel = name, %reason, "one-time code delivery failed");
-                    failures.push(ChannelFailure {
-                        channel: name,
-                        reason,
-                    });
+                    failures.push(ChannelFailure { channel: name, reason });
                 }
             }
         }
@@ -723,11 +637,7 @@ impl DeliveryChain {
 /// Provider error texts are outside our control and could echo the request; make sure the code
 /// never travels on into logs or errors.
 fn redact(reason: String, code: &str) -> String {
-    if code.is_empty() || !reason.contains(code) {
-        reason
-    } else {
-        reason.replace(code, REDACTED)
-    }
+    if code.is_empty() || !reason.contains(code) { reason } else { reason.replace(code, REDACTED) }
 }
 
 impl fmt::Debug for DeliveryChain {
@@ -735,19 +645,12 @@ impl fmt::Debug for DeliveryChain {
         struct Link<'a>(&'a Channel);
         impl fmt::Debug for Link<'_> {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                let state = if self.0.is_configured() {
-                    "configured"
-                } else {
-                    "not configured"
-                };
+                let state = if self.0.is_configured() { "configured" } else { "not configured" };
                 write!(f, "{} ({state})", self.0.name())
             }
         }
         f.debug_struct("DeliveryChain")
-            .field(
-                "channels",
-                &self.inner.channels.iter().map(Link).collect::<Vec<_>>(),
-            )
+            .field("channels", &self.inner.channels.iter().map(Link).collect::<Vec<_>>())
             .finish()
     }
 }
@@ -809,15 +712,10 @@ mod tests {
                 body: body.to_owned(),
             };
             let app = Router::new().fallback(record).with_state(state);
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                .await
-                .expect("bind mock");
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind mock");
             let addr = listener.local_addr().expect("mock address");
             tokio::spawn(async move { axum::serve(listener, app).await });
-            Self {
-                url: format!("http://{addr}"),
-                received,
-            }
+            Self { url: format!("http://{addr}"), received }
         }
 
         fn requests(&self) -> Vec<Received> {
@@ -831,30 +729,18 @@ mod tests {
         headers: HeaderMap,
         body: String,
     ) -> (StatusCode, [(header::HeaderName, &'static str); 1], String) {
-        let text = |name: header::HeaderName| {
-            headers
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned)
-        };
+        let text = |name: header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
         state.received.lock().expect("mock lock").push(Received {
             path: uri.path().to_owned(),
             authorization: text(header::AUTHORIZATION),
             content_type: text(header::CONTENT_TYPE),
             body,
         });
-        (
-            state.status,
-            [(header::CONTENT_TYPE, "application/json")],
-            state.body,
-        )
+        (state.status, [(header::CONTENT_TYPE, "application/json")], state.body)
     }
 
     fn settings(vars: &[(&str, &str)]) -> ChannelSettings {
-        let vars: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect();
+        let vars: HashMap<String, String> = vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
         ChannelSettings::from_env(|name| vars.get(name).cloned())
     }
 
@@ -866,46 +752,34 @@ mod tests {
         error.failures.iter().map(|f| f.channel).collect()
     }
 
-    const TELEGRAM_OK: &str =
-        r#"{"ok":true,"result":{"request_id":"r1","phone_number":"+79991234567"}}"#;
+    const TELEGRAM_OK: &str = r#"{"ok":true,"result":{"request_id":"r1","phone_number":"+79991234567"}}"#;
     const SMSRU_OK: &str = r#"{"status":"OK","status_code":100,"sms":{"79991234567":{"status":"OK","status_code":100,"sms_id":"000000-10000000"}},"balance":4122.56}"#;
 
     // --- building the chain -------------------------------------------------------------
 
     #[test]
     fn the_default_chain_is_telegram_whatsapp_sms_then_fake_outside_production() {
-        let chain = DeliveryChain::build(None, ChannelSettings::default(), false, false)
-            .expect("chain builds");
-        assert_eq!(
-            chain.channel_names(),
-            ["telegram", "whatsapp", "sms", "fake"]
-        );
+        let chain = DeliveryChain::build(None, ChannelSettings::default(), false, false).expect("chain builds");
+        assert_eq!(chain.channel_names(), ["telegram", "whatsapp", "sms", "fake"]);
         assert!(chain.fake_outbox().is_some());
     }
 
     #[test]
     fn the_production_chain_has_no_fake_channel_and_no_outbox() {
-        let chain = DeliveryChain::build(None, ChannelSettings::default(), true, true)
-            .expect("chain builds");
+        let chain = DeliveryChain::build(None, ChannelSettings::default(), true, true).expect("chain builds");
         assert_eq!(chain.channel_names(), ["telegram", "whatsapp", "sms"]);
         assert!(chain.fake_outbox().is_none());
     }
 
     #[test]
     fn fake_listed_in_production_is_a_configuration_error() {
-        let result =
-            DeliveryChain::build(Some("sms,fake"), ChannelSettings::default(), true, false);
+        let result = DeliveryChain::build(Some("sms,fake"), ChannelSettings::default(), true, false);
         assert!(matches!(result, Err(ChainError::FakeInProduction)));
     }
 
     #[test]
     fn an_unknown_channel_name_is_a_configuration_error_naming_it() {
-        let result = DeliveryChain::build(
-            Some("telegram,pigeon"),
-            ChannelSettings::default(),
-            false,
-            false,
-        );
+        let result = DeliveryChain::build(Some("telegram,pigeon"), ChannelSettings::default(), false, false);
         match result {
             Err(ChainError::UnknownChannel(name)) => assert_eq!(name, "pigeon"),
             other => panic!("expected UnknownChannel, got {other:?}"),
@@ -944,17 +818,11 @@ mod tests {
         ]);
         let telegram = s.telegram.expect("telegram configured");
         assert_eq!(telegram.url, "https://gatewayapi.telegram.org");
-        assert!(
-            s.whatsapp.is_none(),
-            "a blank phone number id leaves whatsapp unconfigured"
-        );
+        assert!(s.whatsapp.is_none(), "a blank phone number id leaves whatsapp unconfigured");
         let sms = s.sms.expect("sms configured");
         assert_eq!(sms.url, "http://127.0.0.1:9", "trailing slash is trimmed");
 
-        let s = settings(&[
-            ("WHATSAPP_ACCESS_TOKEN", "wa-token"),
-            ("WHATSAPP_PHONE_NUMBER_ID", "1234"),
-        ]);
+        let s = settings(&[("WHATSAPP_ACCESS_TOKEN", "wa-token"), ("WHATSAPP_PHONE_NUMBER_ID", "1234")]);
         let whatsapp = s.whatsapp.expect("whatsapp configured");
         assert_eq!(whatsapp.template, "floor_otp");
         assert_eq!(whatsapp.language, "ru");
@@ -972,11 +840,7 @@ mod tests {
         ]);
         let chain = chain("telegram,whatsapp,sms", s.clone(), false);
         let printed = format!("{s:?} {chain:?} {:#?}", chain.fake_outbox());
-        for secret in [
-            "secret-telegram-token",
-            "secret-whatsapp-token",
-            "secret-smsru-id",
-        ] {
+        for secret in ["secret-telegram-token", "secret-whatsapp-token", "secret-smsru-id"] {
             assert!(!printed.contains(secret), "{secret} leaked in {printed}");
         }
         assert!(printed.contains("telegram (configured)"), "{printed}");
@@ -986,8 +850,7 @@ mod tests {
 
     #[tokio::test]
     async fn with_nothing_configured_every_real_channel_is_skipped_and_fake_delivers() {
-        let chain = DeliveryChain::build(None, ChannelSettings::default(), false, false)
-            .expect("chain builds");
+        let chain = DeliveryChain::build(None, ChannelSettings::default(), false, false).expect("chain builds");
         assert_eq!(chain.deliver(PHONE, CODE).await, Ok("fake"));
     }
 
@@ -1004,10 +867,7 @@ mod tests {
     #[tokio::test]
     async fn telegram_answering_ok_delivers_and_the_request_carried_the_bearer_token_and_code() {
         let gateway = Mock::start(200, TELEGRAM_OK).await;
-        let s = settings(&[
-            ("TELEGRAM_GATEWAY_TOKEN", "tg-token"),
-            ("TELEGRAM_GATEWAY_URL", &gateway.url),
-        ]);
+        let s = settings(&[("TELEGRAM_GATEWAY_TOKEN", "tg-token"), ("TELEGRAM_GATEWAY_URL", &gateway.url)]);
         let chain = chain("telegram", s, false);
 
         assert_eq!(chain.deliver(PHONE, CODE).await, Ok("telegram"));
@@ -1017,19 +877,13 @@ mod tests {
         assert_eq!(request.path, "/sendVerificationMessage");
         assert_eq!(request.authorization.as_deref(), Some("Bearer tg-token"));
         assert_eq!(request.content_type.as_deref(), Some("application/json"));
-        assert_eq!(
-            request.json(),
-            json!({"phone_number": PHONE, "code": CODE, "ttl": 300})
-        );
+        assert_eq!(request.json(), json!({"phone_number": PHONE, "code": CODE, "ttl": 300}));
     }
 
     #[tokio::test]
     async fn telegram_answering_500_falls_through_to_the_next_channel() {
         let gateway = Mock::start(500, r#"{"ok":false,"error":"INTERNAL"}"#).await;
-        let s = settings(&[
-            ("TELEGRAM_GATEWAY_TOKEN", "tg-token"),
-            ("TELEGRAM_GATEWAY_URL", &gateway.url),
-        ]);
+        let s = settings(&[("TELEGRAM_GATEWAY_TOKEN", "tg-token"), ("TELEGRAM_GATEWAY_URL", &gateway.url)]);
         let chain = chain("telegram", s, false);
 
         assert_eq!(chain.deliver(PHONE, CODE).await, Ok("fake"));
@@ -1039,21 +893,12 @@ mod tests {
     #[tokio::test]
     async fn telegram_answering_ok_false_with_status_200_falls_through_to_the_next_channel() {
         let gateway = Mock::start(200, r#"{"ok":false,"error":"PHONE_NUMBER_INVALID"}"#).await;
-        let s = settings(&[
-            ("TELEGRAM_GATEWAY_TOKEN", "tg-token"),
-            ("TELEGRAM_GATEWAY_URL", &gateway.url),
-        ]);
+        let s = settings(&[("TELEGRAM_GATEWAY_TOKEN", "tg-token"), ("TELEGRAM_GATEWAY_URL", &gateway.url)]);
         let chain = chain("telegram", s, true);
 
-        let failed = chain
-            .deliver(PHONE, CODE)
-            .await
-            .expect_err("ok:false is a failure");
+        let failed = chain.deliver(PHONE, CODE).await.expect_err("ok:false is a failure");
         assert_eq!(failed_channels(&failed), ["telegram"]);
-        assert!(
-            failed.failures[0].reason.contains("PHONE_NUMBER_INVALID"),
-            "{failed}"
-        );
+        assert!(failed.failures[0].reason.contains("PHONE_NUMBER_INVALID"), "{failed}");
     }
 
     #[tokio::test]
@@ -1106,20 +951,9 @@ mod tests {
             ("WHATSAPP_API_URL", &graph.url),
         ]);
 
-        assert_eq!(
-            chain("whatsapp", s.clone(), false)
-                .deliver(PHONE, CODE)
-                .await,
-            Ok("fake")
-        );
-        let failed = chain("whatsapp", s, true)
-            .deliver(PHONE, CODE)
-            .await
-            .expect_err("401 is a failure");
-        assert_eq!(
-            failed.failures[0].reason,
-            "HTTP 401: Invalid OAuth access token."
-        );
+        assert_eq!(chain("whatsapp", s.clone(), false).deliver(PHONE, CODE).await, Ok("fake"));
+        let failed = chain("whatsapp", s, true).deliver(PHONE, CODE).await.expect_err("401 is a failure");
+        assert_eq!(failed.failures[0].reason, "HTTP 401: Invalid OAuth access token.");
         assert_eq!(graph.requests().len(), 2);
     }
 
@@ -1134,17 +968,11 @@ mod tests {
         assert_eq!(requests.len(), 1);
         let request = &requests[0];
         assert_eq!(request.path, "/sms/send");
-        assert_eq!(
-            request.content_type.as_deref(),
-            Some("application/x-www-form-urlencoded")
-        );
+        assert_eq!(request.content_type.as_deref(), Some("application/x-www-form-urlencoded"));
         let form = request.form();
         assert_eq!(form.get("api_id").map(String::as_str), Some("sms-id"));
         assert_eq!(form.get("to").map(String::as_str), Some("79991234567"));
-        assert_eq!(
-            form.get("msg").map(String::as_str),
-            Some("Код входа в Floor: 482913")
-        );
+        assert_eq!(form.get("msg").map(String::as_str), Some("Код входа в Floor: 482913"));
         assert_eq!(form.get("json").map(String::as_str), Some("1"));
     }
 
@@ -1157,37 +985,19 @@ mod tests {
         .await;
         let s = settings(&[("SMSRU_API_ID", "sms-id"), ("SMSRU_URL", &smsru.url)]);
 
-        assert_eq!(
-            chain("sms", s.clone(), false).deliver(PHONE, CODE).await,
-            Ok("fake")
-        );
-        let failed = chain("sms", s, true)
-            .deliver(PHONE, CODE)
-            .await
-            .expect_err("per-number ERROR is a failure");
-        assert_eq!(
-            failed.failures[0].reason,
-            "number refused: На этот номер нельзя отправлять сообщения"
-        );
+        assert_eq!(chain("sms", s.clone(), false).deliver(PHONE, CODE).await, Ok("fake"));
+        let failed = chain("sms", s, true).deliver(PHONE, CODE).await.expect_err("per-number ERROR is a failure");
+        assert_eq!(failed.failures[0].reason, "number refused: На этот номер нельзя отправлять сообщения");
     }
 
     #[tokio::test]
     async fn smsru_request_level_error_falls_through() {
-        let smsru = Mock::start(
-            200,
-            r#"{"status":"ERROR","status_code":200,"status_text":"Неправильный api_id"}"#,
-        )
-        .await;
+        let smsru =
+            Mock::start(200, r#"{"status":"ERROR","status_code":200,"status_text":"Неправильный api_id"}"#).await;
         let s = settings(&[("SMSRU_API_ID", "sms-id"), ("SMSRU_URL", &smsru.url)]);
 
-        let failed = chain("sms", s, true)
-            .deliver(PHONE, CODE)
-            .await
-            .expect_err("status ERROR is a failure");
-        assert_eq!(
-            failed.failures[0].reason,
-            "request refused: Неправильный api_id"
-        );
+        let failed = chain("sms", s, true).deliver(PHONE, CODE).await.expect_err("status ERROR is a failure");
+        assert_eq!(failed.failures[0].reason, "request refused: Неправильный api_id");
     }
 
     #[tokio::test]
@@ -1218,10 +1028,7 @@ mod tests {
         ]);
         let chain = DeliveryChain::build(None, s, true, false).expect("chain builds");
 
-        let failed = chain
-            .deliver(PHONE, CODE)
-            .await
-            .expect_err("nothing delivers");
+        let failed = chain.deliver(PHONE, CODE).await.expect_err("nothing delivers");
         assert_eq!(failed_channels(&failed), ["telegram", "whatsapp", "sms"]);
         assert_eq!(
             failed.to_string(),
@@ -1236,20 +1043,10 @@ mod tests {
 
     #[tokio::test]
     async fn unconfigured_channels_fail_with_not_configured_and_send_nothing() {
-        let chain = DeliveryChain::build(None, ChannelSettings::default(), true, false)
-            .expect("chain builds");
-        let failed = chain
-            .deliver(PHONE, CODE)
-            .await
-            .expect_err("nothing configured");
+        let chain = DeliveryChain::build(None, ChannelSettings::default(), true, false).expect("chain builds");
+        let failed = chain.deliver(PHONE, CODE).await.expect_err("nothing configured");
         assert_eq!(failed_channels(&failed), ["telegram", "whatsapp", "sms"]);
-        assert!(
-            failed
-                .failures
-                .iter()
-                .all(|f| f.reason.starts_with("not configured")),
-            "{failed}"
-        );
+        assert!(failed.failures.iter().all(|f| f.reason.starts_with("not configured")), "{failed}");
     }
 
     #[tokio::test]
@@ -1259,18 +1056,9 @@ mod tests {
             let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
             listener.local_addr().expect("address").port()
         };
-        let s = settings(&[
-            ("SMSRU_API_ID", "sms-id"),
-            ("SMSRU_URL", &format!("http://127.0.0.1:{port}")),
-        ]);
-        let failed = chain("sms", s, true)
-            .deliver(PHONE, CODE)
-            .await
-            .expect_err("nothing listens");
-        assert!(
-            failed.failures[0].reason.starts_with("connection failed"),
-            "{failed}"
-        );
+        let s = settings(&[("SMSRU_API_ID", "sms-id"), ("SMSRU_URL", &format!("http://127.0.0.1:{port}"))]);
+        let failed = chain("sms", s, true).deliver(PHONE, CODE).await.expect_err("nothing listens");
+        assert!(failed.failures[0].reason.starts_with("connection failed"), "{failed}");
     }
 
     #[tokio::test]
@@ -1326,21 +1114,11 @@ mod tests {
     async fn a_provider_echoing_the_code_never_gets_it_into_logs_or_errors() {
         let logs = captured_logs();
 
-        let gateway =
-            Mock::start(400, &format!(r#"{{"ok":false,"error":"bad code {CODE}"}}"#)).await;
-        let s = settings(&[
-            ("TELEGRAM_GATEWAY_TOKEN", "tg-token"),
-            ("TELEGRAM_GATEWAY_URL", &gateway.url),
-        ]);
-        let failed = chain("telegram,sms", s, true)
-            .deliver(PHONE, CODE)
-            .await
-            .expect_err("nothing delivers");
+        let gateway = Mock::start(400, &format!(r#"{{"ok":false,"error":"bad code {CODE}"}}"#)).await;
+        let s = settings(&[("TELEGRAM_GATEWAY_TOKEN", "tg-token"), ("TELEGRAM_GATEWAY_URL", &gateway.url)]);
+        let failed = chain("telegram,sms", s, true).deliver(PHONE, CODE).await.expect_err("nothing delivers");
 
-        assert_eq!(
-            failed.failures[0].reason,
-            "HTTP 400, ok is not true: bad code <code>"
-        );
+        assert_eq!(failed.failures[0].reason, "HTTP 400, ok is not true: bad code <code>");
         assert!(!failed.to_string().contains(CODE));
         let logs = String::from_utf8(logs.0.lock().expect("log lock").clone()).expect("utf-8");
         assert!(logs.contains("WARN"), "{logs}");

@@ -9,8 +9,8 @@ use sea_orm::sea_query::Expr;
 use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
 use uuid::Uuid;
 
-use crate::accounts::ensure_not_banned;
 use super::tokens::{REFRESH_TOKEN_TTL, new_refresh_token, sha256_hex};
+use crate::accounts::ensure_not_banned;
 use crate::app::App;
 use crate::db;
 use crate::error::{AppError, AppResult, ErrorCode};

@@ -60,22 +60,15 @@ impl JwtKeys {
     /// A fresh access token for `user_id`, and when it expires.
     pub fn issue(&self, user_id: Uuid, adm: bool, now: DateTime<Utc>) -> anyhow::Result<(String, DateTime<Utc>)> {
         let expires_at = now + ACCESS_TOKEN_TTL;
-        let claims = Claims {
-            sub: user_id,
-            adm,
-            iat: now.timestamp(),
-            exp: expires_at.timestamp(),
-            iss: ISSUER.to_owned(),
-        };
+        let claims =
+            Claims { sub: user_id, adm, iat: now.timestamp(), exp: expires_at.timestamp(), iss: ISSUER.to_owned() };
         let token = jsonwebtoken::encode(&Header::new(ALGORITHM), &claims, &self.encoding)?;
         Ok((token, expires_at))
     }
 
     /// The claims of a valid, unexpired token signed by us with HS256; `None` otherwise.
     pub fn verify(&self, token: &str) -> Option<Claims> {
-        jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
-            .ok()
-            .map(|data| data.claims)
+        jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation).ok().map(|data| data.claims)
     }
 }
 
@@ -152,7 +145,9 @@ mod tests {
         use base64_url_like::encode;
         let header = encode(br#"{"alg":"none","typ":"JWT"}"#);
         let exp = (Utc::now() + Duration::minutes(5)).timestamp();
-        let body = encode(format!(r#"{{"sub":"{}","adm":true,"exp":{exp},"iat":0,"iss":"floor"}}"#, Uuid::new_v4()).as_bytes());
+        let body = encode(
+            format!(r#"{{"sub":"{}","adm":true,"exp":{exp},"iat":0,"iss":"floor"}}"#, Uuid::new_v4()).as_bytes(),
+        );
         assert!(keys().verify(&format!("{header}.{body}.")).is_none());
     }
 
@@ -166,10 +161,7 @@ mod tests {
 
     #[test]
     fn hashes_are_hex_sha256() {
-        assert_eq!(
-            sha256_hex("123456"),
-            "8d969eef6ecad3c29a3a629280e686cf0c3f5d5a86aff3ca12020c923adc6c92"
-        );
+        assert_eq!(sha256_hex("123456"), "8d969eef6ecad3c29a3a629280e686cf0c3f5d5a86aff3ca12020c923adc6c92");
     }
 
     /// Unpadded base64url, enough to forge a token by hand.

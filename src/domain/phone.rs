@@ -14,14 +14,10 @@ pub struct InvalidPhone;
 impl Phone {
     /// Strips spaces, dashes and brackets, then requires `+` and 10 to 15 digits.
     pub fn parse(input: &str) -> Result<Self, InvalidPhone> {
-        let kept: String = input
-            .chars()
-            .filter(|c| !matches!(c, ' ' | '-' | '(' | ')' | '\t' | '\u{a0}'))
-            .collect();
+        let kept: String = input.chars().filter(|c| !matches!(c, ' ' | '-' | '(' | ')' | '\t' | '\u{a0}')).collect();
         let digits = kept.strip_prefix('+').ok_or(InvalidPhone)?;
-        let well_formed = (10..=15).contains(&digits.len())
-            && digits.bytes().all(|b| b.is_ascii_digit())
-            && !digits.starts_with('0');
+        let well_formed =
+            (10..=15).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()) && !digits.starts_with('0');
         if well_formed { Ok(Self(kept)) } else { Err(InvalidPhone) }
     }
 

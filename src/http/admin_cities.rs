@@ -6,7 +6,9 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::Utc;
 use floor_entities::{cities, city_translations, locations, users};
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, Set,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use utoipa::ToSchema;
@@ -27,9 +29,7 @@ use crate::{audit, db};
 const SLUG_MAX: usize = 50;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(list_all_cities, create_city))
-        .routes(routes!(update_city, delete_city))
+    OpenApiRouter::new().routes(routes!(list_all_cities, create_city)).routes(routes!(update_city, delete_city))
 }
 
 /// A city as the admin app sees it: the public card plus id, activity and order.
@@ -71,15 +71,18 @@ pub struct CityUpdate {
 }
 
 async fn admin_city_view(conn: &impl ConnectionTrait, city: cities::Model) -> AppResult<AdminCityView> {
-    let translations = city_translations::Entity::find()
-        .filter(city_translations::Column::CityId.eq(city.id))
-        .all(conn)
-        .await?;
+    let translations =
+        city_translations::Entity::find().filter(city_translations::Column::CityId.eq(city.id)).all(conn).await?;
     Ok(admin_city(city, translations))
 }
 
 fn admin_city(city: cities::Model, translations: Vec<city_translations::Model>) -> AdminCityView {
-    AdminCityView { id: city.id, is_active: city.is_active, sort_order: city.sort_order, city: city_view(city.slug, translations) }
+    AdminCityView {
+        id: city.id,
+        is_active: city.is_active,
+        sort_order: city.sort_order,
+        city: city_view(city.slug, translations),
+    }
 }
 
 fn name_rows(city_id: Uuid, names: Vec<(&'static str, Name)>) -> Vec<city_translations::ActiveModel> {
@@ -100,7 +103,10 @@ fn name_rows(city_id: Uuid, names: Vec<(&'static str, Name)>) -> Vec<city_transl
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
         (status = 403, description = "FORBIDDEN: needs cities.manage", body = ErrorBody),
     ))]
-async fn list_all_cities(State(app): State<AppState>, _admin: Admin<perm::CitiesManage>) -> AppResult<Json<ItemList<AdminCityView>>> {
+async fn list_all_cities(
+    State(app): State<AppState>,
+    _admin: Admin<perm::CitiesManage>,
+) -> AppResult<Json<ItemList<AdminCityView>>> {
     let rows = cities::Entity::find()
         .order_by_asc(cities::Column::SortOrder)
         .order_by_asc(cities::Column::Slug)
@@ -142,7 +148,14 @@ async fn create_city(
     };
     let city = unless_taken(city.insert(&tx).await, "slug")?;
     replace_rows(&tx, name_rows(city.id, names)).await?;
-    audit::record(&tx, Some(admin.user.id()), "admin.city.create", ("city", city.id.to_string()), json!({"slug": city.slug})).await?;
+    audit::record(
+        &tx,
+        Some(admin.user.id()),
+        "admin.city.create",
+        ("city", city.id.to_string()),
+        json!({"slug": city.slug}),
+    )
+    .await?;
     let view = admin_city_view(&tx, city).await?;
     tx.commit().await?;
     Ok((StatusCode::CREATED, Json(view)))
@@ -206,7 +219,11 @@ async fn update_city(
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
         (status = 409, description = "INVALID_STATUS: venues are in this city; deactivate it instead", body = ErrorBody),
     ))]
-async fn delete_city(State(app): State<AppState>, admin: Admin<perm::CitiesManage>, Path(id): Path<Uuid>) -> AppResult<StatusCode> {
+async fn delete_city(
+    State(app): State<AppState>,
+    admin: Admin<perm::CitiesManage>,
+    Path(id): Path<Uuid>,
+) -> AppResult<StatusCode> {
     let tx = db::begin_write(&app.db).await?;
     let city = cities::Entity::find_by_id(id).one(&tx).await?.ok_or_else(|| AppError::not_found("city"))?;
     let venues = locations::Entity::find().filter(locations::Column::CitySlug.eq(&city.slug)).count(&tx).await?;
@@ -232,5 +249,8 @@ async fn delete_city(State(app): State<AppState>, admin: Admin<perm::CitiesManag
 }
 
 fn city_in_use() -> AppError {
-    AppError::new(ErrorCode::InvalidStatus, "venues are in this city: deactivate it (isActive: false) instead of deleting it")
+    AppError::new(
+        ErrorCode::InvalidStatus,
+        "venues are in this city: deactivate it (isActive: false) instead of deleting it",
+    )
 }

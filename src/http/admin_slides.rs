@@ -80,7 +80,11 @@ type TargetColumns = (PromoTarget, Option<Uuid>, Option<String>);
 
 /// Checks that a target is consistent: a tournament target names an existing tournament and
 /// no address; an address target an http(s) address and no tournament.
-async fn check_target(conn: &impl ConnectionTrait, problems: &mut Problems, target: SlideTarget) -> AppResult<TargetColumns> {
+async fn check_target(
+    conn: &impl ConnectionTrait,
+    problems: &mut Problems,
+    target: SlideTarget,
+) -> AppResult<TargetColumns> {
     match target.kind {
         PromoTarget::Tournament => {
             if target.url.is_some() {
@@ -120,10 +124,15 @@ fn check_window(problems: &mut Problems, starts_at: Option<DateTime<Utc>>, ends_
     }
 }
 
-fn check_texts(problems: &mut Problems, texts: Localized<SlideText>, all_required: bool) -> Vec<(&'static str, SlideText)> {
+fn check_texts(
+    problems: &mut Problems,
+    texts: Localized<SlideText>,
+    all_required: bool,
+) -> Vec<(&'static str, SlideText)> {
     check_translations(problems, texts, all_required, |problems, field, text| SlideText {
         title: problems.text(&format!("{field}.title"), &text.title, 1, 200),
-        subtitle: optional_text(problems, &format!("{field}.subtitle"), text.subtitle, 0, 300).filter(|s| !s.is_empty()),
+        subtitle: optional_text(problems, &format!("{field}.subtitle"), text.subtitle, 0, 300)
+            .filter(|s| !s.is_empty()),
     })
 }
 
@@ -140,7 +149,10 @@ fn text_rows(slide_id: Uuid, texts: Vec<(&'static str, SlideText)>) -> Vec<promo
 }
 
 /// The admin cards of `slides`, in their order.
-async fn admin_slide_views(conn: &impl ConnectionTrait, slides: Vec<promo_slides::Model>) -> AppResult<Vec<AdminPromoSlideView>> {
+async fn admin_slide_views(
+    conn: &impl ConnectionTrait,
+    slides: Vec<promo_slides::Model>,
+) -> AppResult<Vec<AdminPromoSlideView>> {
     let orders: Vec<i32> = slides.iter().map(|slide| slide.sort_order).collect();
     let views = promo_slide_views(conn, slides).await?;
     Ok(views.into_iter().zip(orders).map(|(slide, sort_order)| AdminPromoSlideView { slide, sort_order }).collect())
@@ -213,8 +225,14 @@ async fn create_promo_slide(
     .insert(&tx)
     .await?;
     replace_rows(&tx, text_rows(slide.id, texts)).await?;
-    audit::record(&tx, Some(admin.user.id()), "admin.promo_slide.create", ("promo_slide", slide.id.to_string()), json!({"target": kind}))
-        .await?;
+    audit::record(
+        &tx,
+        Some(admin.user.id()),
+        "admin.promo_slide.create",
+        ("promo_slide", slide.id.to_string()),
+        json!({"target": kind}),
+    )
+    .await?;
     let view = admin_slide_view(&tx, slide).await?;
     tx.commit().await?;
     Ok((StatusCode::CREATED, Json(view)))
@@ -241,7 +259,8 @@ async fn update_promo_slide(
     let texts = body.translations.map(|texts| check_texts(&mut problems, texts, false)).unwrap_or_default();
 
     let tx = db::begin_write(&app.db).await?;
-    let slide = promo_slides::Entity::find_by_id(id).one(&tx).await?.ok_or_else(|| AppError::not_found("promo slide"))?;
+    let slide =
+        promo_slides::Entity::find_by_id(id).one(&tx).await?.ok_or_else(|| AppError::not_found("promo slide"))?;
     let target = match body.target {
         Some(target) => Some(check_target(&tx, &mut problems, target).await?),
         None => None,
@@ -290,11 +309,23 @@ async fn update_promo_slide(
         (status = 403, description = "FORBIDDEN: needs content.manage", body = ErrorBody),
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
     ))]
-async fn delete_promo_slide(State(app): State<AppState>, admin: Admin<perm::ContentManage>, Path(id): Path<Uuid>) -> AppResult<StatusCode> {
+async fn delete_promo_slide(
+    State(app): State<AppState>,
+    admin: Admin<perm::ContentManage>,
+    Path(id): Path<Uuid>,
+) -> AppResult<StatusCode> {
     let tx = db::begin_write(&app.db).await?;
-    let slide = promo_slides::Entity::find_by_id(id).one(&tx).await?.ok_or_else(|| AppError::not_found("promo slide"))?;
+    let slide =
+        promo_slides::Entity::find_by_id(id).one(&tx).await?.ok_or_else(|| AppError::not_found("promo slide"))?;
     promo_slides::Entity::delete_by_id(slide.id).exec(&tx).await?;
-    audit::record(&tx, Some(admin.user.id()), "admin.promo_slide.delete", ("promo_slide", slide.id.to_string()), json!({})).await?;
+    audit::record(
+        &tx,
+        Some(admin.user.id()),
+        "admin.promo_slide.delete",
+        ("promo_slide", slide.id.to_string()),
+        json!({}),
+    )
+    .await?;
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -7,7 +7,8 @@ use chrono::Utc;
 use floor_actors::rules::rating::MAX_LEVEL;
 use floor_entities::{level_tier_translations, level_tiers};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, PaginatorTrait, QueryFilter,
+    QueryOrder, Set,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -85,7 +86,8 @@ fn check_min_level(problems: &mut Problems, min_level: i32) {
 /// A `#rrggbb` colour, in lowercase.
 fn color(problems: &mut Problems, value: &str) -> String {
     let value = value.trim().to_ascii_lowercase();
-    let hex = value.strip_prefix('#').filter(|digits| digits.len() == 6 && digits.chars().all(|c| c.is_ascii_hexdigit()));
+    let hex =
+        value.strip_prefix('#').filter(|digits| digits.len() == 6 && digits.chars().all(|c| c.is_ascii_hexdigit()));
     if hex.is_none() {
         problems.add("color", "must be #rrggbb");
     }
@@ -93,7 +95,12 @@ fn color(problems: &mut Problems, value: &str) -> String {
 }
 
 /// Records a problem when another tier than `except` begins at `min_level`.
-async fn check_min_level_free(tx: &DatabaseTransaction, problems: &mut Problems, min_level: i32, except: Option<Uuid>) -> AppResult<()> {
+async fn check_min_level_free(
+    tx: &DatabaseTransaction,
+    problems: &mut Problems,
+    min_level: i32,
+    except: Option<Uuid>,
+) -> AppResult<()> {
     let mut holders = level_tiers::Entity::find().filter(level_tiers::Column::MinLevel.eq(min_level));
     if let Some(id) = except {
         holders = holders.filter(level_tiers::Column::Id.ne(id));
@@ -289,7 +296,11 @@ async fn update_level_tier(
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
         (status = 409, description = "INVALID_STATUS: the only tier at level 1 cannot be deleted", body = ErrorBody),
     ))]
-async fn delete_level_tier(State(app): State<AppState>, admin: Admin<perm::ContentManage>, Path(id): Path<Uuid>) -> AppResult<StatusCode> {
+async fn delete_level_tier(
+    State(app): State<AppState>,
+    admin: Admin<perm::ContentManage>,
+    Path(id): Path<Uuid>,
+) -> AppResult<StatusCode> {
     let tx = db::begin_write(&app.db).await?;
     db::lock_key(&tx, TIERS_LOCK).await?;
     let tier = level_tiers::Entity::find_by_id(id).one(&tx).await?.ok_or_else(|| AppError::not_found("level tier"))?;

@@ -14,7 +14,9 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::extract::{Admin, Json, Path, Query, double_option, perm};
-use super::tournaments::{TournamentText, TournamentView, check_presentation, tournament_view, tournament_views, write_texts};
+use super::tournaments::{
+    TournamentText, TournamentView, check_presentation, tournament_view, tournament_views, write_texts,
+};
 use super::validate::Problems;
 use super::views::{ItemList, Localized};
 use crate::app::AppState;
@@ -23,9 +25,7 @@ use crate::tournaments::lock;
 use crate::{audit, db};
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(list_all_tournaments))
-        .routes(routes!(update_tournament_presentation))
+    OpenApiRouter::new().routes(routes!(list_all_tournaments)).routes(routes!(update_tournament_presentation))
 }
 
 #[derive(Deserialize, IntoParams)]
@@ -64,7 +64,8 @@ async fn list_all_tournaments(
     _admin: Admin<perm::ContentManage>,
     Query(filter): Query<AdminTournamentFilter>,
 ) -> AppResult<Json<ItemList<TournamentView>>> {
-    let mut query = tournaments::Entity::find().order_by_desc(tournaments::Column::StartsAt).order_by_desc(tournaments::Column::Id);
+    let mut query =
+        tournaments::Entity::find().order_by_desc(tournaments::Column::StartsAt).order_by_desc(tournaments::Column::Id);
     if let Some(status) = filter.status {
         query = query.filter(tournaments::Column::Status.eq(status));
     }
@@ -106,8 +107,14 @@ async fn update_tournament_presentation(
     active.updated_at = Set(Utc::now());
     let updated = active.update(&tx).await?;
     write_texts(&tx, updated.id, texts).await?;
-    audit::record(&tx, Some(admin.user.id()), "admin.tournament.update", ("tournament", updated.id.to_string()), json!({"changed": fields}))
-        .await?;
+    audit::record(
+        &tx,
+        Some(admin.user.id()),
+        "admin.tournament.update",
+        ("tournament", updated.id.to_string()),
+        json!({"changed": fields}),
+    )
+    .await?;
     let view = tournament_view(&tx, updated).await?;
     tx.commit().await?;
     Ok(Json(view))

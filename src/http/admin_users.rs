@@ -23,10 +23,7 @@ use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
 use crate::{audit, merge, registrations};
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(list_users))
-        .routes(routes!(set_user_status))
-        .routes(routes!(merge_users))
+    OpenApiRouter::new().routes(routes!(list_users)).routes(routes!(set_user_status)).routes(routes!(merge_users))
 }
 
 /// An account as moderators see it, with its rating and registration ban.

@@ -5,7 +5,9 @@ use axum::http::StatusCode;
 use chrono::Utc;
 use floor_entities::enums::AdminRole;
 use floor_entities::users;
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, Set,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use utoipa::ToSchema;
@@ -22,9 +24,7 @@ use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
 use crate::{audit, db};
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(list_admins, create_admin))
-        .routes(routes!(set_admin_role))
+    OpenApiRouter::new().routes(routes!(list_admins, create_admin)).routes(routes!(set_admin_role))
 }
 
 /// A user holding a platform role.
@@ -74,7 +74,10 @@ pub struct RoleChange {
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
         (status = 403, description = "FORBIDDEN: needs admins.manage", body = ErrorBody),
     ))]
-async fn list_admins(State(app): State<AppState>, _admin: Admin<perm::AdminsManage>) -> AppResult<Json<ItemList<AdminView>>> {
+async fn list_admins(
+    State(app): State<AppState>,
+    _admin: Admin<perm::AdminsManage>,
+) -> AppResult<Json<ItemList<AdminView>>> {
     let admins = users::Entity::find()
         .filter(users::Column::AdminRole.is_not_null())
         .order_by_asc(users::Column::CreatedAt)
@@ -112,7 +115,8 @@ async fn create_admin(
         active.name = Set(name);
         user = active.update(&tx).await?;
     }
-    audit::record(&tx, Some(admin.user.id()), "admin.grant", ("user", user.id.to_string()), json!({"role": body.role})).await?;
+    audit::record(&tx, Some(admin.user.id()), "admin.grant", ("user", user.id.to_string()), json!({"role": body.role}))
+        .await?;
     tx.commit().await?;
     Ok((StatusCode::CREATED, Json(user.into())))
 }
@@ -156,15 +160,17 @@ const ADMIN_ROLES_LOCK: &str = "admin-roles";
 
 /// Sets `role`, refusing to take the role away from the last super_admin (the platform would
 /// have nobody left to manage admins).
-async fn change_role(conn: &impl ConnectionTrait, user: users::Model, role: Option<AdminRole>) -> AppResult<users::Model> {
+async fn change_role(
+    conn: &impl ConnectionTrait,
+    user: users::Model,
+    role: Option<AdminRole>,
+) -> AppResult<users::Model> {
     if user.admin_role == role {
         return Ok(user);
     }
     if user.admin_role == Some(AdminRole::SuperAdmin) {
-        let super_admins = users::Entity::find()
-            .filter(users::Column::AdminRole.eq(AdminRole::SuperAdmin))
-            .count(conn)
-            .await?;
+        let super_admins =
+            users::Entity::find().filter(users::Column::AdminRole.eq(AdminRole::SuperAdmin)).count(conn).await?;
         if super_admins <= 1 {
             return Err(AppError::new(ErrorCode::InvalidStatus, "the last super_admin cannot lose the role"));
         }

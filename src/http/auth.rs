@@ -116,7 +116,10 @@ async fn verify_code(State(app): State<AppState>, Json(body): Json<VerifyRequest
         (status = 401, description = "INVALID_REFRESH_TOKEN", body = ErrorBody),
         (status = 403, description = "USER_BANNED", body = ErrorBody),
     ))]
-async fn refresh_tokens(State(app): State<AppState>, Json(body): Json<RefreshRequest>) -> AppResult<Json<TokenPairResponse>> {
+async fn refresh_tokens(
+    State(app): State<AppState>,
+    Json(body): Json<RefreshRequest>,
+) -> AppResult<Json<TokenPairResponse>> {
     let pair = sessions::refresh(&app, body.refresh_token.trim()).await?;
     Ok(Json(TokenPairResponse { access_token: pair.access_token, refresh_token: pair.refresh_token }))
 }

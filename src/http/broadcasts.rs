@@ -20,11 +20,11 @@ use uuid::Uuid;
 use super::extract::{Admin, Json, perm};
 use super::validate::Problems;
 use crate::app::AppState;
+use crate::audit;
 use crate::db::{self, IDS_PER_STATEMENT};
 use crate::domain::Phone;
 use crate::error::{AppError, AppResult, ErrorBody};
 use crate::notifications::{Notice, NoticeKind, PushMessage};
-use crate::audit;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(send_broadcast))
@@ -174,8 +174,14 @@ async fn send_broadcast(
         "targeted": journaled.len(),
         "pushed": null,
     });
-    let audit_id =
-        audit::record(&tx, Some(admin.user.id()), "push.send", ("push", body.target.as_str().to_owned()), details.clone()).await?;
+    let audit_id = audit::record(
+        &tx,
+        Some(admin.user.id()),
+        "push.send",
+        ("push", body.target.as_str().to_owned()),
+        details.clone(),
+    )
+    .await?;
     tx.commit().await?;
     let pushed = app.notifier.push_journaled(&app.db, &notice, &journaled).await?;
     details["pushed"] = json!(pushed);
@@ -206,11 +212,15 @@ impl Audience {
                     .to_owned();
                 active_ids(conn, active_users().filter(users::Column::Id.in_subquery(registered))).await?
             }
-            Self::City(slug) => active_ids(conn, active_users().filter(users::Column::CitySlug.eq(slug.as_str()))).await?,
+            Self::City(slug) => {
+                active_ids(conn, active_users().filter(users::Column::CitySlug.eq(slug.as_str()))).await?
+            }
             Self::Listed { ids, phones } => {
                 let mut found = BTreeSet::new();
                 for chunk in ids.chunks(IDS_PER_STATEMENT) {
-                    found.extend(active_ids(conn, active_users().filter(users::Column::Id.is_in(chunk.iter().copied()))).await?);
+                    found.extend(
+                        active_ids(conn, active_users().filter(users::Column::Id.is_in(chunk.iter().copied()))).await?,
+                    );
                 }
                 for chunk in phones.chunks(IDS_PER_STATEMENT) {
                     let phones = chunk.iter().map(Phone::as_str);

@@ -3,7 +3,9 @@
 //! taken, and where a new row goes in display order.
 
 use sea_orm::sea_query::{Expr, Func};
-use sea_orm::{ActiveModelBehavior, ActiveModelTrait, ConnectionTrait, DbErr, EntityTrait, IntoActiveModel, QuerySelect};
+use sea_orm::{
+    ActiveModelBehavior, ActiveModelTrait, ConnectionTrait, DbErr, EntityTrait, IntoActiveModel, QuerySelect,
+};
 
 use super::reference::Name;
 use super::validate::Problems;
@@ -66,7 +68,10 @@ pub fn key(problems: &mut Problems, field: &str, value: &str, max: usize) -> Str
         .split('-')
         .all(|group| !group.is_empty() && group.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()));
     if !groups_ok || value.len() > max {
-        problems.add(field, format!("must be lowercase latin letters, digits and single inner dashes, at most {max} characters"));
+        problems.add(
+            field,
+            format!("must be lowercase latin letters, digits and single inner dashes, at most {max} characters"),
+        );
     }
     value
 }
@@ -109,15 +114,21 @@ mod tests {
     #[test]
     fn keys_are_lowercase_latin_and_digits_joined_by_single_dashes() {
         for good in ["moscow", "saint-petersburg", "n1", "a-1-b"] {
-            assert!(!problems_of(|p| {
-                key(p, "slug", good, 50);
-            }), "{good}");
+            assert!(
+                !problems_of(|p| {
+                    key(p, "slug", good, 50);
+                }),
+                "{good}"
+            );
         }
         for bad in ["", "Moscow", "москва", "-moscow", "moscow-", "saint--petersburg", "a_b", "a b", "abcdef"] {
             let max = if bad == "abcdef" { 5 } else { 50 };
-            assert!(problems_of(|p| {
-                key(p, "slug", bad, max);
-            }), "{bad}");
+            assert!(
+                problems_of(|p| {
+                    key(p, "slug", bad, max);
+                }),
+                "{bad}"
+            );
         }
     }
 

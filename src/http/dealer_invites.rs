@@ -34,9 +34,7 @@ const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
 const CODE_LENGTH: usize = 8;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(list_dealer_invites, create_dealer_invite))
-        .routes(routes!(claim_dealer_invite))
+    OpenApiRouter::new().routes(routes!(list_dealer_invites, create_dealer_invite)).routes(routes!(claim_dealer_invite))
 }
 
 /// Where an invite stands, derived from its stamps and the clock.
@@ -259,18 +257,12 @@ async fn claim_dealer_invite(
 /// A fresh code: `CODE_LENGTH` characters of `CODE_ALPHABET` from the thread's cryptographic
 /// generator (31^8, about 2^40 codes).
 fn new_invite_code() -> String {
-    (0..CODE_LENGTH)
-        .map(|_| char::from(CODE_ALPHABET[rand::random_range(0..CODE_ALPHABET.len())]))
-        .collect()
+    (0..CODE_LENGTH).map(|_| char::from(CODE_ALPHABET[rand::random_range(0..CODE_ALPHABET.len())])).collect()
 }
 
 /// The code as typed, upper-cased, without spaces and dashes.
 fn normalize_code(input: &str) -> String {
-    input
-        .chars()
-        .filter(|c| !c.is_whitespace() && *c != '-')
-        .map(|c| c.to_ascii_uppercase())
-        .collect()
+    input.chars().filter(|c| !c.is_whitespace() && *c != '-').map(|c| c.to_ascii_uppercase()).collect()
 }
 
 #[cfg(test)]

@@ -19,8 +19,8 @@ use super::tournaments::{TournamentView, tournament_views};
 use super::validate::{Problems, optional_text, url};
 use super::views::ItemList;
 use crate::app::AppState;
-use crate::db::find_where_in;
 use crate::clubs::{ensure_dealer_profile, is_dealer};
+use crate::db::find_where_in;
 use crate::error::{AppError, AppResult, ErrorBody};
 
 /// The range of `experienceYears`.
@@ -222,8 +222,8 @@ async fn dealer_views(conn: &impl ConnectionTrait, only: Option<Uuid>) -> AppRes
         find_where_in::<dealer_profiles::Entity, _>(conn, dealer_profiles::Column::UserId, &user_ids)
             .await?
             .into_iter()
-        .map(|profile| (profile.user_id, profile))
-        .collect();
+            .map(|profile| (profile.user_id, profile))
+            .collect();
     let mut views: Vec<DealerView> = users
         .into_iter()
         .map(|user| {

@@ -72,7 +72,11 @@ async fn register_push_token(
     push_tokens::Entity::insert(row)
         .on_conflict(
             OnConflict::column(push_tokens::Column::Token)
-                .update_columns([push_tokens::Column::UserId, push_tokens::Column::Platform, push_tokens::Column::UpdatedAt])
+                .update_columns([
+                    push_tokens::Column::UserId,
+                    push_tokens::Column::Platform,
+                    push_tokens::Column::UpdatedAt,
+                ])
                 .to_owned(),
         )
         .exec_without_returning(&app.db)
@@ -89,7 +93,11 @@ async fn register_push_token(
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
         (status = 404, description = "NOT_FOUND: the caller has no such token", body = ErrorBody),
     ))]
-async fn remove_push_token(State(app): State<AppState>, user: AuthUser, Path(token): Path<String>) -> AppResult<StatusCode> {
+async fn remove_push_token(
+    State(app): State<AppState>,
+    user: AuthUser,
+    Path(token): Path<String>,
+) -> AppResult<StatusCode> {
     let removed = push_tokens::Entity::delete_many()
         .filter(push_tokens::Column::Token.eq(token))
         .filter(push_tokens::Column::UserId.eq(user.id()))

@@ -17,8 +17,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use uuid::Uuid;
 
-use crate::app::AppState;
 use crate::accounts::ensure_not_banned;
+use crate::app::AppState;
 use crate::auth::permissions::{ClubRule, Permission, has_permission};
 use crate::error::{AppError, ErrorCode, FieldProblem};
 
@@ -170,10 +170,8 @@ impl FromRequestParts<AppState> for MaybeAuthUser {
             .and_then(|value| value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")))
             .map(str::trim)
             .ok_or_else(|| AppError::unauthorized("the Authorization header must be Bearer <accessToken>"))?;
-        let claims = state
-            .jwt
-            .verify(token)
-            .ok_or_else(|| AppError::unauthorized("the access token is invalid or expired"))?;
+        let claims =
+            state.jwt.verify(token).ok_or_else(|| AppError::unauthorized("the access token is invalid or expired"))?;
         let user = users::Entity::find_by_id(claims.sub)
             .one(&state.db)
             .await?
@@ -220,8 +218,16 @@ pub mod perm {
     }
 
     permissions!(
-        OrganizersManage, SeasonsManage, RatingConfigManage, Moderation, PushSend, MetricsView,
-        AdminsManage, CitiesManage, ContentManage, TournamentsManage,
+        OrganizersManage,
+        SeasonsManage,
+        RatingConfigManage,
+        Moderation,
+        PushSend,
+        MetricsView,
+        AdminsManage,
+        CitiesManage,
+        ContentManage,
+        TournamentsManage,
     );
 }
 
@@ -247,16 +253,13 @@ pub mod club {
     /// `club:owner, perm:organizers.manage`.
     pub struct OwnerOrOrganizersManage;
     impl RequiredClubRule for OwnerOrOrganizersManage {
-        const RULE: ClubRule =
-            ClubRule { roles: &[MemberRole::Owner], permission: Some(Permission::OrganizersManage) };
+        const RULE: ClubRule = ClubRule { roles: &[MemberRole::Owner], permission: Some(Permission::OrganizersManage) };
     }
     /// `club:owner, club:td, perm:tournaments.manage`.
     pub struct StaffOrTournamentsManage;
     impl RequiredClubRule for StaffOrTournamentsManage {
-        const RULE: ClubRule = ClubRule {
-            roles: &[MemberRole::Owner, MemberRole::Td],
-            permission: Some(Permission::TournamentsManage),
-        };
+        const RULE: ClubRule =
+            ClubRule { roles: &[MemberRole::Owner, MemberRole::Td], permission: Some(Permission::TournamentsManage) };
     }
 }
 
@@ -276,10 +279,8 @@ impl<R: RequiredClubRule> FromRequestParts<AppState> for OrganizerAccess<R> {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
         let id = path_id(parts, state).await?;
         let user = AuthUser::from_request_parts(parts, state).await?;
-        let organizer = organizers::Entity::find_by_id(id)
-            .one(&state.db)
-            .await?
-            .ok_or_else(|| AppError::not_found("organizer"))?;
+        let organizer =
+            organizers::Entity::find_by_id(id).one(&state.db).await?.ok_or_else(|| AppError::not_found("organizer"))?;
         let role = authorize_in_club::<R>(state, &user, organizer.id).await?;
         Ok(Self { user, organizer, role, _rule: PhantomData })
     }

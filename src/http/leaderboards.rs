@@ -151,7 +151,8 @@ async fn get_level_leaderboard(State(app): State<AppState>) -> AppResult<Json<It
             avatar_url: player.avatar_url,
             xp,
             level,
-            tier: tier_for_level(tiers.iter().map(|tier| (tier.key.as_str(), tier.min_level)), level).map(str::to_owned),
+            tier: tier_for_level(tiers.iter().map(|tier| (tier.key.as_str(), tier.min_level)), level)
+                .map(str::to_owned),
         })
         .collect();
     Ok(Json(ItemList::new(items)))

@@ -89,7 +89,10 @@ async fn run(app: &AppState, tournament_id: Uuid, user: &AuthUser, command: Comm
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
         (status = 409, description = "NOT_ENOUGH_PLAYERS (fewer than 2 checked in), TOURNAMENT_ALREADY_STARTED, INVALID_STATUS (cancelled)", body = ErrorBody),
     ))]
-async fn start_tournament(State(app): State<AppState>, access: TournamentAccess<club::Staff>) -> AppResult<Json<LiveState>> {
+async fn start_tournament(
+    State(app): State<AppState>,
+    access: TournamentAccess<club::Staff>,
+) -> AppResult<Json<LiveState>> {
     run(&app, access.tournament.id, &access.user, Command::Start).await
 }
 
@@ -117,7 +120,10 @@ async fn pause_clock(State(app): State<AppState>, access: TournamentAccess<club:
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
         (status = 409, description = "TOURNAMENT_NOT_RUNNING", body = ErrorBody),
     ))]
-async fn resume_clock(State(app): State<AppState>, access: TournamentAccess<club::Staff>) -> AppResult<Json<LiveState>> {
+async fn resume_clock(
+    State(app): State<AppState>,
+    access: TournamentAccess<club::Staff>,
+) -> AppResult<Json<LiveState>> {
     run(&app, access.tournament.id, &access.user, Command::Resume).await
 }
 
@@ -233,7 +239,10 @@ async fn eliminate_player(
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
         (status = 409, description = "NOTHING_TO_UNDO, TOURNAMENT_NOT_RUNNING", body = ErrorBody),
     ))]
-async fn undo_elimination(State(app): State<AppState>, access: TournamentAccess<club::Staff>) -> AppResult<Json<LiveState>> {
+async fn undo_elimination(
+    State(app): State<AppState>,
+    access: TournamentAccess<club::Staff>,
+) -> AppResult<Json<LiveState>> {
     run(&app, access.tournament.id, &access.user, Command::Undo).await
 }
 
@@ -306,7 +315,10 @@ async fn reseat_player(
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
         (status = 409, description = "RESULTS_ALREADY_CONFIRMED, INVALID_STATUS (more than one player in), TOURNAMENT_NOT_RUNNING", body = ErrorBody),
     ))]
-async fn confirm_results(State(app): State<AppState>, access: TournamentAccess<club::Staff>) -> AppResult<Json<ItemList<ResultView>>> {
+async fn confirm_results(
+    State(app): State<AppState>,
+    access: TournamentAccess<club::Staff>,
+) -> AppResult<Json<ItemList<ResultView>>> {
     app.live.command(access.tournament.id, Command::ConfirmResults, access.user.id()).await?;
     Ok(Json(ItemList { items: tournament_results(&app.db, access.tournament.id).await? }))
 }

@@ -200,7 +200,8 @@ async fn create_location(
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
     ))]
 async fn get_location(State(app): State<AppState>, Path(id): Path<Uuid>) -> AppResult<Json<LocationView>> {
-    let location = locations::Entity::find_by_id(id).one(&app.db).await?.ok_or_else(|| AppError::not_found("location"))?;
+    let location =
+        locations::Entity::find_by_id(id).one(&app.db).await?.ok_or_else(|| AppError::not_found("location"))?;
     Ok(Json(location.into()))
 }
 
@@ -220,7 +221,8 @@ async fn update_location(
     Path(id): Path<Uuid>,
     Json(body): Json<LocationUpdate>,
 ) -> AppResult<Json<LocationView>> {
-    let location = locations::Entity::find_by_id(id).one(&app.db).await?.ok_or_else(|| AppError::not_found("location"))?;
+    let location =
+        locations::Entity::find_by_id(id).one(&app.db).await?.ok_or_else(|| AppError::not_found("location"))?;
     authorize_in_club::<club::Owner>(&app, &user, location.organizer_id).await?;
 
     let mut problems = Problems::default();
@@ -272,7 +274,10 @@ async fn update_location(
         (status = 400, description = "VALIDATION_ERROR: a malformed query", body = ErrorBody),
         (status = 500, description = "INTERNAL_ERROR", body = ErrorBody),
     ))]
-async fn list_locations(State(app): State<AppState>, Query(filter): Query<CityFilter>) -> AppResult<Json<ItemList<LocationView>>> {
+async fn list_locations(
+    State(app): State<AppState>,
+    Query(filter): Query<CityFilter>,
+) -> AppResult<Json<ItemList<LocationView>>> {
     let mut query = locations::Entity::find().order_by_asc(locations::Column::Name);
     if let Some(city) = filter.city {
         query = query.filter(locations::Column::CitySlug.eq(city));

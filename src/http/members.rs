@@ -7,7 +7,9 @@ use chrono::{DateTime, Utc};
 use floor_entities::enums::{MemberRole, TournamentStatus};
 use floor_entities::{organizer_members, tournament_dealers, tournaments, users};
 use sea_orm::sea_query::Query as SqlQuery;
-use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseTransaction, EntityTrait, ModelTrait, QueryFilter, QueryOrder, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseTransaction, EntityTrait, ModelTrait, QueryFilter, QueryOrder, Set,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use utoipa::ToSchema;
@@ -25,9 +27,7 @@ use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
 use crate::{audit, db};
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(list_members, add_member))
-        .routes(routes!(remove_member))
+    OpenApiRouter::new().routes(routes!(list_members, add_member)).routes(routes!(remove_member))
 }
 
 /// A member of a club, with the person's contact.
@@ -105,10 +105,8 @@ async fn list_members(
         .order_by_asc(organizer_members::Column::Id)
         .all(&app.db)
         .await?;
-    let items = members
-        .into_iter()
-        .filter_map(|(member, user)| user.map(|user| MemberView::new(member, user)))
-        .collect();
+    let items =
+        members.into_iter().filter_map(|(member, user)| user.map(|user| MemberView::new(member, user))).collect();
     Ok(Json(ItemList::new(items)))
 }
 
@@ -213,8 +211,10 @@ async fn remove_member(
     if member.role == MemberRole::Owner && owner_count(&tx, organizer_id).await? <= 1 {
         return Err(AppError::new(ErrorCode::InvalidStatus, "the club's last owner cannot be removed"));
     }
-    let withdrawn = if member.role == MemberRole::Dealer { withdraw_from_open_tournaments(&tx, &member).await? } else { 0 };
-    let details = json!({"organizerId": organizer_id, "userId": member.user_id, "role": member.role, "withdrawnFrom": withdrawn});
+    let withdrawn =
+        if member.role == MemberRole::Dealer { withdraw_from_open_tournaments(&tx, &member).await? } else { 0 };
+    let details =
+        json!({"organizerId": organizer_id, "userId": member.user_id, "role": member.role, "withdrawnFrom": withdrawn});
     member.delete(&tx).await?;
     audit::record(&tx, Some(access.user.id()), "member.remove", ("organizer_member", member_id.to_string()), details)
         .await?;

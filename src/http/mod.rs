@@ -23,18 +23,18 @@ mod me;
 mod members;
 mod metrics;
 mod notifications;
-mod rating_config;
 mod organizers;
+mod players;
+mod rating_config;
+mod reference;
 mod registrations;
+mod results;
 mod search;
 mod seasons;
 mod strikes;
 mod tournament_dealers;
 mod tournaments;
 mod uploads;
-mod players;
-mod reference;
-mod results;
 mod validate;
 pub mod views;
 
@@ -136,11 +136,8 @@ pub fn router(state: AppState) -> Router {
             ServiceBuilder::new()
                 .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
                 .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
-                    let request_id = request
-                        .headers()
-                        .get(&REQUEST_ID)
-                        .and_then(|value| value.to_str().ok())
-                        .unwrap_or_default();
+                    let request_id =
+                        request.headers().get(&REQUEST_ID).and_then(|value| value.to_str().ok()).unwrap_or_default();
                     tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id)
                 }))
                 .layer(PropagateRequestIdLayer::new(REQUEST_ID))

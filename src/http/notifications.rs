@@ -51,7 +51,10 @@ impl From<notifications::Model> for NotificationView {
         (status = 200, body = ItemList<NotificationView>),
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
     ))]
-async fn list_my_notifications(State(app): State<AppState>, user: AuthUser) -> AppResult<Json<ItemList<NotificationView>>> {
+async fn list_my_notifications(
+    State(app): State<AppState>,
+    user: AuthUser,
+) -> AppResult<Json<ItemList<NotificationView>>> {
     let rows = notifications::Entity::find()
         .filter(notifications::Column::UserId.eq(user.id()))
         .order_by_desc(notifications::Column::CreatedAt)

@@ -161,7 +161,10 @@ async fn create_organizer(
         (status = 200, body = ItemList<MyMembershipView>),
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
     ))]
-async fn list_my_organizers(State(app): State<AppState>, user: AuthUser) -> AppResult<Json<ItemList<MyMembershipView>>> {
+async fn list_my_organizers(
+    State(app): State<AppState>,
+    user: AuthUser,
+) -> AppResult<Json<ItemList<MyMembershipView>>> {
     let items = memberships_of(&app.db, user.id())
         .await?
         .into_iter()

@@ -72,7 +72,11 @@ async fn follow_player(
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
         (status = 404, description = "NOT_FOUND: no such player", body = ErrorBody),
     ))]
-async fn unfollow_player(State(app): State<AppState>, user: AuthUser, Path(user_id): Path<Uuid>) -> AppResult<StatusCode> {
+async fn unfollow_player(
+    State(app): State<AppState>,
+    user: AuthUser,
+    Path(user_id): Path<Uuid>,
+) -> AppResult<StatusCode> {
     let player = followable(&app, &user, user_id).await?;
     follows::unfollow(&app.db, user.id(), player.id).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -108,7 +112,11 @@ async fn followable(app: &AppState, user: &AuthUser, user_id: Uuid) -> AppResult
     find_player(&app.db, user_id).await
 }
 
-async fn public_player(conn: &impl ConnectionTrait, player: users::Model, viewer: Option<Uuid>) -> AppResult<PublicPlayerView> {
+async fn public_player(
+    conn: &impl ConnectionTrait,
+    player: users::Model,
+    viewer: Option<Uuid>,
+) -> AppResult<PublicPlayerView> {
     public_player_views(conn, std::slice::from_ref(&player), viewer)
         .await?
         .pop()

@@ -80,7 +80,12 @@ impl RatingSettings {
 impl From<rating_config::Model> for RatingConfigView {
     fn from(row: rating_config::Model) -> Self {
         Self {
-            settings: RatingSettings::new(rating::config_of(&row), row.strikes_to_ban, row.strike_window_days, row.ban_days),
+            settings: RatingSettings::new(
+                rating::config_of(&row),
+                row.strikes_to_ban,
+                row.strike_window_days,
+                row.ban_days,
+            ),
             updated_at: Some(row.updated_at),
             updated_by_user_id: row.updated_by_user_id,
         }
@@ -175,7 +180,8 @@ async fn replace_rating_config(
         .on_conflict(OnConflict::column(rating_config::Column::Id).update_columns(every_setting).to_owned())
         .exec_without_returning(&tx)
         .await?;
-    let relevelled = if (before.xp_level_base, before.xp_level_exponent) != (body.xp_level_base, body.xp_level_exponent) {
+    let relevelled = if (before.xp_level_base, before.xp_level_exponent) != (body.xp_level_base, body.xp_level_exponent)
+    {
         rating::relevel_profiles(&tx, &RatingConfig::from(&body)).await?
     } else {
         0
@@ -316,8 +322,15 @@ mod tests {
         assert_eq!(
             problem_fields(&bad),
             [
-                "pointsBase", "xpLevelBase", "xpLevelExponent", "skillAlpha", "skillInitial", "minPoints",
-                "strikesToBan", "strikeWindowDays", "banDays",
+                "pointsBase",
+                "xpLevelBase",
+                "xpLevelExponent",
+                "skillAlpha",
+                "skillInitial",
+                "minPoints",
+                "strikesToBan",
+                "strikeWindowDays",
+                "banDays",
             ]
         );
     }

@@ -9,8 +9,8 @@ use floor_entities::enums::PromoTarget;
 use floor_entities::{
     cities, city_translations, level_tier_translations, level_tiers, promo_slide_translations, promo_slides,
 };
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 use sea_orm::ConnectionTrait;
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -146,7 +146,10 @@ pub(super) fn city_view(slug: String, translations: Vec<city_translations::Model
 }
 
 /// The public card of a level tier.
-pub(super) fn level_tier_view(tier: level_tiers::Model, translations: Vec<level_tier_translations::Model>) -> LevelTierView {
+pub(super) fn level_tier_view(
+    tier: level_tiers::Model,
+    translations: Vec<level_tier_translations::Model>,
+) -> LevelTierView {
     LevelTierView {
         key: tier.key,
         min_level: tier.min_level,
@@ -157,10 +160,14 @@ pub(super) fn level_tier_view(tier: level_tiers::Model, translations: Vec<level_
 }
 
 /// The public cards of `slides`, in their order, with their texts read in one query.
-pub(super) async fn promo_slide_views(conn: &impl ConnectionTrait, slides: Vec<promo_slides::Model>) -> AppResult<Vec<PromoSlideView>> {
+pub(super) async fn promo_slide_views(
+    conn: &impl ConnectionTrait,
+    slides: Vec<promo_slides::Model>,
+) -> AppResult<Vec<PromoSlideView>> {
     let ids: Vec<Uuid> = slides.iter().map(|slide| slide.id).collect();
     let mut texts = group_by(
-        find_where_in::<promo_slide_translations::Entity, _>(conn, promo_slide_translations::Column::SlideId, &ids).await?,
+        find_where_in::<promo_slide_translations::Entity, _>(conn, promo_slide_translations::Column::SlideId, &ids)
+            .await?,
         |t| t.slide_id,
     );
     Ok(slides

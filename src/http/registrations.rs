@@ -1,11 +1,11 @@
 //! Registration and the club's door: register and cancel (the player), check-in, cancel
 //! check-in and walk-in (the club), the club's list with phones.
 
+use crate::registrations as registry;
 use axum::extract::State;
 use chrono::{DateTime, Utc};
 use floor_entities::enums::{RegistrationSource, RegistrationStatus};
 use floor_entities::{guest_players, registrations, users};
-use crate::registrations as registry;
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -110,7 +110,11 @@ pub async fn registration_view(conn: &impl ConnectionTrait, row: registrations::
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
         (status = 409, description = "REGISTRATION_CLOSED, ALREADY_REGISTERED", body = ErrorBody),
     ))]
-async fn register_player(State(app): State<AppState>, user: AuthUser, Path(id): Path<Uuid>) -> AppResult<Json<RegistrationView>> {
+async fn register_player(
+    State(app): State<AppState>,
+    user: AuthUser,
+    Path(id): Path<Uuid>,
+) -> AppResult<Json<RegistrationView>> {
     let registration = registry::register(&app, id, user.id()).await?;
     registry::announce_to_followers(&app, id, &user.0);
     Ok(Json(registration_view(&app.db, registration).await?))
@@ -125,7 +129,11 @@ async fn register_player(State(app): State<AppState>, user: AuthUser, Path(id): 
         (status = 404, description = "NOT_FOUND: no registration", body = ErrorBody),
         (status = 409, description = "REGISTRATION_CLOSED, INVALID_STATUS (checked in or not active)", body = ErrorBody),
     ))]
-async fn cancel_registration(State(app): State<AppState>, user: AuthUser, Path(id): Path<Uuid>) -> AppResult<Json<RegistrationView>> {
+async fn cancel_registration(
+    State(app): State<AppState>,
+    user: AuthUser,
+    Path(id): Path<Uuid>,
+) -> AppResult<Json<RegistrationView>> {
     let registration = registry::cancel(&app, id, user.id()).await?;
     Ok(Json(registration_view(&app.db, registration).await?))
 }
@@ -219,28 +227,38 @@ async fn list_registrations(
         .await?;
     let user_ids: Vec<Uuid> = rows.iter().filter_map(|row| row.user_id).collect();
     let guest_ids: Vec<Uuid> = rows.iter().filter_map(|row| row.guest_id).collect();
-    let people: std::collections::HashMap<Uuid, users::Model> = find_where_in::<users::Entity, _>(&app.db, users::Column::Id, &user_ids)
-        .await?
-        .into_iter()
-        .map(|user| (user.id, user))
-        .collect();
+    let people: std::collections::HashMap<Uuid, users::Model> =
+        find_where_in::<users::Entity, _>(&app.db, users::Column::Id, &user_ids)
+            .await?
+            .into_iter()
+            .map(|user| (user.id, user))
+            .collect();
     let guests: std::collections::HashMap<Uuid, guest_players::Model> =
         find_where_in::<guest_players::Entity, _>(&app.db, guest_players::Column::Id, &guest_ids)
             .await?
             .into_iter()
-        .map(|guest| (guest.id, guest))
-        .collect();
+            .map(|guest| (guest.id, guest))
+            .collect();
     let positions = waitlist_positions(&app.db, id).await?;
     let items = rows
         .into_iter()
         .map(|row| {
-            let (name, nickname, avatar_url, phone) = match (row.user_id.and_then(|u| people.get(&u)), row.guest_id.and_then(|g| guests.get(&g))) {
-                (Some(user), _) => (user.name.clone(), user.nickname.clone(), user.avatar_url.clone(), user.phone.clone()),
-                (None, Some(guest)) => (Some(guest.name.clone()), None, None, guest.phone.clone()),
-                (None, None) => (None, None, None, String::new()),
-            };
+            let (name, nickname, avatar_url, phone) =
+                match (row.user_id.and_then(|u| people.get(&u)), row.guest_id.and_then(|g| guests.get(&g))) {
+                    (Some(user), _) => {
+                        (user.name.clone(), user.nickname.clone(), user.avatar_url.clone(), user.phone.clone())
+                    }
+                    (None, Some(guest)) => (Some(guest.name.clone()), None, None, guest.phone.clone()),
+                    (None, None) => (None, None, None, String::new()),
+                };
             let position = positions.get(&row.id).copied();
-            ClubRegistrationView { registration: RegistrationView::new(row, position), name, nickname, avatar_url, phone }
+            ClubRegistrationView {
+                registration: RegistrationView::new(row, position),
+                name,
+                nickname,
+                avatar_url,
+                phone,
+            }
         })
         .collect();
     Ok(Json(ItemList::new(items)))

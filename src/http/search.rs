@@ -12,9 +12,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::extract::{Json, MaybeAuthUser, Query};
-use super::views::{PublicPlayerView, public_player_views};
 use super::organizers::OrganizerView;
 use super::tournaments::{TournamentView, tournament_views};
+use super::views::{PublicPlayerView, public_player_views};
 use crate::app::AppState;
 use crate::error::{AppError, AppResult, ErrorBody};
 
@@ -82,7 +82,9 @@ async fn search(
         .await?;
     let people = users::Entity::find()
         .filter(users::Column::Status.eq(UserStatus::Active))
-        .filter(Condition::any().add(contains(users::Column::Name, needle)).add(contains(users::Column::Nickname, needle)))
+        .filter(
+            Condition::any().add(contains(users::Column::Name, needle)).add(contains(users::Column::Nickname, needle)),
+        )
         .order_by_asc(users::Column::Nickname)
         .limit(SEARCH_LIMIT)
         .all(&app.db)

@@ -175,7 +175,10 @@ async fn update_season(
         return Ok(Json(season.into()));
     }
     if body.status == SeasonStatus::Current && !season_rules::may_reopen(&season, Utc::now().date_naive()) {
-        return Err(AppError::new(ErrorCode::InvalidStatus, "the season's quarter has ended; it cannot be current again"));
+        return Err(AppError::new(
+            ErrorCode::InvalidStatus,
+            "the season's quarter has ended; it cannot be current again",
+        ));
     }
     let before = season.status;
     let mut active: seasons::ActiveModel = season.into();

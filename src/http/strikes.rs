@@ -58,7 +58,10 @@ impl From<strikes::Model> for StrikeView {
         (status = 403, description = "FORBIDDEN: club owner or td only", body = ErrorBody),
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
     ))]
-async fn list_strikes(State(app): State<AppState>, access: TournamentAccess<club::Staff>) -> AppResult<Json<ItemList<StrikeView>>> {
+async fn list_strikes(
+    State(app): State<AppState>,
+    access: TournamentAccess<club::Staff>,
+) -> AppResult<Json<ItemList<StrikeView>>> {
     let rows = strikes::Entity::find()
         .filter(strikes::Column::TournamentId.eq(access.tournament.id))
         .order_by_asc(strikes::Column::CreatedAt)
@@ -78,7 +81,11 @@ async fn list_strikes(State(app): State<AppState>, access: TournamentAccess<club
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
         (status = 409, description = "INVALID_STATUS: already forgiven", body = ErrorBody),
     ))]
-async fn forgive_strike(State(app): State<AppState>, user: AuthUser, Path(id): Path<Uuid>) -> AppResult<Json<StrikeView>> {
+async fn forgive_strike(
+    State(app): State<AppState>,
+    user: AuthUser,
+    Path(id): Path<Uuid>,
+) -> AppResult<Json<StrikeView>> {
     let strike = strikes::Entity::find_by_id(id).one(&app.db).await?.ok_or_else(|| AppError::not_found("strike"))?;
     let tournament = tournaments::Entity::find_by_id(strike.tournament_id)
         .one(&app.db)
@@ -87,8 +94,14 @@ async fn forgive_strike(State(app): State<AppState>, user: AuthUser, Path(id): P
     authorize_in_club::<club::Staff>(&app, &user, tournament.organizer_id).await?;
     let tx = db::begin_write(&app.db).await?;
     let forgiven = crate::strikes::forgive(&tx, strike, user.id(), Utc::now()).await?;
-    audit::record(&tx, Some(user.id()), "strike.forgive", ("strike", forgiven.id.to_string()), json!({"userId": forgiven.user_id}))
-        .await?;
+    audit::record(
+        &tx,
+        Some(user.id()),
+        "strike.forgive",
+        ("strike", forgiven.id.to_string()),
+        json!({"userId": forgiven.user_id}),
+    )
+    .await?;
     tx.commit().await?;
     Ok(Json(forgiven.into()))
 }

@@ -6,7 +6,10 @@ use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use floor_entities::enums::{MemberRole, TournamentStatus};
 use floor_entities::{dealer_profiles, tournament_dealers, tournaments, users};
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, ModelTrait, QueryFilter, QueryOrder, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, ModelTrait, QueryFilter,
+    QueryOrder, Set,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use utoipa::ToSchema;
@@ -18,8 +21,8 @@ use super::extract::{Json, Path, TournamentAccess, club, double_option};
 use super::validate::Problems;
 use super::views::ItemList;
 use crate::app::AppState;
-use crate::db::find_where_in;
 use crate::clubs::{count_game_dealt, ensure_dealer_profile, find_membership, lock_members};
+use crate::db::find_where_in;
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode, OnUniqueViolation};
 use crate::{audit, db};
 
@@ -48,7 +51,11 @@ pub struct TournamentDealerView {
 }
 
 impl TournamentDealerView {
-    fn new(assignment: tournament_dealers::Model, user: Option<users::Model>, profile: Option<dealer_profiles::Model>) -> Self {
+    fn new(
+        assignment: tournament_dealers::Model,
+        user: Option<users::Model>,
+        profile: Option<dealer_profiles::Model>,
+    ) -> Self {
         Self {
             id: assignment.id,
             tournament_id: assignment.tournament_id,
@@ -107,8 +114,8 @@ async fn list_tournament_dealers(
         find_where_in::<dealer_profiles::Entity, _>(&app.db, dealer_profiles::Column::UserId, &user_ids)
             .await?
             .into_iter()
-        .map(|profile| (profile.user_id, profile))
-        .collect();
+            .map(|profile| (profile.user_id, profile))
+            .collect();
     let items = assignments
         .into_iter()
         .map(|(assignment, user)| {
@@ -257,7 +264,10 @@ async fn unassign_dealer(
 }
 
 /// One assignment with the dealer's name and photo.
-async fn assignment_view(conn: &impl ConnectionTrait, assignment: tournament_dealers::Model) -> AppResult<TournamentDealerView> {
+async fn assignment_view(
+    conn: &impl ConnectionTrait,
+    assignment: tournament_dealers::Model,
+) -> AppResult<TournamentDealerView> {
     let user = users::Entity::find_by_id(assignment.dealer_user_id).one(conn).await?;
     let profile = dealer_profiles::Entity::find_by_id(assignment.dealer_user_id).one(conn).await?;
     Ok(TournamentDealerView::new(assignment, user, profile))

@@ -10,10 +10,7 @@ use chrono::{DateTime, Utc};
 use floor_entities::enums::{TournamentStatus, TournamentType};
 use floor_entities::{blind_templates, locations, organizers, registrations, tournament_translations, tournaments};
 use sea_orm::sea_query::Query as SqlQuery;
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, Set,
-};
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use utoipa::{IntoParams, ToSchema};
@@ -21,16 +18,18 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::extract::{Admin, Json, MaybeAuthUser, OrganizerAccess, Path, Query, TournamentAccess, club, double_option, perm};
+use super::extract::{
+    Admin, Json, MaybeAuthUser, OrganizerAccess, Path, Query, TournamentAccess, club, double_option, perm,
+};
 use super::registrations::{RegistrationView, registration_view};
 use super::validate::{Problems, optional_text, url};
 use super::views::{ItemList, Localized};
 use crate::app::AppState;
+use crate::db::find_where_in;
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
 use crate::registrations::fill_free_seats;
 use crate::seasons::ensure_season;
 use crate::tournaments::{SeatCounts, lock, seat_counts, taken_seats};
-use crate::db::find_where_in;
 use crate::{audit, db};
 
 /// The agenda never returns more than this many tournaments.
@@ -97,10 +96,16 @@ pub struct TournamentDetailView {
 }
 
 /// The cards of `models`, in their order, with texts and counts read in two queries.
-pub async fn tournament_views(conn: &impl ConnectionTrait, models: Vec<tournaments::Model>) -> AppResult<Vec<TournamentView>> {
+pub async fn tournament_views(
+    conn: &impl ConnectionTrait,
+    models: Vec<tournaments::Model>,
+) -> AppResult<Vec<TournamentView>> {
     let ids: Vec<Uuid> = models.iter().map(|t| t.id).collect();
     let mut texts: HashMap<Uuid, Localized<TournamentText>> = HashMap::new();
-    for row in find_where_in::<tournament_translations::Entity, _>(conn, tournament_translations::Column::TournamentId, &ids).await? {
+    for row in
+        find_where_in::<tournament_translations::Entity, _>(conn, tournament_translations::Column::TournamentId, &ids)
+            .await?
+    {
         let text = TournamentText { title: row.title, subtitle: row.subtitle };
         texts.entry(row.tournament_id).or_default().set(&row.locale, text);
     }
@@ -112,11 +117,12 @@ pub async fn tournament_views(conn: &impl ConnectionTrait, models: Vec<tournamen
         .map(|club| (club.id, club.name))
         .collect();
     let venue_ids: Vec<Uuid> = models.iter().map(|t| t.location_id).collect();
-    let venues: HashMap<Uuid, locations::Model> = find_where_in::<locations::Entity, _>(conn, locations::Column::Id, &venue_ids)
-        .await?
-        .into_iter()
-        .map(|venue| (venue.id, venue))
-        .collect();
+    let venues: HashMap<Uuid, locations::Model> =
+        find_where_in::<locations::Entity, _>(conn, locations::Column::Id, &venue_ids)
+            .await?
+            .into_iter()
+            .map(|venue| (venue.id, venue))
+            .collect();
     Ok(models
         .into_iter()
         .map(|t| {
@@ -213,7 +219,11 @@ pub struct AgendaFilter {
     pub status: Option<TournamentStatus>,
 }
 
-fn check_texts(problems: &mut Problems, texts: &Localized<TournamentText>, required: bool) -> BTreeMap<&'static str, TournamentText> {
+fn check_texts(
+    problems: &mut Problems,
+    texts: &Localized<TournamentText>,
+    required: bool,
+) -> BTreeMap<&'static str, TournamentText> {
     let by_locale = texts.clone().present();
     if required && by_locale.is_empty() {
         problems.add("translations", "needs a title in ru or en");
@@ -287,7 +297,11 @@ async fn check_venue_and_template(
     Ok(())
 }
 
-pub(super) async fn write_texts(conn: &impl ConnectionTrait, tournament_id: Uuid, texts: BTreeMap<&'static str, TournamentText>) -> AppResult<()> {
+pub(super) async fn write_texts(
+    conn: &impl ConnectionTrait,
+    tournament_id: Uuid,
+    texts: BTreeMap<&'static str, TournamentText>,
+) -> AppResult<()> {
     for (locale, text) in texts {
         tournament_translations::Entity::delete_many()
             .filter(tournament_translations::Column::TournamentId.eq(tournament_id))
@@ -314,7 +328,14 @@ async fn create_tournament(
     body: NewTournament,
 ) -> AppResult<(StatusCode, Json<TournamentView>)> {
     let mut problems = Problems::default();
-    check_venue_and_template(&app.db, &mut problems, organizer_id, Some(body.location_id), Some(body.blind_template_id)).await?;
+    check_venue_and_template(
+        &app.db,
+        &mut problems,
+        organizer_id,
+        Some(body.location_id),
+        Some(body.blind_template_id),
+    )
+    .await?;
     let now = Utc::now();
     if body.starts_at <= now {
         problems.add("startsAt", "must be in the future");
@@ -361,8 +382,14 @@ async fn create_tournament(
     .insert(&tx)
     .await?;
     write_texts(&tx, tournament.id, texts).await?;
-    audit::record(&tx, Some(actor), "tournament.create", ("tournament", tournament.id.to_string()), json!({"organizerId": organizer_id}))
-        .await?;
+    audit::record(
+        &tx,
+        Some(actor),
+        "tournament.create",
+        ("tournament", tournament.id.to_string()),
+        json!({"organizerId": organizer_id}),
+    )
+    .await?;
     let view = tournament_view(&tx, tournament).await?;
     tx.commit().await?;
     Ok((StatusCode::CREATED, Json(view)))
@@ -423,7 +450,8 @@ async fn create_tournament_for_club(
     Path(id): Path<Uuid>,
     Json(body): Json<NewTournament>,
 ) -> AppResult<(StatusCode, Json<TournamentView>)> {
-    let organizer = organizers::Entity::find_by_id(id).one(&app.db).await?.ok_or_else(|| AppError::not_found("organizer"))?;
+    let organizer =
+        organizers::Entity::find_by_id(id).one(&app.db).await?.ok_or_else(|| AppError::not_found("organizer"))?;
     create_tournament(&app, organizer.id, admin.user.id(), body).await
 }
 
@@ -441,7 +469,8 @@ async fn get_tournament(
     MaybeAuthUser(caller): MaybeAuthUser,
     Path(id): Path<Uuid>,
 ) -> AppResult<Json<TournamentDetailView>> {
-    let model = tournaments::Entity::find_by_id(id).one(&app.db).await?.ok_or_else(|| AppError::not_found("tournament"))?;
+    let model =
+        tournaments::Entity::find_by_id(id).one(&app.db).await?.ok_or_else(|| AppError::not_found("tournament"))?;
     let my_registration = match caller {
         Some(user) => match registrations::Entity::find()
             .filter(registrations::Column::TournamentId.eq(id))
@@ -489,7 +518,10 @@ async fn update_tournament(
     let tx = db::begin_write(&app.db).await?;
     let tournament = lock(&tx, access.tournament.id).await?;
     if tournament.status != TournamentStatus::Registration {
-        return Err(AppError::new(ErrorCode::InvalidStatus, "a tournament can be edited only while registration is open"));
+        return Err(AppError::new(
+            ErrorCode::InvalidStatus,
+            "a tournament can be edited only while registration is open",
+        ));
     }
     if let Some(capacity) = body.capacity {
         let taken = taken_seats(&tx, tournament.id).await?;
@@ -527,7 +559,8 @@ async fn update_tournament(
     write_texts(&tx, updated.id, texts).await?;
     // A larger capacity frees seats: the queue moves up at once.
     let promoted = fill_free_seats(&tx, &updated, None).await?;
-    audit::record(&tx, Some(access.user.id()), "tournament.update", ("tournament", updated.id.to_string()), json!({})).await?;
+    audit::record(&tx, Some(access.user.id()), "tournament.update", ("tournament", updated.id.to_string()), json!({}))
+        .await?;
     let view = tournament_view(&tx, updated.clone()).await?;
     tx.commit().await?;
     crate::registrations::announce_promotions(&app, updated.id, promoted);
@@ -555,7 +588,10 @@ async fn cancel_tournament(
     let tx = db::begin_write(&app.db).await?;
     let tournament = lock(&tx, access.tournament.id).await?;
     if !matches!(tournament.status, TournamentStatus::Registration | TournamentStatus::Running) {
-        return Err(AppError::new(ErrorCode::InvalidStatus, "only a tournament in registration or running can be cancelled"));
+        return Err(AppError::new(
+            ErrorCode::InvalidStatus,
+            "only a tournament in registration or running can be cancelled",
+        ));
     }
     let now = Utc::now();
     let before = tournament.status;
@@ -588,11 +624,17 @@ async fn cancel_tournament(
         (status = 200, body = ItemList<TournamentView>),
         (status = 400, description = "VALIDATION_ERROR: a bad filter", body = ErrorBody),
     ))]
-async fn list_agenda(State(app): State<AppState>, Query(filter): Query<AgendaFilter>) -> AppResult<Json<ItemList<TournamentView>>> {
-    let mut query = tournaments::Entity::find().order_by_asc(tournaments::Column::StartsAt).order_by_asc(tournaments::Column::Id);
+async fn list_agenda(
+    State(app): State<AppState>,
+    Query(filter): Query<AgendaFilter>,
+) -> AppResult<Json<ItemList<TournamentView>>> {
+    let mut query =
+        tournaments::Entity::find().order_by_asc(tournaments::Column::StartsAt).order_by_asc(tournaments::Column::Id);
     query = match filter.status {
         Some(status) => query.filter(tournaments::Column::Status.eq(status)),
-        None => query.filter(tournaments::Column::Status.is_in([TournamentStatus::Registration, TournamentStatus::Running])),
+        None => {
+            query.filter(tournaments::Column::Status.is_in([TournamentStatus::Registration, TournamentStatus::Running]))
+        }
     };
     if let Some(city) = filter.city {
         query = query.filter(

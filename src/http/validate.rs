@@ -41,7 +41,13 @@ impl Problems {
 }
 
 /// A nullable text: `None` stays `None`, a value is checked like [`Problems::text`].
-pub fn optional_text(problems: &mut Problems, field: &str, value: Option<String>, min: usize, max: usize) -> Option<String> {
+pub fn optional_text(
+    problems: &mut Problems,
+    field: &str,
+    value: Option<String>,
+    min: usize,
+    max: usize,
+) -> Option<String> {
     value.map(|text| problems.text(field, &text, min, max))
 }
 

@@ -107,7 +107,11 @@ pub async fn player_profile_view(conn: &impl ConnectionTrait, user: &users::Mode
 }
 
 /// The profile of `user` from rows already read: their profile row and every tier.
-fn profile_view(user: &users::Model, profile: Option<&player_profiles::Model>, tiers: &[level_tiers::Model]) -> PlayerProfileView {
+fn profile_view(
+    user: &users::Model,
+    profile: Option<&player_profiles::Model>,
+    tiers: &[level_tiers::Model],
+) -> PlayerProfileView {
     let (xp, level, skill, games_played, wins, ban_until) = match profile {
         Some(p) => (p.xp, p.level, p.skill, p.games_played, p.wins, p.ban_until),
         // Every account is created with a profile; this covers a row lost to a manual edit.
@@ -131,7 +135,10 @@ fn profile_view(user: &users::Model, profile: Option<&player_profiles::Model>, t
 }
 
 /// The profiles of `users`, in their order: a fixed number of queries whatever their number.
-pub async fn player_profile_views(conn: &impl ConnectionTrait, users: &[users::Model]) -> AppResult<Vec<PlayerProfileView>> {
+pub async fn player_profile_views(
+    conn: &impl ConnectionTrait,
+    users: &[users::Model],
+) -> AppResult<Vec<PlayerProfileView>> {
     let ids: Vec<Uuid> = users.iter().map(|user| user.id).collect();
     let mut profiles: HashMap<Uuid, player_profiles::Model> = HashMap::new();
     for chunk in ids.chunks(IDS_PER_STATEMENT) {
@@ -183,21 +190,19 @@ pub async fn public_player_views(
     Ok(users
         .iter()
         .zip(profiles)
-        .map(|(user, profile)| {
-            PublicPlayerView {
-                user_id: profile.user_id,
-                name: profile.name,
-                nickname: profile.nickname,
-                avatar_url: profile.avatar_url,
-                city_slug: profile.city_slug,
-                level: profile.level,
-                tier: profile.tier,
-                skill: profile.skill,
-                games_played: profile.games_played,
-                wins: profile.wins,
-                followers_count: counts.get(&user.id).copied().unwrap_or(0),
-                followed_by_me: followed.contains(&user.id),
-            }
+        .map(|(user, profile)| PublicPlayerView {
+            user_id: profile.user_id,
+            name: profile.name,
+            nickname: profile.nickname,
+            avatar_url: profile.avatar_url,
+            city_slug: profile.city_slug,
+            level: profile.level,
+            tier: profile.tier,
+            skill: profile.skill,
+            games_played: profile.games_played,
+            wins: profile.wins,
+            followers_count: counts.get(&user.id).copied().unwrap_or(0),
+            followed_by_me: followed.contains(&user.id),
         })
         .collect())
 }
@@ -228,7 +233,10 @@ impl<T> Localized<T> {
 
     /// The translations present, by locale.
     pub fn present(self) -> Vec<(&'static str, T)> {
-        [("ru", self.ru), ("en", self.en)].into_iter().filter_map(|(locale, value)| value.map(|v| (locale, v))).collect()
+        [("ru", self.ru), ("en", self.en)]
+            .into_iter()
+            .filter_map(|(locale, value)| value.map(|v| (locale, v)))
+            .collect()
     }
 }
 

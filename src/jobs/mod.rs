@@ -132,7 +132,8 @@ async fn run_on_schedule(state: AppState, job: JobName) {
         // Its own task, so that even a panic only ends this run.
         let run = tokio::spawn({
             let state = state.clone();
-            async move { run_tick(&state.db, &state.notifier, job, tick_at, &RETRY_DELAYS).await }.instrument(span.clone())
+            async move { run_tick(&state.db, &state.notifier, job, tick_at, &RETRY_DELAYS).await }
+                .instrument(span.clone())
         });
         match run.await {
             Ok(Ok(Tick::Ran)) => {}

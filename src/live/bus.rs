@@ -96,7 +96,8 @@ async fn listen(client: redis::Client, first: redis::aio::PubSub, node: Uuid, re
         };
         let mut messages = pubsub.into_on_message();
         while let Some(message) = messages.next().await {
-            let note = message.get_payload::<String>().ok().and_then(|text| serde_json::from_str::<ChangeNote>(&text).ok());
+            let note =
+                message.get_payload::<String>().ok().and_then(|text| serde_json::from_str::<ChangeNote>(&text).ok());
             match note {
                 Some(note) if note.node != node => registry.catch_up(note.tournament_id, note.version),
                 Some(_) => {}

@@ -26,7 +26,10 @@ pub type LiveRegistry = Registry<SeaOrmStore, SocketBroadcaster>;
 
 /// Starts the live engine's supervisor. The broadcaster goes live once Socket.IO is served
 /// ([`socket::serve_beside`]), and [`resume_running`] then wakes the running tournaments.
-pub async fn start(db: &DatabaseConnection, notifier: Notifier) -> anyhow::Result<(LiveRegistry, Arc<SocketBroadcaster>)> {
+pub async fn start(
+    db: &DatabaseConnection,
+    notifier: Notifier,
+) -> anyhow::Result<(LiveRegistry, Arc<SocketBroadcaster>)> {
     let store = Arc::new(SeaOrmStore { db: db.clone(), notifier });
     let broadcaster = Arc::new(SocketBroadcaster::default());
     let registry = Registry::start(store, broadcaster.clone(), Utc::now).await?;

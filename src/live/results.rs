@@ -20,7 +20,12 @@ use crate::{audit, rating, tournaments as tournament_rows};
 /// Confirms the results of a running tournament with at most one player still in, in one
 /// transaction: the move to `finished` is the gate (a second caller finds it shut before any
 /// award), then the results are written and every participant's profile is rebuilt.
-pub async fn confirm_results(db: &DatabaseConnection, tournament_id: Uuid, by: Uuid, now: DateTime<Utc>) -> AppResult<Vec<Award>> {
+pub async fn confirm_results(
+    db: &DatabaseConnection,
+    tournament_id: Uuid,
+    by: Uuid,
+    now: DateTime<Utc>,
+) -> AppResult<Vec<Award>> {
     let tx = db::begin_write(db).await?;
     let tournament = tournament_rows::lock(&tx, tournament_id).await?;
     match tournament.status {
@@ -51,11 +56,19 @@ pub async fn confirm_results(db: &DatabaseConnection, tournament_id: Uuid, by: U
         return Err(AppError::new(ErrorCode::ResultsAlreadyConfirmed, "the results are already confirmed"));
     }
     let participants = rating::lock_participants(&tx, tournament_id, &[]).await?;
-    let awards = rating::write_results(&tx, tournament_id, &participants, |_| RowOrigin { created_at: now, skill_before: None }).await?;
+    let awards =
+        rating::write_results(&tx, tournament_id, &participants, |_| RowOrigin { created_at: now, skill_before: None })
+            .await?;
     let accounts: Vec<Uuid> = awards.iter().map(|award| award.user_id).collect();
     rating::rebuild_profiles(&tx, &accounts).await?;
-    audit::record(&tx, Some(by), "tournament.confirm_results", ("tournament", tournament_id.to_string()), json!({"players": accounts.len()}))
-        .await?;
+    audit::record(
+        &tx,
+        Some(by),
+        "tournament.confirm_results",
+        ("tournament", tournament_id.to_string()),
+        json!({"players": accounts.len()}),
+    )
+    .await?;
     tx.commit().await?;
     Ok(awards)
 }
@@ -101,12 +114,7 @@ pub async fn recount(db: &DatabaseConnection, tournament_id: Uuid, by: Uuid) -> 
         return Err(AppError::new(ErrorCode::TournamentNotFinished, "only a finished tournament can be recounted"));
     }
     let old = results::Entity::find().filter(results::Column::TournamentId.eq(tournament_id)).all(&tx).await?;
-    let confirmed_at = old
-        .iter()
-        .map(|row| row.created_at)
-        .min()
-        .or(tournament.finished_at)
-        .unwrap_or_else(Utc::now);
+    let confirmed_at = old.iter().map(|row| row.created_at).min().or(tournament.finished_at).unwrap_or_else(Utc::now);
     let kept: HashMap<Uuid, RowOrigin> = old
         .iter()
         .map(|row| (row.registration_id, RowOrigin { created_at: row.created_at, skill_before: row.skill_before }))
@@ -123,8 +131,14 @@ pub async fn recount(db: &DatabaseConnection, tournament_id: Uuid, by: Uuid) -> 
         .map(|award| award.user_id),
     );
     rating::rebuild_profiles(&tx, &affected).await?;
-    audit::record(&tx, Some(by), "tournament.recount", ("tournament", tournament_id.to_string()), json!({"players": affected.len()}))
-        .await?;
+    audit::record(
+        &tx,
+        Some(by),
+        "tournament.recount",
+        ("tournament", tournament_id.to_string()),
+        json!({"players": affected.len()}),
+    )
+    .await?;
     tx.commit().await?;
     Ok(())
 }
@@ -151,7 +165,8 @@ pub struct ResultView {
 /// Result rows as clients see them, in the order given.
 pub async fn result_views(conn: &impl ConnectionTrait, rows: Vec<results::Model>) -> AppResult<Vec<ResultView>> {
     let registration_ids: Vec<Uuid> = rows.iter().map(|row| row.registration_id).collect();
-    let registrations = find_where_in::<registrations::Entity, _>(conn, registrations::Column::Id, &registration_ids).await?;
+    let registrations =
+        find_where_in::<registrations::Entity, _>(conn, registrations::Column::Id, &registration_ids).await?;
     let names = super::store::player_names(conn, registrations.iter()).await?;
     let shown = floor_actors::rules::rating::displayed_skill;
     Ok(rows

@@ -6,14 +6,14 @@
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
+use anyhow::Context;
+use axum::Router;
 use floor_actors::live::{Broadcaster, Snapshot};
 use floor_entities::enums::UserStatus;
 use floor_entities::users;
 use sea_orm::{DatabaseConnection, EntityTrait};
 use serde::Deserialize;
 use serde_json::json;
-use anyhow::Context;
-use axum::Router;
 use socketioxide::SocketIo;
 use socketioxide::adapter::{Adapter, Emitter, LocalAdapter};
 use socketioxide::extract::{AckSender, SocketRef, State, TryData};
@@ -111,8 +111,10 @@ pub async fn serve_beside(
             if broadcaster.bus.set(bus).is_err() {
                 tracing::warn!("the live broadcaster already had a bus");
             }
-            let adapter = RedisAdapterCtr::new_with_redis(&client).await.context("connecting the Socket.IO adapter to Redis")?;
-            let (layer, io) = SocketIo::builder().with_state(hub).with_adapter::<RedisAdapter<_>>(adapter).build_layer();
+            let adapter =
+                RedisAdapterCtr::new_with_redis(&client).await.context("connecting the Socket.IO adapter to Redis")?;
+            let (layer, io) =
+                SocketIo::builder().with_state(hub).with_adapter::<RedisAdapter<_>>(adapter).build_layer();
             io.ns(NAMESPACE, on_connect::<RedisAdapter<Emitter>>.with(authenticate))
                 .await
                 .map_err(|err| anyhow::anyhow!("subscribing the /live namespace in Redis: {err}"))?;
@@ -181,7 +183,12 @@ struct RoomRequest {
 /// Joins the tournament's room and acks the current LiveState. The socket joins before the
 /// state is read, so a change in between reaches it as a `state` event; clients keep the
 /// highest `version`.
-async fn join<A: Adapter>(socket: SocketRef<A>, TryData(request): TryData<RoomRequest>, ack: AckSender<A>, State(hub): State<LiveHub>) {
+async fn join<A: Adapter>(
+    socket: SocketRef<A>,
+    TryData(request): TryData<RoomRequest>,
+    ack: AckSender<A>,
+    State(hub): State<LiveHub>,
+) {
     let reply = match request {
         Err(_) => error_reply(AppError::invalid_field("tournamentId", "send {tournamentId: <uuid>}")),
         Ok(RoomRequest { tournament_id }) => {

@@ -59,9 +59,8 @@ impl LiveStore for SeaOrmStore {
     }
 
     async fn confirm(&self, tournament_id: Uuid, by: Uuid, now: DateTime<Utc>) -> LiveResult<()> {
-        let awarded = super::results::confirm_results(&self.db, tournament_id, by, now)
-            .await
-            .map_err(AppError::into_live)?;
+        let awarded =
+            super::results::confirm_results(&self.db, tournament_id, by, now).await.map_err(AppError::into_live)?;
         super::results::announce_results(&self.db, &self.notifier, tournament_id, awarded);
         Ok(())
     }
@@ -77,8 +76,9 @@ pub async fn load_game(conn: &impl ConnectionTrait, tournament_id: Uuid) -> AppR
             .await?
             .map_or(serde_json::Value::Array(Vec::new()), |template| template.levels),
     };
-    let levels: Vec<Segment> = serde_json::from_value(levels_json)
-        .map_err(|err| AppError::Internal(anyhow::anyhow!("tournament {tournament_id} has unreadable levels: {err}")))?;
+    let levels: Vec<Segment> = serde_json::from_value(levels_json).map_err(|err| {
+        AppError::Internal(anyhow::anyhow!("tournament {tournament_id} has unreadable levels: {err}"))
+    })?;
     let seats = table_seats::Entity::find()
         .filter(table_seats::Column::TournamentId.eq(tournament_id))
         .order_by_asc(table_seats::Column::TableNo)
@@ -136,11 +136,12 @@ pub async fn player_names<'a>(
         .into_iter()
         .filter_map(|user| Some((user.id, user.nickname.filter(|n| !n.is_empty()).or(user.name)?)))
         .collect();
-    let guests: HashMap<Uuid, String> = find_where_in::<guest_players::Entity, _>(conn, guest_players::Column::Id, &guest_ids)
-        .await?
-        .into_iter()
-        .map(|guest| (guest.id, guest.name))
-        .collect();
+    let guests: HashMap<Uuid, String> =
+        find_where_in::<guest_players::Entity, _>(conn, guest_players::Column::Id, &guest_ids)
+            .await?
+            .into_iter()
+            .map(|guest| (guest.id, guest.name))
+            .collect();
     Ok(registrations
         .into_iter()
         .filter_map(|r| {
@@ -156,7 +157,12 @@ pub async fn player_names<'a>(
 
 /// Writes one change of a running game in one transaction, if the stored version is still
 /// the game's: the version check is what makes a stale decision harmless.
-async fn persist_change(db: &DatabaseConnection, game: &Game, change: &Change, by: Option<Uuid>) -> AppResult<Persisted> {
+async fn persist_change(
+    db: &DatabaseConnection,
+    game: &Game,
+    change: &Change,
+    by: Option<Uuid>,
+) -> AppResult<Persisted> {
     let tx = db::begin_write(db).await?;
     let now = Utc::now();
     let mut guarded = tournaments::Entity::update_many()
@@ -164,7 +170,10 @@ async fn persist_change(db: &DatabaseConnection, game: &Game, change: &Change, b
         .col_expr(tournaments::Column::UpdatedAt, Expr::value(now));
     if let Change::Clock { clock, .. } = change {
         guarded = guarded
-            .col_expr(tournaments::Column::CurrentLevelIdx, Expr::value(i32::try_from(clock.current_level_idx).unwrap_or(i32::MAX)))
+            .col_expr(
+                tournaments::Column::CurrentLevelIdx,
+                Expr::value(i32::try_from(clock.current_level_idx).unwrap_or(i32::MAX)),
+            )
             .col_expr(tournaments::Column::LevelStartedAt, Expr::value(clock.level_started_at))
             .col_expr(tournaments::Column::PausedAt, Expr::value(clock.paused_at));
     }
@@ -209,7 +218,12 @@ async fn persist_change(db: &DatabaseConnection, game: &Game, change: &Change, b
     Ok(Persisted::Written)
 }
 
-async fn set_eliminated_at(conn: &impl ConnectionTrait, registration_id: Uuid, at: Option<DateTime<Utc>>, now: DateTime<Utc>) -> AppResult<()> {
+async fn set_eliminated_at(
+    conn: &impl ConnectionTrait,
+    registration_id: Uuid,
+    at: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> AppResult<()> {
     registrations::Entity::update_many()
         .col_expr(registrations::Column::EliminatedAt, Expr::value(at))
         .col_expr(registrations::Column::UpdatedAt, Expr::value(now))
@@ -220,7 +234,13 @@ async fn set_eliminated_at(conn: &impl ConnectionTrait, registration_id: Uuid, a
 }
 
 /// Moves (when `seat` is given) and activates or frees a player's seat row.
-async fn set_seat(conn: &impl ConnectionTrait, registration_id: Uuid, seat: Option<Seat>, active: bool, now: DateTime<Utc>) -> AppResult<()> {
+async fn set_seat(
+    conn: &impl ConnectionTrait,
+    registration_id: Uuid,
+    seat: Option<Seat>,
+    active: bool,
+    now: DateTime<Utc>,
+) -> AppResult<()> {
     let mut update = table_seats::Entity::update_many()
         .col_expr(table_seats::Column::Active, Expr::value(active))
         .col_expr(table_seats::Column::UpdatedAt, Expr::value(now));
@@ -297,7 +317,8 @@ async fn start_tournament(db: &DatabaseConnection, tournament_id: Uuid, by: Uuid
         }
     }
     // The roster is fixed from here: nobody waits for a seat any more.
-    let closed_waitlist = set_status(&tx, tournament_id, RegistrationStatus::Waitlist, RegistrationStatus::Cancelled, now).await?;
+    let closed_waitlist =
+        set_status(&tx, tournament_id, RegistrationStatus::Waitlist, RegistrationStatus::Cancelled, now).await?;
 
     let players = i64::try_from(checked_in.len()).unwrap_or(i64::MAX);
     let started = tournaments::Entity::update_many()

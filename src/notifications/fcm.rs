@@ -205,11 +205,8 @@ impl FcmSender {
         }
         let key = rsa_encoding_key(&account.private_key)?;
         let project = settings.project_id.clone().or(account.project_id).ok_or(PushConfigError::NoProject)?;
-        let token_url = settings
-            .token_url
-            .clone()
-            .or(account.token_uri)
-            .unwrap_or_else(|| DEFAULT_TOKEN_URL.to_owned());
+        let token_url =
+            settings.token_url.clone().or(account.token_uri).unwrap_or_else(|| DEFAULT_TOKEN_URL.to_owned());
         let http = reqwest::Client::builder()
             .connect_timeout(HTTP_TIMEOUT)
             .timeout(HTTP_TIMEOUT)
@@ -444,7 +441,8 @@ mod tests {
 
     #[test]
     fn a_file_that_is_not_a_service_account_is_refused() {
-        let settings = settings(&[("FCM_SERVICE_ACCOUNT_JSON", r#"{"type": "authorized_user"}"#)]).expect("ok").expect("on");
+        let settings =
+            settings(&[("FCM_SERVICE_ACCOUNT_JSON", r#"{"type": "authorized_user"}"#)]).expect("ok").expect("on");
         let err = FcmSender::from_settings(&settings).expect_err("refused");
         assert!(matches!(err, PushConfigError::NotServiceAccount(_)), "{err}");
     }
@@ -493,7 +491,10 @@ mod tests {
             "details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"UNREGISTERED"}]}}"#;
         assert_eq!(classify_failure(404, unregistered), SendOutcome::Unregistered);
         let bare = r#"{"error":{"code":404,"message":"Requested entity was not found.","status":"NOT_FOUND"}}"#;
-        assert_eq!(classify_failure(404, bare), SendOutcome::Failed("HTTP 404: Requested entity was not found.".to_owned()));
+        assert_eq!(
+            classify_failure(404, bare),
+            SendOutcome::Failed("HTTP 404: Requested entity was not found.".to_owned())
+        );
         assert_eq!(classify_failure(404, "<html>Not Found</html>"), SendOutcome::Failed("HTTP 404".to_owned()));
         let quota = r#"{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED"}}"#;
         assert_eq!(classify_failure(429, quota), SendOutcome::Failed("HTTP 429: Quota exceeded".to_owned()));

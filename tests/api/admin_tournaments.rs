@@ -101,13 +101,22 @@ async fn a_bad_presentation_is_refused_with_details_and_changes_nothing(backend:
     let body = json!({"bannerUrl": "banner.png", "prizes": "x".repeat(2001), "translations": {"en": {"title": ""}}});
     let reply = app.patch(&format!("/admin/tournaments/{id}"), token, body).await;
     reply.assert_error(400, "VALIDATION_ERROR");
-    let fields: Vec<&str> = reply.body["error"]["details"].as_array().expect("details").iter().filter_map(|d| d["field"].as_str()).collect();
+    let fields: Vec<&str> = reply.body["error"]["details"]
+        .as_array()
+        .expect("details")
+        .iter()
+        .filter_map(|d| d["field"].as_str())
+        .collect();
     assert_eq!(fields, ["prizes", "bannerUrl", "translations.en.title"]);
     let after = app.get(&format!("/tournaments/{id}"), None).await;
     assert_eq!(after.assert_ok()["translations"], before["translations"]);
     assert_eq!(after.body["prizes"], before["prizes"]);
 
-    app.patch(&format!("/admin/tournaments/{}", Uuid::new_v4()), token, json!({"prizes": "Cup"})).await.assert_error(404, "NOT_FOUND");
-    app.patch(&format!("/admin/tournaments/{id}"), token, json!({"prizes": 5})).await.assert_error(400, "VALIDATION_ERROR");
+    app.patch(&format!("/admin/tournaments/{}", Uuid::new_v4()), token, json!({"prizes": "Cup"}))
+        .await
+        .assert_error(404, "NOT_FOUND");
+    app.patch(&format!("/admin/tournaments/{id}"), token, json!({"prizes": 5}))
+        .await
+        .assert_error(400, "VALIDATION_ERROR");
     assert_eq!(app.count("SELECT COUNT(*) FROM audit_log WHERE action = 'admin.tournament.update'").await, 0);
 }

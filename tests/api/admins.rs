@@ -40,7 +40,9 @@ async fn a_super_admin_grants_changes_and_removes_roles_with_audit_records(backe
     let Some(app) = spawn_app(backend).await else { return };
     let root = app.sign_in(PLATFORM_ADMIN_PHONE).await;
     let token = Some(root.access_token.as_str());
-    let created = app.post("/admin/admins", token, json!({"phone": "+7 999 555-00-00", "name": "Mila", "role": "marketing"})).await;
+    let created = app
+        .post("/admin/admins", token, json!({"phone": "+7 999 555-00-00", "name": "Mila", "role": "marketing"}))
+        .await;
     assert_eq!(created.status, 201, "{created:?}");
     assert_eq!(created.body["phone"], "+79995550000");
     assert_eq!(created.body["adminRole"], "marketing");
@@ -48,8 +50,8 @@ async fn a_super_admin_grants_changes_and_removes_roles_with_audit_records(backe
     let user_id = created.body["userId"].as_str().expect("id").to_owned();
 
     let list = app.get("/admin/admins", token).await;
-    let roles: Vec<&str> = list.assert_ok()["items"].as_array().expect("items").iter()
-        .filter_map(|a| a["adminRole"].as_str()).collect();
+    let roles: Vec<&str> =
+        list.assert_ok()["items"].as_array().expect("items").iter().filter_map(|a| a["adminRole"].as_str()).collect();
     assert_eq!(roles, ["super_admin", "marketing"]);
 
     let path = format!("/admin/admins/{user_id}/role");
@@ -68,7 +70,9 @@ async fn a_super_admin_grants_changes_and_removes_roles_with_audit_records(backe
 
     let audits = app.count("SELECT COUNT(*) FROM audit_log WHERE action IN ('admin.grant', 'admin.role_change')").await;
     assert_eq!(audits, 4);
-    let unknown = app.call(Method::PUT, &format!("/admin/admins/{}/role", Uuid::new_v4()), token, Some(json!({"role": "support"}))).await;
+    let unknown = app
+        .call(Method::PUT, &format!("/admin/admins/{}/role", Uuid::new_v4()), token, Some(json!({"role": "support"})))
+        .await;
     unknown.assert_error(404, "NOT_FOUND");
     let bad_role = app.post("/admin/admins", token, json!({"phone": "+79995550001", "role": "emperor"})).await;
     bad_role.assert_error(400, "VALIDATION_ERROR");

@@ -21,8 +21,11 @@ async fn broadcast(app: &TestApp, sender: &Session, body: Value) -> (i64, i64) {
 }
 
 async fn journal_rows(app: &TestApp, user: &Session) -> i64 {
-    app.count(&format!("SELECT COUNT(*) FROM notifications WHERE kind = 'admin_custom' AND user_id = {}", app.uuid_literal(user.user_id)))
-        .await
+    app.count(&format!(
+        "SELECT COUNT(*) FROM notifications WHERE kind = 'admin_custom' AND user_id = {}",
+        app.uuid_literal(user.user_id)
+    ))
+    .await
 }
 
 fn text(target: &str) -> Value {
@@ -69,13 +72,15 @@ async fn each_target_reaches_its_active_accounts_and_journals_them(backend: Back
     app.exec(&format!("UPDATE users SET status = 'active' WHERE id = {}", app.uuid_literal(players[4].user_id))).await;
     let items = app.get("/me/notifications", Some(&players[3].access_token)).await.assert_ok()["items"].clone();
     assert_eq!(items[0]["kind"], "admin_custom");
-    assert_eq!(items[0]["payload"], json!({"title": "Новости клуба", "body": "Финал сезона в субботу", "target": "all"}));
+    assert_eq!(
+        items[0]["payload"],
+        json!({"title": "Новости клуба", "body": "Финал сезона в субботу", "target": "all"})
+    );
 
     let audited = app.count("SELECT COUNT(*) FROM audit_log WHERE action = 'push.send'").await;
     assert_eq!(audited, 4, "one audit record per broadcast");
-    let last = app
-        .scalar("SELECT target_id FROM audit_log WHERE action = 'push.send' ORDER BY created_at DESC LIMIT 1")
-        .await;
+    let last =
+        app.scalar("SELECT target_id FROM audit_log WHERE action = 'push.send' ORDER BY created_at DESC LIMIT 1").await;
     assert_eq!(last.as_deref(), Some("users"));
 }
 
@@ -87,7 +92,9 @@ async fn pushed_counts_the_accounts_whose_devices_accepted(backend: Backend) {
     let sender = app.sign_in_as_admin("+79996990003", "moderator").await;
     let players = app.sign_in_players(691, 3).await;
     for (player, device) in [(&players[0], "phone-0"), (&players[0], "tablet-0"), (&players[1], "broken-1")] {
-        let reply = app.post("/me/push-tokens", Some(&player.access_token), json!({"token": device, "platform": "android"})).await;
+        let reply = app
+            .post("/me/push-tokens", Some(&player.access_token), json!({"token": device, "platform": "android"}))
+            .await;
         assert_eq!(reply.status.as_u16(), 201, "{reply:?}");
     }
     fcm.answer_broken("broken-1");

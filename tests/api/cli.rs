@@ -112,7 +112,10 @@ fn floor_job_runs_the_season_rollover_idempotently() {
         use sea_orm::{ConnectionTrait, Database, Statement};
         let db = Database::connect(db_url).await.expect("connects");
         let row = db
-            .query_one_raw(Statement::from_string(db.get_database_backend(), "SELECT COUNT(*) FROM seasons WHERE status = 'current'"))
+            .query_one_raw(Statement::from_string(
+                db.get_database_backend(),
+                "SELECT COUNT(*) FROM seasons WHERE status = 'current'",
+            ))
             .await
             .expect("query")
             .expect("a row");

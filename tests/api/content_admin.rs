@@ -70,7 +70,8 @@ async fn a_city_is_created_renamed_deactivated_and_deleted_and_the_public_list_f
     let root = app.sign_in(PLATFORM_ADMIN_PHONE).await;
     let token = Some(root.access_token.as_str());
 
-    let created = app.post("/admin/cities", token, json!({"slug": "tver", "translations": names(" Тверь ", "Tver")})).await;
+    let created =
+        app.post("/admin/cities", token, json!({"slug": "tver", "translations": names(" Тверь ", "Tver")})).await;
     assert_eq!(created.status, 201, "{created:?}");
     let id = created.body["id"].as_str().expect("id").to_owned();
     assert_eq!(created.body["slug"], "tver");
@@ -87,7 +88,11 @@ async fn a_city_is_created_renamed_deactivated_and_deleted_and_the_public_list_f
     let path = format!("/admin/cities/{id}");
     app.patch(&path, token, json!({"slug": "tver-city"})).await.assert_error(400, "VALIDATION_ERROR");
     let edited = app
-        .patch(&path, token, json!({"slug": "tver", "isActive": false, "sortOrder": 0, "translations": {"en": {"name": "Tver City"}}}))
+        .patch(
+            &path,
+            token,
+            json!({"slug": "tver", "isActive": false, "sortOrder": 0, "translations": {"en": {"name": "Tver City"}}}),
+        )
         .await;
     let edited = edited.assert_ok();
     assert_eq!(edited["slug"], "tver", "the slug is stable");
@@ -106,7 +111,14 @@ async fn a_city_is_created_renamed_deactivated_and_deleted_and_the_public_list_f
     let me = app.get("/auth/me", Some(&player.access_token)).await;
     assert_eq!(me.assert_ok()["citySlug"], Value::Null, "its users are left without a city");
     assert_eq!(items(&app.get("/admin/cities", token).await).len(), 10);
-    assert_eq!(app.count(&format!("SELECT COUNT(*) FROM city_translations WHERE city_id = {}", app.uuid_literal(id.parse().expect("uuid")))).await, 0);
+    assert_eq!(
+        app.count(&format!(
+            "SELECT COUNT(*) FROM city_translations WHERE city_id = {}",
+            app.uuid_literal(id.parse().expect("uuid"))
+        ))
+        .await,
+        0
+    );
     app.delete(&path, token).await.assert_error(404, "NOT_FOUND");
     app.patch(&path, token, json!({"isActive": true})).await.assert_error(404, "NOT_FOUND");
     for action in ["admin.city.create", "admin.city.update", "admin.city.delete"] {
@@ -120,7 +132,8 @@ async fn a_city_with_venues_is_not_deleted_but_can_be_deactivated(backend: Backe
     let venue = app.create_location(&club).await;
     let root = app.platform_admin().await;
     let token = Some(root.access_token.as_str());
-    let moscow = items(&app.get("/admin/cities", token).await).into_iter().find(|c| c["slug"] == "moscow").expect("moscow");
+    let moscow =
+        items(&app.get("/admin/cities", token).await).into_iter().find(|c| c["slug"] == "moscow").expect("moscow");
     let path = format!("/admin/cities/{}", moscow["id"].as_str().expect("id"));
 
     let refused = app.delete(&path, token).await;
@@ -139,15 +152,19 @@ async fn bad_or_taken_city_input_is_refused_with_details_and_changes_nothing(bac
     let Some(app) = spawn_app(backend).await else { return };
     let root = app.platform_admin().await;
     let token = Some(root.access_token.as_str());
-    let bad = app.post("/admin/cities", token, json!({"slug": "Tver City", "translations": {"ru": {"name": ""}}})).await;
+    let bad =
+        app.post("/admin/cities", token, json!({"slug": "Tver City", "translations": {"ru": {"name": ""}}})).await;
     assert_eq!(fields(&bad), ["slug", "translations.en", "translations.ru.name"]);
     let missing = app.post("/admin/cities", token, json!({"slug": "tver"})).await;
     assert_eq!(fields(&missing), ["translations"]);
-    let taken = app.post("/admin/cities", token, json!({"slug": "moscow", "translations": names("Москва 2", "Moscow 2")})).await;
+    let taken = app
+        .post("/admin/cities", token, json!({"slug": "moscow", "translations": names("Москва 2", "Moscow 2")}))
+        .await;
     assert_eq!(fields(&taken), ["slug"]);
     assert_eq!(taken.body["error"]["details"][0]["problem"], "is taken");
 
-    let kazan = items(&app.get("/admin/cities", token).await).into_iter().find(|c| c["slug"] == "kazan").expect("kazan");
+    let kazan =
+        items(&app.get("/admin/cities", token).await).into_iter().find(|c| c["slug"] == "kazan").expect("kazan");
     let path = format!("/admin/cities/{}", kazan["id"].as_str().expect("id"));
     let renamed = app.patch(&path, token, json!({"slug": "moscow", "translations": {"en": {"name": "Kazan!"}}})).await;
     assert_eq!(fields(&renamed), ["slug"]);
@@ -155,7 +172,11 @@ async fn bad_or_taken_city_input_is_refused_with_details_and_changes_nothing(bac
     assert_eq!(fields(&bad_edit), ["isActive"], "a mistyped field is named");
 
     assert_eq!(app.count("SELECT COUNT(*) FROM cities").await, 10);
-    assert_eq!(app.count("SELECT COUNT(*) FROM city_translations WHERE name = 'Kazan'").await, 1, "the rename's names stay");
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM city_translations WHERE name = 'Kazan'").await,
+        1,
+        "the rename's names stay"
+    );
     assert!(listed(&app, "/cities", None, "slug").await.contains(&json!("kazan")));
     assert_eq!(app.count("SELECT COUNT(*) FROM audit_log WHERE action LIKE 'admin.city.%'").await, 0);
 }
@@ -165,8 +186,10 @@ async fn a_level_tier_is_created_edited_and_deleted_and_players_tiers_follow(bac
     let marketing = app.sign_in_as_admin("+79990700030", "marketing").await;
     let token = Some(marketing.access_token.as_str());
     let player = app.sign_in("+79990700031").await;
-    app.exec(&format!("UPDATE player_profiles SET level = 60 WHERE user_id = {}", app.uuid_literal(player.user_id))).await;
-    let tier_of_player = || async { app.get(&format!("/players/{}", player.user_id), None).await.assert_ok()["tier"].clone() };
+    app.exec(&format!("UPDATE player_profiles SET level = 60 WHERE user_id = {}", app.uuid_literal(player.user_id)))
+        .await;
+    let tier_of_player =
+        || async { app.get(&format!("/players/{}", player.user_id), None).await.assert_ok()["tier"].clone() };
     assert_eq!(tier_of_player().await, "legend");
 
     let body = json!({"key": "whale", "minLevel": 50, "color": "#0A0B0C", "translations": names("Кит", "Whale")});
@@ -197,7 +220,9 @@ async fn a_level_tier_is_created_edited_and_deleted_and_players_tiers_follow(bac
     assert!(!listed(&app, "/level-tiers", None, "key").await.contains(&json!("whale")));
     assert_eq!(app.count("SELECT COUNT(*) FROM level_tier_translations").await, 12, "its names went with it");
     app.delete(&path, token).await.assert_error(404, "NOT_FOUND");
-    for (action, count) in [("admin.level_tier.create", 1), ("admin.level_tier.update", 2), ("admin.level_tier.delete", 1)] {
+    for (action, count) in
+        [("admin.level_tier.create", 1), ("admin.level_tier.update", 2), ("admin.level_tier.delete", 1)]
+    {
         assert_eq!(audits(&app, action).await, count, "{action}");
     }
 }
@@ -207,7 +232,8 @@ async fn the_tier_at_level_one_stays_and_keys_and_levels_stay_unique(backend: Ba
     let root = app.platform_admin().await;
     let token = Some(root.access_token.as_str());
     let tiers = items(&app.get("/admin/level-tiers", token).await);
-    let id_of = |key: &str| tiers.iter().find(|t| t["key"] == key).and_then(|t| t["id"].as_str()).expect("a tier").to_owned();
+    let id_of =
+        |key: &str| tiers.iter().find(|t| t["key"] == key).and_then(|t| t["id"].as_str()).expect("a tier").to_owned();
     let fish = format!("/admin/level-tiers/{}", id_of("fish"));
     let grinder = format!("/admin/level-tiers/{}", id_of("grinder"));
 
@@ -216,9 +242,21 @@ async fn the_tier_at_level_one_stays_and_keys_and_levels_stay_unique(backend: Ba
     let renamed = app.patch(&fish, token, json!({"key": "minnow", "minLevel": 1})).await;
     assert_eq!(renamed.assert_ok()["key"], "minnow", "the tier at level 1 can be edited in place");
 
-    let taken_level = app.post("/admin/level-tiers", token, json!({"key": "carp", "minLevel": 3, "color": "#123456", "translations": names("Карп", "Carp")})).await;
+    let taken_level = app
+        .post(
+            "/admin/level-tiers",
+            token,
+            json!({"key": "carp", "minLevel": 3, "color": "#123456", "translations": names("Карп", "Carp")}),
+        )
+        .await;
     assert_eq!(fields(&taken_level), ["minLevel"]);
-    let taken_key = app.post("/admin/level-tiers", token, json!({"key": "grinder", "minLevel": 4, "color": "#123456", "translations": names("Гриндер", "Grinder")})).await;
+    let taken_key = app
+        .post(
+            "/admin/level-tiers",
+            token,
+            json!({"key": "grinder", "minLevel": 4, "color": "#123456", "translations": names("Гриндер", "Grinder")}),
+        )
+        .await;
     assert_eq!(fields(&taken_key), ["key"]);
     let bad = app.post("/admin/level-tiers", token, json!({"key": "Carp!", "minLevel": 0, "color": "red", "pictureUrl": "x", "translations": {"en": {"name": "Carp"}}})).await;
     assert_eq!(fields(&bad), ["key", "minLevel", "color", "pictureUrl", "translations.ru"]);
@@ -226,8 +264,10 @@ async fn the_tier_at_level_one_stays_and_keys_and_levels_stay_unique(backend: Ba
     assert_eq!(fields(&app.patch(&grinder, token, json!({"key": "regular"})).await), ["key"]);
     assert_eq!(fields(&app.patch(&grinder, token, json!({"minLevel": 1001})).await), ["minLevel"]);
 
-    let levels: Vec<(Value, Value)> =
-        items(&app.get("/level-tiers", None).await).into_iter().map(|t| (t["key"].clone(), t["minLevel"].clone())).collect();
+    let levels: Vec<(Value, Value)> = items(&app.get("/level-tiers", None).await)
+        .into_iter()
+        .map(|t| (t["key"].clone(), t["minLevel"].clone()))
+        .collect();
     let expected = [("minnow", 1), ("grinder", 3), ("regular", 6), ("shark", 10), ("pro", 15), ("legend", 25)];
     assert_eq!(levels, expected.map(|(key, level)| (json!(key), json!(level))));
     assert_eq!(audits(&app, "admin.level_tier.update").await, 1, "only the rename was written");
@@ -247,52 +287,84 @@ async fn a_promo_slide_is_created_edited_and_deleted_and_the_public_list_follows
     let now = Utc::now();
 
     let first = app
-        .post("/admin/promo-slides", token, json!({
-            "pictureUrl": "https://cdn.example.org/a.png",
-            "target": {"kind": "tournament", "tournamentId": tournament},
-            "startsAt": (now - Duration::days(1)).to_rfc3339(),
-            "endsAt": (now + Duration::days(1)).to_rfc3339(),
-            "translations": slide_texts("Final"),
-        }))
+        .post(
+            "/admin/promo-slides",
+            token,
+            json!({
+                "pictureUrl": "https://cdn.example.org/a.png",
+                "target": {"kind": "tournament", "tournamentId": tournament},
+                "startsAt": (now - Duration::days(1)).to_rfc3339(),
+                "endsAt": (now + Duration::days(1)).to_rfc3339(),
+                "translations": slide_texts("Final"),
+            }),
+        )
         .await;
     assert_eq!(first.status, 201, "{first:?}");
-    assert_eq!(first.body["target"], json!({"kind": "tournament", "tournamentId": tournament.to_string(), "url": null}));
+    assert_eq!(
+        first.body["target"],
+        json!({"kind": "tournament", "tournamentId": tournament.to_string(), "url": null})
+    );
     assert_eq!(first.body["sortOrder"], 0);
     assert_eq!(first.body["translations"]["en"], json!({"title": "Final en", "subtitle": null}));
     let first_id = first.body["id"].as_str().expect("id").to_owned();
     let second = app
-        .post("/admin/promo-slides", token, json!({
-            "pictureUrl": "https://cdn.example.org/b.png",
-            "target": {"kind": "url", "url": "https://floor.example.org/news"},
-            "startsAt": (now + Duration::days(3)).to_rfc3339(),
-            "translations": slide_texts("News"),
-        }))
+        .post(
+            "/admin/promo-slides",
+            token,
+            json!({
+                "pictureUrl": "https://cdn.example.org/b.png",
+                "target": {"kind": "url", "url": "https://floor.example.org/news"},
+                "startsAt": (now + Duration::days(3)).to_rfc3339(),
+                "translations": slide_texts("News"),
+            }),
+        )
         .await;
     assert_eq!(second.status, 201, "{second:?}");
     assert_eq!(second.body["sortOrder"], 1, "after the existing slide");
     let second_id = second.body["id"].as_str().expect("id").to_owned();
 
     assert_eq!(listed(&app, "/promo-slides", None, "id").await, [json!(first_id)], "the public list: on show now");
-    assert_eq!(listed(&app, "/admin/promo-slides", token, "id").await, [json!(first_id), json!(second_id)], "the admin list: all");
+    assert_eq!(
+        listed(&app, "/admin/promo-slides", token, "id").await,
+        [json!(first_id), json!(second_id)],
+        "the admin list: all"
+    );
 
     let second_path = format!("/admin/promo-slides/{second_id}");
-    let edited = app.patch(&second_path, token, json!({"startsAt": null, "sortOrder": -1, "translations": {"en": {"title": "Fresh news"}}})).await;
+    let edited = app
+        .patch(
+            &second_path,
+            token,
+            json!({"startsAt": null, "sortOrder": -1, "translations": {"en": {"title": "Fresh news"}}}),
+        )
+        .await;
     let edited = edited.assert_ok();
     assert_eq!(edited["startsAt"], Value::Null);
     assert_eq!(edited["translations"]["en"], json!({"title": "Fresh news", "subtitle": null}));
     assert_eq!(edited["translations"]["ru"]["title"], "News ru", "only the locale given is replaced");
-    assert_eq!(listed(&app, "/promo-slides", None, "id").await, [json!(second_id), json!(first_id)], "on show, in the new order");
+    assert_eq!(
+        listed(&app, "/promo-slides", None, "id").await,
+        [json!(second_id), json!(first_id)],
+        "on show, in the new order"
+    );
 
     let first_path = format!("/admin/promo-slides/{first_id}");
-    let retargeted = app.patch(&first_path, token, json!({"target": {"kind": "url", "url": "https://floor.example.org/final"}})).await;
-    assert_eq!(retargeted.assert_ok()["target"], json!({"kind": "url", "tournamentId": null, "url": "https://floor.example.org/final"}));
+    let retargeted = app
+        .patch(&first_path, token, json!({"target": {"kind": "url", "url": "https://floor.example.org/final"}}))
+        .await;
+    assert_eq!(
+        retargeted.assert_ok()["target"],
+        json!({"kind": "url", "tournamentId": null, "url": "https://floor.example.org/final"})
+    );
     assert!(retargeted.body["endsAt"].is_string(), "an absent field stays");
 
     assert_eq!(app.delete(&first_path, token).await.status, 204);
     assert_eq!(listed(&app, "/promo-slides", None, "id").await, [json!(second_id)]);
     assert_eq!(app.count("SELECT COUNT(*) FROM promo_slide_translations").await, 2, "its texts went with it");
     app.delete(&first_path, token).await.assert_error(404, "NOT_FOUND");
-    for (action, count) in [("admin.promo_slide.create", 2), ("admin.promo_slide.update", 2), ("admin.promo_slide.delete", 1)] {
+    for (action, count) in
+        [("admin.promo_slide.create", 2), ("admin.promo_slide.update", 2), ("admin.promo_slide.delete", 1)]
+    {
         assert_eq!(audits(&app, action).await, count, "{action}");
     }
 }
@@ -307,10 +379,16 @@ async fn inconsistent_slides_are_refused_with_details_and_change_nothing(backend
     let cases = [
         (slide(json!({"kind": "tournament"})), vec!["target.tournamentId"]),
         (slide(json!({"kind": "tournament", "tournamentId": uuid::Uuid::new_v4()})), vec!["target.tournamentId"]),
-        (slide(json!({"kind": "tournament", "tournamentId": uuid::Uuid::new_v4(), "url": "https://x.org"})), vec!["target.url", "target.tournamentId"]),
+        (
+            slide(json!({"kind": "tournament", "tournamentId": uuid::Uuid::new_v4(), "url": "https://x.org"})),
+            vec!["target.url", "target.tournamentId"],
+        ),
         (slide(json!({"kind": "url"})), vec!["target.url"]),
         (slide(json!({"kind": "url", "url": "ftp://x.org/a"})), vec!["target.url"]),
-        (slide(json!({"kind": "url", "url": "https://x.org", "tournamentId": uuid::Uuid::new_v4()})), vec!["target.tournamentId"]),
+        (
+            slide(json!({"kind": "url", "url": "https://x.org", "tournamentId": uuid::Uuid::new_v4()})),
+            vec!["target.tournamentId"],
+        ),
         (slide(json!({"kind": "banner"})), vec!["target.kind"]),
         (
             json!({"pictureUrl": "picture", "target": {"kind": "url", "url": "https://x.org"}, "startsAt": now.to_rfc3339(), "endsAt": now.to_rfc3339(),
@@ -324,24 +402,33 @@ async fn inconsistent_slides_are_refused_with_details_and_change_nothing(backend
     }
 
     let kept = app
-        .post("/admin/promo-slides", token, json!({
-            "pictureUrl": "https://cdn.example.org/a.png",
-            "target": {"kind": "url", "url": "https://x.org"},
-            "startsAt": (now + Duration::days(1)).to_rfc3339(),
-            "translations": slide_texts("Kept"),
-        }))
+        .post(
+            "/admin/promo-slides",
+            token,
+            json!({
+                "pictureUrl": "https://cdn.example.org/a.png",
+                "target": {"kind": "url", "url": "https://x.org"},
+                "startsAt": (now + Duration::days(1)).to_rfc3339(),
+                "translations": slide_texts("Kept"),
+            }),
+        )
         .await;
     assert_eq!(kept.status, 201, "{kept:?}");
     let path = format!("/admin/promo-slides/{}", kept.body["id"].as_str().expect("id"));
-    let before_window = app.patch(&path, token, json!({"endsAt": now.to_rfc3339(), "pictureUrl": "https://cdn.example.org/b.png"})).await;
+    let before_window = app
+        .patch(&path, token, json!({"endsAt": now.to_rfc3339(), "pictureUrl": "https://cdn.example.org/b.png"}))
+        .await;
     assert_eq!(fields(&before_window), ["endsAt"], "the window is checked with the start it keeps");
-    let bad_target = app.patch(&path, token, json!({"target": {"kind": "tournament", "tournamentId": uuid::Uuid::new_v4()}})).await;
+    let bad_target =
+        app.patch(&path, token, json!({"target": {"kind": "tournament", "tournamentId": uuid::Uuid::new_v4()}})).await;
     assert_eq!(fields(&bad_target), ["target.tournamentId"]);
     let unchanged = items(&app.get("/admin/promo-slides", token).await);
     assert_eq!(unchanged.len(), 1);
     assert_eq!(unchanged[0]["pictureUrl"], "https://cdn.example.org/a.png");
     assert_eq!(unchanged[0]["endsAt"], Value::Null);
     assert_eq!(unchanged[0]["target"]["kind"], "url");
-    app.patch(&format!("/admin/promo-slides/{}", uuid::Uuid::new_v4()), token, json!({})).await.assert_error(404, "NOT_FOUND");
+    app.patch(&format!("/admin/promo-slides/{}", uuid::Uuid::new_v4()), token, json!({}))
+        .await
+        .assert_error(404, "NOT_FOUND");
     assert_eq!(app.count("SELECT COUNT(*) FROM audit_log WHERE action LIKE 'admin.promo_slide.%'").await, 1);
 }

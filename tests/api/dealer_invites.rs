@@ -187,7 +187,10 @@ async fn two_simultaneous_claims_of_one_code_make_one_dealer(backend: Backend) {
         statuses.sort_unstable();
         assert_eq!(statuses, [201, 404], "{a:?} {b:?}");
         let memberships = app
-            .count(&format!("SELECT COUNT(*) FROM organizer_members WHERE user_id = {}", app.uuid_literal(dealer.user_id)))
+            .count(&format!(
+                "SELECT COUNT(*) FROM organizer_members WHERE user_id = {}",
+                app.uuid_literal(dealer.user_id)
+            ))
             .await;
         assert_eq!(memberships, 1, "round {round}");
     }

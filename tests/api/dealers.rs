@@ -23,22 +23,26 @@ async fn the_dealer_catalogue_shows_profiles_and_clubs_but_never_a_phone(backend
     let dealer = app.make_dealer(&river, "+79990000403").await;
     app.make_dealer(&hill, "+79990000403").await;
     app.patch("/me", Some(&dealer.access_token), json!({"name": "Anna", "nickname": "Ace"})).await.assert_ok();
-    let profile = json!({"photoUrl": "https://cdn.example.org/anna.png", "bio": "Ten years on the felt", "experienceYears": 10});
+    let profile =
+        json!({"photoUrl": "https://cdn.example.org/anna.png", "bio": "Ten years on the felt", "experienceYears": 10});
     app.patch("/dealers/me", Some(&dealer.access_token), profile).await.assert_ok();
     app.make_dealer(&hill, "+79990000404").await;
 
     let catalogue = app.get("/dealers", None).await;
     let items = catalogue.assert_ok()["items"].as_array().expect("items").clone();
     assert_eq!(items.len(), 2);
-    assert_eq!(items[0], json!({
-        "userId": dealer.user_id, "name": "Anna", "nickname": "Ace",
-        "photoUrl": "https://cdn.example.org/anna.png", "bio": "Ten years on the felt",
-        "experienceYears": 10, "gamesDealt": 0,
-        "clubs": [
-            {"organizerId": river.id, "organizerName": "River Club"},
-            {"organizerId": hill.id, "organizerName": "Hill Club"},
-        ],
-    }));
+    assert_eq!(
+        items[0],
+        json!({
+            "userId": dealer.user_id, "name": "Anna", "nickname": "Ace",
+            "photoUrl": "https://cdn.example.org/anna.png", "bio": "Ten years on the felt",
+            "experienceYears": 10, "gamesDealt": 0,
+            "clubs": [
+                {"organizerId": river.id, "organizerName": "River Club"},
+                {"organizerId": hill.id, "organizerName": "Hill Club"},
+            ],
+        })
+    );
     assert!(items[1]["name"].is_null(), "a dealer without a name comes last");
     assert_eq!(items[1]["gamesDealt"], 0);
     for item in &items {
@@ -70,7 +74,11 @@ async fn a_dealer_edits_the_showcase_profile(backend: Backend) {
     let token = Some(dealer.access_token.as_str());
 
     let edited = app
-        .patch("/dealers/me", token, json!({"photoUrl": "https://cdn.example.org/d.webp", "bio": "  Calm hands  ", "experienceYears": 0}))
+        .patch(
+            "/dealers/me",
+            token,
+            json!({"photoUrl": "https://cdn.example.org/d.webp", "bio": "  Calm hands  ", "experienceYears": 0}),
+        )
         .await;
     let view = edited.assert_ok().clone();
     assert_eq!(view["userId"], json!(dealer.user_id));
@@ -107,16 +115,23 @@ async fn showcase_profile_fields_are_validated(backend: Backend) {
     let long_bio = "a".repeat(2001);
     for years in [-1, 71] {
         let reply = app
-            .patch("/dealers/me", token, json!({"photoUrl": "javascript:alert(1)", "bio": long_bio, "experienceYears": years}))
+            .patch(
+                "/dealers/me",
+                token,
+                json!({"photoUrl": "javascript:alert(1)", "bio": long_bio, "experienceYears": years}),
+            )
             .await;
         reply.assert_error(400, "VALIDATION_ERROR");
-        let fields: Vec<_> = reply.body["error"]["details"].as_array().expect("details").iter().map(|d| d["field"].clone()).collect();
+        let fields: Vec<_> =
+            reply.body["error"]["details"].as_array().expect("details").iter().map(|d| d["field"].clone()).collect();
         assert_eq!(fields, [json!("photoUrl"), json!("bio"), json!("experienceYears")]);
     }
     app.patch("/dealers/me", token, json!({"bio": " "})).await.assert_error(400, "VALIDATION_ERROR");
     app.patch("/dealers/me", token, json!({"experienceYears": "many"})).await.assert_error(400, "VALIDATION_ERROR");
     let view = app.get(&format!("/dealers/{}", dealer.user_id), None).await;
-    assert!(view.assert_ok()["bio"].is_null() && view.body["experienceYears"].is_null() && view.body["photoUrl"].is_null());
+    assert!(
+        view.assert_ok()["bio"].is_null() && view.body["experienceYears"].is_null() && view.body["photoUrl"].is_null()
+    );
 }
 
 async fn a_dealer_removed_from_every_club_leaves_the_catalogue(backend: Backend) {
@@ -130,7 +145,9 @@ async fn a_dealer_removed_from_every_club_leaves_the_catalogue(backend: Backend)
     let removed = app.delete(&format!("{members}/{member_id}"), Some(&club.owner.access_token)).await;
     assert_eq!(removed.status, 204, "{removed:?}");
     app.get(&format!("/dealers/{}", dealer.user_id), None).await.assert_error(404, "NOT_FOUND");
-    app.patch("/dealers/me", Some(&dealer.access_token), json!({"bio": "still here"})).await.assert_error(403, "FORBIDDEN");
+    app.patch("/dealers/me", Some(&dealer.access_token), json!({"bio": "still here"}))
+        .await
+        .assert_error(403, "FORBIDDEN");
 }
 
 async fn assignments_are_for_signed_in_users_and_start_empty(backend: Backend) {

@@ -15,14 +15,19 @@ async fn registering_a_device_again_under_another_account_moves_it_to_the_new_ow
     let anna = app.sign_in("+79990001001").await;
     let boris = app.sign_in("+79990001002").await;
 
-    let reply = app.post("/me/push-tokens", Some(&anna.access_token), json!({"token": "device-1", "platform": "android"})).await;
+    let reply = app
+        .post("/me/push-tokens", Some(&anna.access_token), json!({"token": "device-1", "platform": "android"}))
+        .await;
     assert_eq!(reply.status.as_u16(), 201, "{reply:?}");
     assert_eq!(reply.body["token"], "device-1");
     assert_eq!(reply.body["platform"], "android");
-    let again = app.post("/me/push-tokens", Some(&anna.access_token), json!({"token": "device-1", "platform": "android"})).await;
+    let again = app
+        .post("/me/push-tokens", Some(&anna.access_token), json!({"token": "device-1", "platform": "android"}))
+        .await;
     assert_eq!(again.status.as_u16(), 201, "registering twice is fine");
 
-    let moved = app.post("/me/push-tokens", Some(&boris.access_token), json!({"token": "device-1", "platform": "ios"})).await;
+    let moved =
+        app.post("/me/push-tokens", Some(&boris.access_token), json!({"token": "device-1", "platform": "ios"})).await;
     assert_eq!(moved.status.as_u16(), 201, "{moved:?}");
     assert_eq!(app.count("SELECT COUNT(*) FROM push_tokens").await, 1, "one row per device");
     let owner = app.scalar("SELECT platform FROM push_tokens WHERE token = 'device-1'").await;
@@ -58,7 +63,9 @@ async fn a_token_needs_text_and_a_known_platform(backend: Backend) {
     reply.assert_error(400, "VALIDATION_ERROR");
     assert_eq!(reply.body["error"]["details"][0]["field"], "platform");
     app.post("/me/push-tokens", token, json!({"platform": "ios"})).await.assert_error(400, "VALIDATION_ERROR");
-    app.post("/me/push-tokens", token, json!({"token": "  ", "platform": "ios"})).await.assert_error(400, "VALIDATION_ERROR");
+    app.post("/me/push-tokens", token, json!({"token": "  ", "platform": "ios"}))
+        .await
+        .assert_error(400, "VALIDATION_ERROR");
     app.post("/me/push-tokens", None, json!({"token": "d", "platform": "ios"})).await.assert_error(401, "UNAUTHORIZED");
     assert_eq!(app.count("SELECT COUNT(*) FROM push_tokens").await, 0);
 }

@@ -82,7 +82,10 @@ impl FakeFcm {
     /// The environment that points the app at this fake.
     pub fn env(&self) -> Vec<(String, String)> {
         vec![
-            ("FCM_SERVICE_ACCOUNT_JSON".to_owned(), self.folder.path().join("service-account.json").display().to_string()),
+            (
+                "FCM_SERVICE_ACCOUNT_JSON".to_owned(),
+                self.folder.path().join("service-account.json").display().to_string(),
+            ),
             ("FCM_API_URL".to_owned(), self.base.clone()),
             ("FCM_TOKEN_URL".to_owned(), format!("{}/token", self.base)),
         ]
@@ -116,13 +119,17 @@ struct AssertionClaims {
 }
 
 /// Checks the service-account assertion as Google does: signature, issuer, audience, scope.
-async fn issue_token(State(shared): State<Shared>, Form(form): Form<HashMap<String, String>>) -> (StatusCode, Json<Value>) {
+async fn issue_token(
+    State(shared): State<Shared>,
+    Form(form): Form<HashMap<String, String>>,
+) -> (StatusCode, Json<Value>) {
     let generation = {
         let mut recorded = shared.recorded.lock().expect("lock");
         recorded.token_requests += 1;
         recorded.generation
     };
-    let refuse = |why: &str| (StatusCode::BAD_REQUEST, Json(json!({"error": "invalid_grant", "error_description": why})));
+    let refuse =
+        |why: &str| (StatusCode::BAD_REQUEST, Json(json!({"error": "invalid_grant", "error_description": why})));
     if form.get("grant_type").map(String::as_str) != Some("urn:ietf:params:oauth:grant-type:jwt-bearer") {
         return refuse("grant_type");
     }

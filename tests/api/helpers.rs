@@ -89,7 +89,14 @@ async fn start_node(database_url: &str, extra: &[(&str, &str)], database: Option
     let state = application.state();
     let outbox = state.otp_chain.fake_outbox().expect("a fake channel outside production");
     tokio::spawn(application.run_until(std::future::pending()));
-    TestApp { base, database_url: database_url.to_owned(), client: reqwest::Client::new(), state, outbox, _database: database }
+    TestApp {
+        base,
+        database_url: database_url.to_owned(),
+        client: reqwest::Client::new(),
+        state,
+        outbox,
+        _database: database,
+    }
 }
 
 impl TestApp {
@@ -209,7 +216,8 @@ impl TestApp {
     /// Signs in and gives the account `role` straight in the database.
     pub async fn sign_in_as_admin(&self, phone: &str, role: &str) -> Session {
         let session = self.sign_in(phone).await;
-        self.exec(&format!("UPDATE users SET admin_role = '{role}' WHERE id = {}", self.uuid_literal(session.user_id))).await;
+        self.exec(&format!("UPDATE users SET admin_role = '{role}' WHERE id = {}", self.uuid_literal(session.user_id)))
+            .await;
         let me = self.get("/auth/me", Some(&session.access_token)).await;
         assert_eq!(me.body["adminRole"], role, "the role was granted: {me:?}");
         session
@@ -223,7 +231,8 @@ impl TestApp {
     /// The first column of the first row of `sql`, as text.
     pub async fn scalar(&self, sql: &str) -> Option<String> {
         let backend = self.db().get_database_backend();
-        let row = self.db().query_one_raw(Statement::from_string(backend, sql.to_owned())).await.expect("query runs")?;
+        let row =
+            self.db().query_one_raw(Statement::from_string(backend, sql.to_owned())).await.expect("query runs")?;
         row.try_get_by_index::<String>(0)
             .ok()
             .or_else(|| row.try_get_by_index::<i64>(0).ok().map(|n| n.to_string()))
@@ -388,7 +397,8 @@ impl TestApp {
     pub async fn create_tournament(&self, club: &Club, capacity: i32, starts_in: chrono::Duration) -> Uuid {
         let location = self.create_location(club).await;
         let body = self.tournament_body(location, capacity, starts_in);
-        let reply = self.post(&format!("/organizers/{}/tournaments", club.id), Some(&club.owner.access_token), body).await;
+        let reply =
+            self.post(&format!("/organizers/{}/tournaments", club.id), Some(&club.owner.access_token), body).await;
         assert_eq!(reply.status, StatusCode::CREATED, "{reply:?}");
         reply.body["id"].as_str().and_then(|id| id.parse().ok()).expect("a tournament id")
     }

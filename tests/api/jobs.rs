@@ -49,7 +49,9 @@ async fn register(app: &TestApp, tournament: Uuid, player: &Session) -> Uuid {
 }
 
 async fn run_tick(app: &TestApp, tick_at: DateTime<Utc>) -> Tick {
-    jobs::run_tick(app.db(), &app.state.notifier, JobName::TournamentReminders, tick_at, &[]).await.expect("the tick runs")
+    jobs::run_tick(app.db(), &app.state.notifier, JobName::TournamentReminders, tick_at, &[])
+        .await
+        .expect("the tick runs")
 }
 
 /// Reminders journaled for `user`, optionally only those of one tournament's window.
@@ -254,7 +256,8 @@ async fn a_failed_run_is_kept_with_its_claim_and_the_next_tick_runs(backend: Bac
         1,
         "the claim keeps why the run failed"
     );
-    let next = jobs::run_tick(app.db(), &app.state.notifier, JobName::SeasonRollover, first + Duration::days(1), &[]).await;
+    let next =
+        jobs::run_tick(app.db(), &app.state.notifier, JobName::SeasonRollover, first + Duration::days(1), &[]).await;
     assert_eq!(next.ok(), Some(Tick::Ran));
     assert_eq!(app.count("SELECT COUNT(*) FROM job_runs WHERE failure IS NULL AND finished_at IS NOT NULL").await, 1);
 }

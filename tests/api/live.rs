@@ -10,7 +10,9 @@ use rust_socketio::TransportType;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::helpers::{Backend, Club, Reply, Session, TestApp, on_both_databases, spawn_app, spawn_app_with, test_redis_url};
+use crate::helpers::{
+    Backend, Club, Reply, Session, TestApp, on_both_databases, spawn_app, spawn_app_with, test_redis_url,
+};
 use crate::staffing::id_of;
 
 on_both_databases!(
@@ -56,7 +58,8 @@ async fn ready(app: &TestApp, owner_phone: &str, prefix: u32, count: u32) -> Rea
     let mut registrations = Vec::new();
     for (n, player) in players.iter().enumerate() {
         app.patch("/me", Some(&player.access_token), json!({"name": format!("Player {n}")})).await.assert_ok();
-        let registration = app.post(&format!("/tournaments/{id}/register"), Some(&player.access_token), json!({})).await;
+        let registration =
+            app.post(&format!("/tournaments/{id}/register"), Some(&player.access_token), json!({})).await;
         let registration_id = id_of(&registration.assert_ok()["id"]);
         staff(app, &club, &format!("/tournaments/{id}/check-in"), json!({"registrationId": registration_id}))
             .await
@@ -84,7 +87,8 @@ impl Ready {
     }
 
     async fn eliminate(&self, app: &TestApp, registration_id: Uuid) -> Reply {
-        staff(app, &self.club, "/eliminations", json!({"tournamentId": self.id, "registrationId": registration_id})).await
+        staff(app, &self.club, "/eliminations", json!({"tournamentId": self.id, "registrationId": registration_id}))
+            .await
     }
 
     async fn live(&self, app: &TestApp) -> Value {
@@ -97,7 +101,11 @@ fn seats(state: &Value) -> Vec<(Uuid, i64, i64)> {
     let mut seats = Vec::new();
     for table in state["tables"].as_array().expect("tables") {
         for seat in table["seats"].as_array().expect("seats") {
-            seats.push((id_of(&seat["registrationId"]), table["tableNo"].as_i64().unwrap_or(0), seat["seatNo"].as_i64().unwrap_or(0)));
+            seats.push((
+                id_of(&seat["registrationId"]),
+                table["tableNo"].as_i64().unwrap_or(0),
+                seat["seatNo"].as_i64().unwrap_or(0),
+            ));
         }
     }
     seats
@@ -241,7 +249,8 @@ async fn a_walk_in_after_start_gets_no_seat_and_cannot_be_eliminated(backend: Ba
     let Some(app) = spawn_app(backend).await else { return };
     let day = ready(&app, "+79990400031", 404, 3).await;
     let started = day.start(&app).await;
-    let walk_in = staff(&app, &day.club, &day.path("walk-in"), json!({"phone": "+79994040099", "name": "Late Lena"})).await;
+    let walk_in =
+        staff(&app, &day.club, &day.path("walk-in"), json!({"phone": "+79994040099", "name": "Late Lena"})).await;
     let late = id_of(&walk_in.assert_ok()["id"]);
     assert_eq!(walk_in.body["status"], "checked_in");
     let state = day.live(&app).await;
@@ -338,18 +347,30 @@ async fn places_follow_the_players_still_in_and_the_last_one_stays(backend: Back
         let reply = day.eliminate(&app, *id).await;
         let body = reply.assert_ok();
         assert_eq!(body["elimination"]["place"], 4 - n as i64);
-        stamps.push(body["elimination"]["eliminatedAt"].as_str().and_then(|t| t.parse::<chrono::DateTime<chrono::Utc>>().ok()).expect("a stamp"));
+        stamps.push(
+            body["elimination"]["eliminatedAt"]
+                .as_str()
+                .and_then(|t| t.parse::<chrono::DateTime<chrono::Utc>>().ok())
+                .expect("a stamp"),
+        );
     }
     assert!(stamps.windows(2).all(|pair| pair[0] < pair[1]), "stamps strictly increase: {stamps:?}");
     day.eliminate(&app, ids[3]).await.assert_error(409, "INVALID_STATUS");
     let state = day.live(&app).await;
-    let places: Vec<i64> = state["eliminations"].as_array().expect("eliminations").iter().map(|e| e["place"].as_i64().unwrap_or(0)).collect();
+    let places: Vec<i64> = state["eliminations"]
+        .as_array()
+        .expect("eliminations")
+        .iter()
+        .map(|e| e["place"].as_i64().unwrap_or(0))
+        .collect();
     assert_eq!(places, vec![2, 3, 4], "best place first");
     day.eliminate(&app, Uuid::now_v7()).await.assert_error(404, "NOT_FOUND");
     staff(&app, &day.club, "/eliminations", json!({"tournamentId": Uuid::now_v7(), "registrationId": ids[3]}))
         .await
         .assert_error(404, "NOT_FOUND");
-    staff(&app, &day.club, "/eliminations", json!({"tournamentId": day.id})).await.assert_error(400, "VALIDATION_ERROR");
+    staff(&app, &day.club, "/eliminations", json!({"tournamentId": day.id}))
+        .await
+        .assert_error(400, "VALIDATION_ERROR");
 }
 
 async fn undo_brings_back_the_last_elimination_to_a_free_seat(backend: Backend) {
@@ -371,10 +392,14 @@ async fn undo_brings_back_the_last_elimination_to_a_free_seat(backend: Backend) 
     let back = seats(&undone).into_iter().find(|(id, _, _)| *id == second).expect("the player is back");
     assert_eq!(back.1, table, "the same table");
     assert_ne!(back.2, seat, "not the taken seat");
-    let free_seats: Vec<i64> = (1..=9).filter(|n| !seats(&undone).iter().any(|(id, t, s)| *id != second && *t == table && s == n)).collect();
+    let free_seats: Vec<i64> =
+        (1..=9).filter(|n| !seats(&undone).iter().any(|(id, t, s)| *id != second && *t == table && s == n)).collect();
     assert_eq!(back.2, free_seats[0], "the first free seat");
     assert_eq!(undone["eliminations"].as_array().map(Vec::len), Some(1));
-    assert_eq!(app.scalar(&format!("SELECT eliminated_at FROM registrations WHERE id = {}", app.uuid_literal(second))).await, None);
+    assert_eq!(
+        app.scalar(&format!("SELECT eliminated_at FROM registrations WHERE id = {}", app.uuid_literal(second))).await,
+        None
+    );
     let again = day.press(&app, "eliminations/undo", json!({})).await.assert_ok().clone();
     let first_back = seats(&again).into_iter().find(|(id, _, _)| *id == first).expect("back");
     assert_eq!(first_back.1, all[0].1, "the same table");
@@ -393,16 +418,28 @@ async fn reorder_hands_out_the_stamps_in_the_given_order(backend: Backend) {
     let (a, b, c) = (ids[0], ids[1], ids[2]);
     day.eliminate(&app, a).await.assert_ok();
     day.eliminate(&app, b).await.assert_ok();
-    day.press(&app, "eliminations/reorder", json!({"registrationIds": [a]})).await.assert_error(400, "VALIDATION_ERROR");
-    day.press(&app, "eliminations/reorder", json!({"registrationIds": [a, a]})).await.assert_error(400, "VALIDATION_ERROR");
-    day.press(&app, "eliminations/reorder", json!({"registrationIds": [a, c]})).await.assert_error(409, "INVALID_STATUS");
+    day.press(&app, "eliminations/reorder", json!({"registrationIds": [a]}))
+        .await
+        .assert_error(400, "VALIDATION_ERROR");
+    day.press(&app, "eliminations/reorder", json!({"registrationIds": [a, a]}))
+        .await
+        .assert_error(400, "VALIDATION_ERROR");
+    day.press(&app, "eliminations/reorder", json!({"registrationIds": [a, c]}))
+        .await
+        .assert_error(409, "INVALID_STATUS");
     let before = day.live(&app).await;
     let place_of = |state: &Value, id: Uuid| {
-        state["eliminations"].as_array().expect("eliminations").iter().find(|e| e["registrationId"] == json!(id)).map(|e| e["place"].clone())
+        state["eliminations"]
+            .as_array()
+            .expect("eliminations")
+            .iter()
+            .find(|e| e["registrationId"] == json!(id))
+            .map(|e| e["place"].clone())
     };
     assert_eq!(place_of(&before, a), Some(json!(4)));
     assert_eq!(place_of(&before, b), Some(json!(3)));
-    let reordered = day.press(&app, "eliminations/reorder", json!({"registrationIds": [b, a]})).await.assert_ok().clone();
+    let reordered =
+        day.press(&app, "eliminations/reorder", json!({"registrationIds": [b, a]})).await.assert_ok().clone();
     assert_eq!(place_of(&reordered, b), Some(json!(4)), "b now fell first");
     assert_eq!(place_of(&reordered, a), Some(json!(3)));
     // Undo now brings back the one holding the latest stamp.
@@ -417,13 +454,25 @@ async fn reseat_moves_a_player_to_a_free_seat_only(backend: Backend) {
     let all = seats(&started);
     let (mover, from_table, _) = all[0];
     let taken = all.iter().find(|(id, table, _)| *id != mover && *table != from_table).expect("another table");
-    day.press(&app, "reseat", json!({"registrationId": mover, "tableNo": taken.1, "seatNo": taken.2})).await.assert_error(409, "SEAT_TAKEN");
-    day.press(&app, "reseat", json!({"registrationId": mover, "tableNo": 3, "seatNo": 1})).await.assert_error(400, "VALIDATION_ERROR");
-    day.press(&app, "reseat", json!({"registrationId": mover, "tableNo": 1, "seatNo": 10})).await.assert_error(400, "VALIDATION_ERROR");
-    let moved = day.press(&app, "reseat", json!({"registrationId": mover, "tableNo": taken.1, "seatNo": 9})).await.assert_ok().clone();
+    day.press(&app, "reseat", json!({"registrationId": mover, "tableNo": taken.1, "seatNo": taken.2}))
+        .await
+        .assert_error(409, "SEAT_TAKEN");
+    day.press(&app, "reseat", json!({"registrationId": mover, "tableNo": 3, "seatNo": 1}))
+        .await
+        .assert_error(400, "VALIDATION_ERROR");
+    day.press(&app, "reseat", json!({"registrationId": mover, "tableNo": 1, "seatNo": 10}))
+        .await
+        .assert_error(400, "VALIDATION_ERROR");
+    let moved = day
+        .press(&app, "reseat", json!({"registrationId": mover, "tableNo": taken.1, "seatNo": 9}))
+        .await
+        .assert_ok()
+        .clone();
     assert!(seats(&moved).contains(&(mover, taken.1, 9)));
     day.eliminate(&app, all[1].0).await.assert_ok();
-    day.press(&app, "reseat", json!({"registrationId": all[1].0, "tableNo": 1, "seatNo": 8})).await.assert_error(409, "ALREADY_ELIMINATED");
+    day.press(&app, "reseat", json!({"registrationId": all[1].0, "tableNo": 1, "seatNo": 8}))
+        .await
+        .assert_error(409, "ALREADY_ELIMINATED");
 }
 
 async fn eliminations_carry_the_balance_hint(backend: Backend) {
@@ -562,16 +611,30 @@ async fn the_live_state_is_public_with_an_etag_and_no_phone(backend: Backend) {
     assert_eq!(names.len(), 3, "every seat has a name: {names:?}");
     assert!(names.iter().all(|name| !name.is_empty() && !name.contains('+')), "{names:?}");
     assert!(text.contains("\"shark\""), "a nickname wins over the name");
-    for field in ["tournamentId", "version", "status", "serverTime", "clock", "remaining", "entrants", "chipsInPlay", "avgStack", "tables", "eliminations"] {
+    for field in [
+        "tournamentId",
+        "version",
+        "status",
+        "serverTime",
+        "clock",
+        "remaining",
+        "entrants",
+        "chipsInPlay",
+        "avgStack",
+        "tables",
+        "eliminations",
+    ] {
         assert!(started.get(field).is_some(), "LiveState has {field}");
     }
     let response = app.client.get(app.url(&day.path("live"))).send().await.expect("a response");
     assert_eq!(response.status(), 200);
     let tag = response.headers().get("etag").and_then(|v| v.to_str().ok()).expect("an ETag").to_owned();
-    let unchanged = app.client.get(app.url(&day.path("live"))).header("if-none-match", &tag).send().await.expect("a response");
+    let unchanged =
+        app.client.get(app.url(&day.path("live"))).header("if-none-match", &tag).send().await.expect("a response");
     assert_eq!(unchanged.status(), 304);
     day.press(&app, "pause", json!({})).await.assert_ok();
-    let changed = app.client.get(app.url(&day.path("live"))).header("if-none-match", &tag).send().await.expect("a response");
+    let changed =
+        app.client.get(app.url(&day.path("live"))).header("if-none-match", &tag).send().await.expect("a response");
     assert_eq!(changed.status(), 200);
     app.get(&format!("/tournaments/{}/live", Uuid::now_v7()), None).await.assert_error(404, "NOT_FOUND");
 }
@@ -582,7 +645,10 @@ async fn live_connections_need_a_valid_token(backend: Backend) {
     for token in [None, Some("not-a-token")] {
         let mut refused = app.watch(token, TransportType::Websocket).await;
         let error = refused.connected().await.expect_err("refused");
-        assert!(error.contains("\\\"message\\\":\\\"UNAUTHORIZED\\\"") || error.contains("\"message\":\"UNAUTHORIZED\""), "{error}");
+        assert!(
+            error.contains("\\\"message\\\":\\\"UNAUTHORIZED\\\"") || error.contains("\"message\":\"UNAUTHORIZED\""),
+            "{error}"
+        );
         refused.close().await;
     }
     // Polling works as well as websocket, and any signed-in user may watch.
@@ -656,20 +722,25 @@ async fn a_recount_rebuilds_results_keeping_their_time(backend: Backend) {
         .await
         .assert_error(409, "TOURNAMENT_NOT_FINISHED");
     // A guest plays too.
-    staff(&app, &day.club, &day.path("walk-in"), json!({"phone": "+79994210099", "name": "Guest Gleb"})).await.assert_ok();
+    staff(&app, &day.club, &day.path("walk-in"), json!({"phone": "+79994210099", "name": "Guest Gleb"}))
+        .await
+        .assert_ok();
     play_out(&app, &day).await;
     let before = app.get(&day.path("results"), Some(&admin.access_token)).await.assert_ok()["items"].clone();
     assert_eq!(before.as_array().map(Vec::len), Some(4));
-    let guest_row = before.as_array().expect("rows").iter().find(|row| row["name"] == "Guest Gleb").expect("the guest").clone();
+    let guest_row =
+        before.as_array().expect("rows").iter().find(|row| row["name"] == "Guest Gleb").expect("the guest").clone();
     assert_eq!(guest_row["userId"], Value::Null);
     assert_eq!(guest_row["seasonPoints"], 0, "a guest gets a place and no rating");
-    let created: Vec<String> = before.as_array().expect("rows").iter().map(|row| row["createdAt"].to_string()).collect();
+    let created: Vec<String> =
+        before.as_array().expect("rows").iter().map(|row| row["createdAt"].to_string()).collect();
     // Points change with the configuration; a recount applies today's settings.
     app.exec("UPDATE rating_config SET points_base = 20").await;
     app.post(&format!("/admin/tournaments/{}/recount", day.id), Some(&day.club.owner.access_token), json!({}))
         .await
         .assert_error(403, "FORBIDDEN");
-    let recounted = app.post(&format!("/admin/tournaments/{}/recount", day.id), Some(&admin.access_token), json!({})).await;
+    let recounted =
+        app.post(&format!("/admin/tournaments/{}/recount", day.id), Some(&admin.access_token), json!({})).await;
     let after = recounted.assert_ok()["items"].clone();
     let rows = after.as_array().expect("rows");
     assert_eq!(rows.len(), 4);
@@ -684,7 +755,12 @@ async fn a_recount_rebuilds_results_keeping_their_time(backend: Backend) {
         let points = 10 * (5 - place);
         assert_eq!(row["seasonPoints"], points, "{row}");
         let user = id_of(&json!(user));
-        let xp = app.count(&format!("SELECT COUNT(*) FROM player_profiles WHERE xp = {points} AND user_id = {}", app.uuid_literal(user))).await;
+        let xp = app
+            .count(&format!(
+                "SELECT COUNT(*) FROM player_profiles WHERE xp = {points} AND user_id = {}",
+                app.uuid_literal(user)
+            ))
+            .await;
         assert_eq!(xp, 1, "the profile is rebuilt from the new results");
     }
     assert_eq!(app.count("SELECT COUNT(*) FROM audit_log WHERE action = 'tournament.recount'").await, 1);
@@ -702,7 +778,8 @@ async fn a_recount_rebuilds_results_keeping_their_time(backend: Backend) {
 async fn a_guest_who_signs_up_takes_their_results(backend: Backend) {
     let Some(app) = spawn_app(backend).await else { return };
     let day = ready(&app, "+79990400211", 422, 1).await;
-    let walk_in = staff(&app, &day.club, &day.path("walk-in"), json!({"phone": "+79994220099", "name": "Guest Galya"})).await;
+    let walk_in =
+        staff(&app, &day.club, &day.path("walk-in"), json!({"phone": "+79994220099", "name": "Guest Galya"})).await;
     let guest_registration = id_of(&walk_in.assert_ok()["id"]);
     let started = day.start(&app).await;
     let other = seated_ids(&started).into_iter().find(|id| *id != guest_registration).expect("the other player");
@@ -727,12 +804,18 @@ async fn results_are_for_signed_in_users_newest_first_for_a_player(backend: Back
     let first = ready(&app, "+79990400221", 423, 2).await;
     play_out(&app, &first).await;
     let second = app.create_tournament(&first.club, 10, Duration::days(2)).await;
-    let second_day = Ready { club: first.club.clone(), id: second, players: first.players.clone(), registrations: Vec::new() };
+    let second_day =
+        Ready { club: first.club.clone(), id: second, players: first.players.clone(), registrations: Vec::new() };
     for player in &first.players {
         let registration = app.post(&second_day.path("register"), Some(&player.access_token), json!({})).await;
-        staff(&app, &first.club, &second_day.path("check-in"), json!({"registrationId": id_of(&registration.assert_ok()["id"])}))
-            .await
-            .assert_ok();
+        staff(
+            &app,
+            &first.club,
+            &second_day.path("check-in"),
+            json!({"registrationId": id_of(&registration.assert_ok()["id"])}),
+        )
+        .await
+        .assert_ok();
     }
     play_out(&app, &second_day).await;
     let player = &first.players[0];
@@ -741,7 +824,9 @@ async fn results_are_for_signed_in_users_newest_first_for_a_player(backend: Back
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[0]["tournamentId"], json!(second), "newest first");
     assert_eq!(rows[0]["skillBefore"], rows[1]["skillAfter"], "the second result starts where the first ended");
-    app.get(&format!("/players/{}/results", Uuid::now_v7()), Some(&player.access_token)).await.assert_error(404, "NOT_FOUND");
+    app.get(&format!("/players/{}/results", Uuid::now_v7()), Some(&player.access_token))
+        .await
+        .assert_error(404, "NOT_FOUND");
     app.get(&format!("/players/{}/results", player.user_id), None).await.assert_error(401, "UNAUTHORIZED");
 }
 
@@ -795,7 +880,9 @@ async fn two_nodes_pressing_at_once_apply_each_change_once() {
         reply.assert_error(409, "ALREADY_ELIMINATED");
     }
     day.eliminate(&second, ids[1]).await.assert_ok();
-    let replies = join_all((0..4).map(|n| day.press(if n % 2 == 0 { &first } else { &second }, "confirm-results", json!({})))).await;
+    let replies =
+        join_all((0..4).map(|n| day.press(if n % 2 == 0 { &first } else { &second }, "confirm-results", json!({}))))
+            .await;
     assert_eq!(replies.iter().filter(|reply| reply.status.is_success()).count(), 1, "{replies:?}");
     for reply in replies.iter().filter(|reply| !reply.status.is_success()) {
         reply.assert_error(409, "RESULTS_ALREADY_CONFIRMED");
@@ -821,9 +908,13 @@ async fn a_new_structure_before_start_is_a_new_live_version(backend: Backend) {
         )
         .await;
     let template_id = id_of(&template.assert_ok()["id"]);
-    app.patch(&format!("/tournaments/{}", day.id), Some(&day.club.owner.access_token), json!({"blindTemplateId": template_id}))
-        .await
-        .assert_ok();
+    app.patch(
+        &format!("/tournaments/{}", day.id),
+        Some(&day.club.owner.access_token),
+        json!({"blindTemplateId": template_id}),
+    )
+    .await
+    .assert_ok();
     let after = day.live(&app).await;
     assert_eq!(version(&after), version(&before) + 1, "the ETag and watchers see the change");
     assert_eq!(after["clock"]["levels"].as_array().map(Vec::len), Some(2));

@@ -26,7 +26,9 @@ async fn a_dealer_leaving_the_club_leaves_the_line_ups_still_to_be_played(backen
     let open = app.create_tournament(&club, 10, chrono::Duration::days(1)).await;
     let played = app.create_tournament(&club, 10, chrono::Duration::days(2)).await;
     for id in [open, played] {
-        app.post(&format!("/tournaments/{id}/dealers"), token, json!({"dealerUserId": dealer.user_id})).await.assert_ok();
+        app.post(&format!("/tournaments/{id}/dealers"), token, json!({"dealerUserId": dealer.user_id}))
+            .await
+            .assert_ok();
     }
     app.exec(&format!("UPDATE tournaments SET status = 'finished' WHERE id = {}", app.uuid_literal(played))).await;
     let members = app.get(&format!("/organizers/{}/members", club.id), token).await;
@@ -44,7 +46,12 @@ async fn a_dealer_leaving_the_club_leaves_the_line_ups_still_to_be_played(backen
     assert_eq!(history.assert_ok()["items"].as_array().map(Vec::len), Some(1), "a finished line-up is history");
     let assignments = app.get("/me/dealer-assignments", Some(&dealer.access_token)).await;
     assert_eq!(assignments.assert_ok()["items"].as_array().map(Vec::len), Some(1));
-    let games = app.count(&format!("SELECT CAST(games_dealt AS BIGINT) FROM dealer_profiles WHERE user_id = {}", app.uuid_literal(dealer.user_id))).await;
+    let games = app
+        .count(&format!(
+            "SELECT CAST(games_dealt AS BIGINT) FROM dealer_profiles WHERE user_id = {}",
+            app.uuid_literal(dealer.user_id)
+        ))
+        .await;
     assert_eq!(games, 1);
 }
 
@@ -180,10 +187,13 @@ async fn the_last_owner_can_be_neither_removed_nor_demoted(backend: Backend) {
     let removed = app.delete(&format!("{list}/{td_id}"), token).await;
     assert_eq!(removed.status, 204, "{removed:?}");
     let items = app.get(&list, token).await.assert_ok()["items"].clone();
-    assert_eq!(items, json!([{
-        "id": owner_id, "userId": club.owner.user_id, "phone": "+79990000251",
-        "name": null, "nickname": null, "role": "owner", "createdAt": items[0]["createdAt"],
-    }]));
+    assert_eq!(
+        items,
+        json!([{
+            "id": owner_id, "userId": club.owner.user_id, "phone": "+79990000251",
+            "name": null, "nickname": null, "role": "owner", "createdAt": items[0]["createdAt"],
+        }])
+    );
 }
 
 async fn a_member_of_another_club_is_not_found(backend: Backend) {

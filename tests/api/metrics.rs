@@ -23,7 +23,12 @@ fn at(time: DateTime<Utc>) -> String {
 }
 
 async fn backdate_user(app: &TestApp, user: &Session, created_at: DateTime<Utc>) {
-    app.exec(&format!("UPDATE users SET created_at = {} WHERE id = {}", at(created_at), app.uuid_literal(user.user_id))).await;
+    app.exec(&format!(
+        "UPDATE users SET created_at = {} WHERE id = {}",
+        at(created_at),
+        app.uuid_literal(user.user_id)
+    ))
+    .await;
 }
 
 /// Marks the tournament finished at `finished_at` and gives each of `players` (already

@@ -49,11 +49,19 @@ async fn the_search_finds_accounts_by_phone_name_or_nickname_newest_first(backen
     name(&app, &boris, "Boris", "АННАлитик").await;
     name(&app, &clara, "Clara", "ace77").await;
 
-    assert_eq!(ids(&search(&app, &moderator, "анна").await), [boris.user_id, anna.user_id], "any case, Cyrillic too, newest first");
+    assert_eq!(
+        ids(&search(&app, &moderator, "анна").await),
+        [boris.user_id, anna.user_id],
+        "any case, Cyrillic too, newest first"
+    );
     assert_eq!(ids(&search(&app, &moderator, "QUEEN").await), [anna.user_id]);
     assert_eq!(ids(&search(&app, &moderator, "+7 999 700-1234").await), [anna.user_id], "a phone by its digits");
     assert_eq!(ids(&search(&app, &moderator, "5678").await), [boris.user_id]);
-    assert_eq!(ids(&search(&app, &moderator, "ace77").await), [clara.user_id], "a nickname with digits is a name search");
+    assert_eq!(
+        ids(&search(&app, &moderator, "ace77").await),
+        [clara.user_id],
+        "a nickname with digits is a name search"
+    );
     assert!(search(&app, &moderator, "nobody").await.is_empty());
     let everyone = search(&app, &moderator, "").await;
     assert_eq!(ids(&everyone), [clara.user_id, boris.user_id, anna.user_id, moderator.user_id], "all, newest first");
@@ -73,11 +81,16 @@ async fn the_search_finds_accounts_by_phone_name_or_nickname_newest_first(backen
     assert_eq!(profile["level"], 1);
     assert_eq!(profile["tier"], "fish");
     assert_eq!(profile["skill"], 5.0);
-    assert_eq!((profile["gamesPlayed"].clone(), profile["wins"].clone(), profile["banUntil"].clone()), (json!(0), json!(0), Value::Null));
+    assert_eq!(
+        (profile["gamesPlayed"].clone(), profile["wins"].clone(), profile["banUntil"].clone()),
+        (json!(0), json!(0), Value::Null)
+    );
     assert_eq!(everyone[3]["adminRole"], "moderator");
 
     let long = "x".repeat(101);
-    app.get(&format!("/admin/users?q={long}"), Some(&moderator.access_token)).await.assert_error(400, "VALIDATION_ERROR");
+    app.get(&format!("/admin/users?q={long}"), Some(&moderator.access_token))
+        .await
+        .assert_error(400, "VALIDATION_ERROR");
     let support = app.sign_in_as_admin("+79997000002", "support").await;
     app.get("/admin/users", Some(&support.access_token)).await.assert_error(403, "FORBIDDEN");
 }
@@ -142,14 +155,19 @@ async fn play(app: &TestApp, club: &Club, players: &[&Session]) -> Uuid {
     let owner = Some(club.owner.access_token.as_str());
     let mut registrations = Vec::new();
     for player in players {
-        let reply = app.post(&format!("/tournaments/{tournament}/register"), Some(&player.access_token), json!({})).await;
+        let reply =
+            app.post(&format!("/tournaments/{tournament}/register"), Some(&player.access_token), json!({})).await;
         let registration = id_of(&reply.assert_ok()["id"]);
-        app.post(&format!("/tournaments/{tournament}/check-in"), owner, json!({"registrationId": registration})).await.assert_ok();
+        app.post(&format!("/tournaments/{tournament}/check-in"), owner, json!({"registrationId": registration}))
+            .await
+            .assert_ok();
         registrations.push(registration);
     }
     app.post(&format!("/tournaments/{tournament}/start"), owner, json!({})).await.assert_ok();
     for registration in registrations.iter().skip(1).rev() {
-        app.post("/eliminations", owner, json!({"tournamentId": tournament, "registrationId": registration})).await.assert_ok();
+        app.post("/eliminations", owner, json!({"tournamentId": tournament, "registrationId": registration}))
+            .await
+            .assert_ok();
     }
     app.post(&format!("/tournaments/{tournament}/confirm-results"), owner, json!({})).await.assert_ok();
     tournament
@@ -221,7 +239,11 @@ async fn a_merge_moves_the_duplicates_history_and_leaves_it_banned(backend: Back
     let strikes_before = app.count("SELECT COUNT(*) FROM strikes").await;
 
     let reply = app
-        .post(&format!("/admin/users/{}/merge", main.user_id), Some(&moderator.access_token), json!({"duplicateUserId": duplicate.user_id}))
+        .post(
+            &format!("/admin/users/{}/merge", main.user_id),
+            Some(&moderator.access_token),
+            json!({"duplicateUserId": duplicate.user_id}),
+        )
         .await;
     let merged = reply.assert_ok().clone();
     assert_eq!(id_of(&merged["id"]), main.user_id, "the main account's row comes back");
@@ -232,40 +254,79 @@ async fn a_merge_moves_the_duplicates_history_and_leaves_it_banned(backend: Back
         async move { app.scalar(&format!("SELECT {column} FROM registrations WHERE id = {}", app.uuid_literal(id))).await }
     };
     assert_eq!(registration(main_in_both, "user_id").await, Some(main.user_id.to_string()));
-    assert_eq!(registration(duplicate_in_both, "user_id").await, Some(duplicate.user_id.to_string()), "stays behind: one registration per account");
+    assert_eq!(
+        registration(duplicate_in_both, "user_id").await,
+        Some(duplicate.user_id.to_string()),
+        "stays behind: one registration per account"
+    );
     assert_eq!(registration(duplicate_alone, "user_id").await, Some(main.user_id.to_string()));
     let main_literal = app.uuid_literal(main.user_id);
-    let in_both = app.count(&format!("SELECT COUNT(*) FROM registrations WHERE tournament_id = {} AND user_id = {main_literal}", app.uuid_literal(both))).await;
+    let in_both = app
+        .count(&format!(
+            "SELECT COUNT(*) FROM registrations WHERE tournament_id = {} AND user_id = {main_literal}",
+            app.uuid_literal(both)
+        ))
+        .await;
     assert_eq!(in_both, 1, "no second registration for the main account");
     // ...but it holds no seat any more: cancelled without a strike, the seat went to Zoe.
     assert_eq!(registration(duplicate_in_both, "status").await.as_deref(), Some("cancelled"));
     assert_eq!(registration(main_in_both, "status").await.as_deref(), Some("registered"));
-    assert_eq!(registration(zoe_in_both, "status").await.as_deref(), Some("registered"), "the waitlist's head is promoted");
+    assert_eq!(
+        registration(zoe_in_both, "status").await.as_deref(),
+        Some("registered"),
+        "the waitlist's head is promoted"
+    );
     assert_eq!(app.count("SELECT COUNT(*) FROM strikes").await, strikes_before, "the merge costs nobody a strike");
-    let promoted = format!("SELECT COUNT(*) FROM notifications WHERE kind = 'waitlist.promoted' AND user_id = {}", app.uuid_literal(zoe.user_id));
+    let promoted = format!(
+        "SELECT COUNT(*) FROM notifications WHERE kind = 'waitlist.promoted' AND user_id = {}",
+        app.uuid_literal(zoe.user_id)
+    );
     assert_eq!(app.eventually_count(&promoted, 1).await, 1, "Zoe is told");
 
     // Results moved where the main account had none; the profile equals a rebuild from scratch.
     let results_of = |user: Uuid| {
         let app = &app;
         let token = main.access_token.clone();
-        async move { app.get(&format!("/players/{user}/results"), Some(&token)).await.assert_ok()["items"].as_array().expect("rows").clone() }
+        async move {
+            app.get(&format!("/players/{user}/results"), Some(&token)).await.assert_ok()["items"]
+                .as_array()
+                .expect("rows")
+                .clone()
+        }
     };
     let rows = results_of(main.user_id).await;
     assert_eq!(rows.len(), 3);
-    assert_eq!(rows[2]["tournamentId"], json!(won_by_duplicate), "the duplicate's win is the main account's, first in time");
-    assert_eq!((rows[0]["tournamentId"].clone(), rows[0]["place"].clone()), (json!(played_by_both), json!(1)), "the main account keeps its own result");
-    assert_eq!(rows[1]["skillBefore"], rows[2]["skillAfter"], "replayed in order: the later game starts where the win ended");
+    assert_eq!(
+        rows[2]["tournamentId"],
+        json!(won_by_duplicate),
+        "the duplicate's win is the main account's, first in time"
+    );
+    assert_eq!(
+        (rows[0]["tournamentId"].clone(), rows[0]["place"].clone()),
+        (json!(played_by_both), json!(1)),
+        "the main account keeps its own result"
+    );
+    assert_eq!(
+        rows[1]["skillBefore"], rows[2]["skillAfter"],
+        "replayed in order: the later game starts where the win ended"
+    );
     assert_eq!(rows[0]["skillBefore"], rows[1]["skillAfter"]);
     let profile = merged["profile"].clone();
     assert_eq!((profile["gamesPlayed"].clone(), profile["wins"].clone()), (json!(3), json!(2)));
     assert_eq!(profile["xp"], 14 + 7 + 14, "round(10 * sqrt(2) * 2 / 2) for a win, round(10 * sqrt(2) / 2) for second");
     // Two strikes within 30 days: banned from the later one for 14 days.
-    let ban: chrono::DateTime<chrono::Utc> = profile["banUntil"].as_str().and_then(|at| at.parse().ok()).expect("a ban");
+    let ban: chrono::DateTime<chrono::Utc> =
+        profile["banUntil"].as_str().and_then(|at| at.parse().ok()).expect("a ban");
     let expected = main_strike.max(duplicate_strike) + Duration::days(14);
     assert!((ban - expected).num_milliseconds().abs() < 1000, "banned until {ban}, expected {expected}");
-    floor::rating::rebuild_profiles(app.db(), &[main.user_id, duplicate.user_id]).await.expect("a rebuild from scratch");
-    assert_eq!(profile_of(&app, &moderator, main.user_id).await["profile"], profile, "the merge left what a rebuild gives");
+    floor::rating::rebuild_profiles(app.db(), &[main.user_id, duplicate.user_id])
+        .await
+        .expect("a rebuild from scratch");
+    assert_eq!(
+        profile_of(&app, &moderator, main.user_id).await["profile"],
+        profile,
+        "the merge left what a rebuild gives"
+    );
     let emptied = profile_of(&app, &moderator, duplicate.user_id).await;
     assert_eq!(emptied["status"], "banned");
     assert_eq!(emptied["phone"], "+79997300011", "the duplicate keeps its phone");
@@ -274,7 +335,10 @@ async fn a_merge_moves_the_duplicates_history_and_leaves_it_banned(backend: Back
     assert_eq!(kept.len(), 1);
     assert_eq!((kept[0]["tournamentId"].clone(), kept[0]["place"].clone()), (json!(played_by_both), json!(2)));
     let left = &emptied["profile"];
-    assert_eq!((left["xp"].clone(), left["gamesPlayed"].clone(), left["wins"].clone(), left["banUntil"].clone()), (json!(7), json!(1), json!(0), Value::Null));
+    assert_eq!(
+        (left["xp"].clone(), left["gamesPlayed"].clone(), left["wins"].clone(), left["banUntil"].clone()),
+        (json!(7), json!(1), json!(0), Value::Null)
+    );
 
     // The dealer profile moved whole, bio and all.
     let dealer = app.get(&format!("/dealers/{}", main.user_id), None).await;
@@ -283,7 +347,13 @@ async fn a_merge_moves_the_duplicates_history_and_leaves_it_banned(backend: Back
     // Follows: Xenia follows the main account once, the main account follows Yury; no self-follow.
     assert_eq!(app.count("SELECT COUNT(*) FROM follows WHERE follower_id = followee_id").await, 0);
     let duplicate_literal = app.uuid_literal(duplicate.user_id);
-    assert_eq!(app.count(&format!("SELECT COUNT(*) FROM follows WHERE follower_id = {duplicate_literal} OR followee_id = {duplicate_literal}")).await, 0);
+    assert_eq!(
+        app.count(&format!(
+            "SELECT COUNT(*) FROM follows WHERE follower_id = {duplicate_literal} OR followee_id = {duplicate_literal}"
+        ))
+        .await,
+        0
+    );
     assert_eq!(app.count(&format!("SELECT COUNT(*) FROM follows WHERE followee_id = {main_literal}")).await, 1);
     assert_eq!(app.count(&format!("SELECT COUNT(*) FROM follows WHERE follower_id = {main_literal}")).await, 1);
 
@@ -312,9 +382,13 @@ async fn a_merge_needs_two_known_accounts(backend: Backend) {
     merge(player.user_id, json!(Uuid::now_v7())).await.assert_error(404, "NOT_FOUND");
     merge(Uuid::now_v7(), json!(player.user_id)).await.assert_error(404, "NOT_FOUND");
     merge(player.user_id, json!(moderator.user_id)).await.assert_error(409, "INVALID_STATUS");
-    app.post(&format!("/admin/users/{}/merge", moderator.user_id), Some(&player.access_token), json!({"duplicateUserId": player.user_id}))
-        .await
-        .assert_error(403, "FORBIDDEN");
+    app.post(
+        &format!("/admin/users/{}/merge", moderator.user_id),
+        Some(&player.access_token),
+        json!({"duplicateUserId": player.user_id}),
+    )
+    .await
+    .assert_error(403, "FORBIDDEN");
     assert_eq!(audit_count(&app, "user.merge").await, 0);
     app.get("/auth/me", Some(&player.access_token)).await.assert_ok();
 }
@@ -348,7 +422,11 @@ async fn a_merge_into_or_of_a_banned_account_is_refused_and_changes_nothing(back
         assert_eq!(profile_of(&app, &moderator, user).await["status"], status);
     }
     let anna_literal = app.uuid_literal(anna.user_id);
-    assert_eq!(app.count(&format!("SELECT COUNT(*) FROM follows WHERE follower_id = {anna_literal}")).await, 1, "Boris's follow, once");
+    assert_eq!(
+        app.count(&format!("SELECT COUNT(*) FROM follows WHERE follower_id = {anna_literal}")).await,
+        1,
+        "Boris's follow, once"
+    );
     let clara_literal = app.uuid_literal(clara.user_id);
     assert_eq!(app.count(&format!("SELECT COUNT(*) FROM follows WHERE followee_id = {clara_literal}")).await, 1);
     app.post("/auth/refresh", None, json!({"refreshToken": anna.refresh_token})).await.assert_ok();

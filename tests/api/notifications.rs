@@ -21,7 +21,9 @@ fn notice(kind: NoticeKind, recipients: &[Uuid], payload: Value, dedup_key: Opti
         kind,
         recipients: recipients.to_vec(),
         payload,
-        push: Some(PushMessage { title: "Турнир скоро".to_owned(), body: "Начало через 24 часа".to_owned() }),
+        push: Some(PushMessage {
+            title: "Турнир скоро".to_owned(), body: "Начало через 24 часа".to_owned()
+        }),
         dedup_key: dedup_key.map(str::to_owned),
     }
 }
@@ -139,7 +141,8 @@ async fn a_repeated_dedup_key_writes_and_pushes_nothing_again(backend: Backend) 
     let first = notify(&app, notice(NoticeKind::TournamentReminder, &[anna.user_id], json!({}), Some(key))).await;
     assert_eq!(first, Delivery { journaled: 1, pushed: 1 });
     let again =
-        notify(&app, notice(NoticeKind::TournamentReminder, &[anna.user_id, boris.user_id], json!({}), Some(key))).await;
+        notify(&app, notice(NoticeKind::TournamentReminder, &[anna.user_id, boris.user_id], json!({}), Some(key)))
+            .await;
     assert_eq!(again, Delivery { journaled: 1, pushed: 0 }, "only Boris is new, and he has no device");
     assert_eq!(app.count("SELECT COUNT(*) FROM notifications").await, 2);
     assert_eq!(fcm.messages().len(), 1, "Anna is not pushed twice");
@@ -184,6 +187,11 @@ async fn a_journal_lives_and_dies_with_the_callers_transaction_and_is_pushed_aft
     let pushed = notifier.push_journaled(app.db(), &broadcast, &journaled).await.expect("pushed");
     assert_eq!(pushed, 1, "Anna's device accepted");
     assert_eq!(fcm.messages().len(), 1);
-    let stamped = app.count(&format!("SELECT COUNT(*) FROM notifications WHERE sent_at IS NOT NULL AND user_id = {}", app.uuid_literal(anna.user_id))).await;
+    let stamped = app
+        .count(&format!(
+            "SELECT COUNT(*) FROM notifications WHERE sent_at IS NOT NULL AND user_id = {}",
+            app.uuid_literal(anna.user_id)
+        ))
+        .await;
     assert_eq!(stamped, 1, "the committed row is stamped after the push");
 }

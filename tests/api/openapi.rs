@@ -8,10 +8,7 @@ fn the_committed_openapi_yaml_matches_the_generated_one() {
     let generated = floor::http::openapi().to_yaml().expect("the document renders");
     let committed = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.yaml"))
         .expect("openapi.yaml is committed at the root");
-    assert!(
-        committed == generated,
-        "openapi.yaml is stale: regenerate it with `cargo run -- openapi > openapi.yaml`"
-    );
+    assert!(committed == generated, "openapi.yaml is stale: regenerate it with `cargo run -- openapi > openapi.yaml`");
 }
 
 /// The contract's 83 paths with their methods, by contract number.
@@ -134,7 +131,8 @@ fn every_operation_documents_its_errors_in_the_contracts_shape() {
             }
             operations += 1;
             let responses = operation["responses"].as_object().expect("responses");
-            let errors: Vec<&String> = responses.keys().filter(|code| code.starts_with('4') || code.starts_with('5')).collect();
+            let errors: Vec<&String> =
+                responses.keys().filter(|code| code.starts_with('4') || code.starts_with('5')).collect();
             assert!(!errors.is_empty(), "{method} {path} documents no error response");
             for code in errors {
                 if path == "/health" && code == "503" {

@@ -48,11 +48,11 @@ async fn creating_clubs_needs_organizers_manage(backend: Backend) {
 async fn a_club_needs_a_name_and_a_valid_owner_phone(backend: Backend) {
     let Some(app) = spawn_app(backend).await else { return };
     let admin = app.platform_admin().await;
-    let reply = app
-        .post("/admin/organizers", Some(&admin.access_token), json!({"name": "  ", "ownerPhone": "12345"}))
-        .await;
+    let reply =
+        app.post("/admin/organizers", Some(&admin.access_token), json!({"name": "  ", "ownerPhone": "12345"})).await;
     reply.assert_error(400, "VALIDATION_ERROR");
-    let fields: Vec<_> = reply.body["error"]["details"].as_array().expect("details").iter().map(|d| d["field"].clone()).collect();
+    let fields: Vec<_> =
+        reply.body["error"]["details"].as_array().expect("details").iter().map(|d| d["field"].clone()).collect();
     assert_eq!(fields, [json!("name"), json!("ownerPhone")]);
 }
 
@@ -142,7 +142,8 @@ async fn club_settings_are_validated(backend: Backend) {
     for hours in [-1, 169] {
         let reply = app.patch(&path, token, json!({"name": " ", "cancelDeadlineHours": hours})).await;
         reply.assert_error(400, "VALIDATION_ERROR");
-        let fields: Vec<_> = reply.body["error"]["details"].as_array().expect("details").iter().map(|d| d["field"].clone()).collect();
+        let fields: Vec<_> =
+            reply.body["error"]["details"].as_array().expect("details").iter().map(|d| d["field"].clone()).collect();
         assert_eq!(fields, [json!("name"), json!("cancelDeadlineHours")]);
     }
     app.patch(&path, token, json!({"cancelDeadlineHours": "soon"})).await.assert_error(400, "VALIDATION_ERROR");

@@ -93,7 +93,8 @@ async fn every_permission_guarded_path_follows_the_permission_table(backend: Bac
             let reply = call(&app, method, &path, Some(session)).await;
             if permissions.iter().any(|permission| table_grants(role, permission)) {
                 assert!(
-                    !matches!(reply.status.as_u16(), 401 | 403 | 405) && reply.body["error"]["message"] != "no such path",
+                    !matches!(reply.status.as_u16(), 401 | 403 | 405)
+                        && reply.body["error"]["message"] != "no such path",
                     "{role} may {method} {template}: {reply:?}"
                 );
             } else {
@@ -108,7 +109,13 @@ async fn uploads_are_open_to_club_owners_and_tds_only(backend: Backend) {
     let Some(app) = spawn_app(backend).await else { return };
     let club = app.create_club("Upload club", "+79990002000").await;
     for (phone, role) in [("+79990002001", "td"), ("+79990002002", "owner")] {
-        let reply = app.post(&format!("/organizers/{}/members", club.id), Some(&club.owner.access_token), json!({"phone": phone, "role": role})).await;
+        let reply = app
+            .post(
+                &format!("/organizers/{}/members", club.id),
+                Some(&club.owner.access_token),
+                json!({"phone": phone, "role": role}),
+            )
+            .await;
         assert_eq!(reply.status, 201, "{reply:?}");
         let member = app.sign_in(phone).await;
         let reply = call(&app, "POST", "/uploads", Some(&member)).await;
@@ -118,4 +125,7 @@ async fn uploads_are_open_to_club_owners_and_tds_only(backend: Backend) {
     call(&app, "POST", "/uploads", Some(&outsider)).await.assert_error(403, "FORBIDDEN");
 }
 
-on_both_databases!(every_permission_guarded_path_follows_the_permission_table, uploads_are_open_to_club_owners_and_tds_only);
+on_both_databases!(
+    every_permission_guarded_path_follows_the_permission_table,
+    uploads_are_open_to_club_owners_and_tds_only
+);

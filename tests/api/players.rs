@@ -118,7 +118,9 @@ async fn followers_of_names_everyone_who_follows_a_player(backend: Backend) {
     let boris = app.sign_in("+79990001002").await;
     let clara = app.sign_in("+79990001003").await;
     for follower in [&anna, &clara] {
-        app.put(&format!("/players/{}/follow", boris.user_id), Some(&follower.access_token), json!({})).await.assert_ok();
+        app.put(&format!("/players/{}/follow", boris.user_id), Some(&follower.access_token), json!({}))
+            .await
+            .assert_ok();
     }
     let mut followers = floor::follows::followers_of(app.db(), boris.user_id).await.expect("a query");
     followers.sort();

@@ -35,7 +35,8 @@ async fn play(app: &TestApp, club: &Club, starts_in: Duration, finishers: &[Entr
     for entrant in finishers {
         let registration = match entrant {
             Entrant::Player(player) => {
-                let reply = app.post(&format!("/tournaments/{id}/register"), Some(&player.access_token), json!({})).await;
+                let reply =
+                    app.post(&format!("/tournaments/{id}/register"), Some(&player.access_token), json!({})).await;
                 let registration = id_of(&reply.assert_ok()["id"]);
                 app.post(&format!("/tournaments/{id}/check-in"), owner, json!({"registrationId": registration}))
                     .await
@@ -43,8 +44,9 @@ async fn play(app: &TestApp, club: &Club, starts_in: Duration, finishers: &[Entr
                 registration
             }
             Entrant::Guest(phone) => {
-                let reply =
-                    app.post(&format!("/tournaments/{id}/walk-in"), owner, json!({"phone": phone, "name": "Guest"})).await;
+                let reply = app
+                    .post(&format!("/tournaments/{id}/walk-in"), owner, json!({"phone": phone, "name": "Guest"}))
+                    .await;
                 id_of(&reply.assert_ok()["id"])
             }
         };
@@ -114,10 +116,16 @@ async fn the_rating_settings_are_read_and_replaced_by_their_admins_only(backend:
     let marketing = app.sign_in_as_admin("+79995800003", "marketing").await;
     for outsider in [&moderator, &marketing] {
         app.get("/admin/rating-config", Some(&outsider.access_token)).await.assert_error(403, "FORBIDDEN");
-        app.put("/admin/rating-config", Some(&outsider.access_token), default_settings()).await.assert_error(403, "FORBIDDEN");
+        app.put("/admin/rating-config", Some(&outsider.access_token), default_settings())
+            .await
+            .assert_error(403, "FORBIDDEN");
     }
     app.get("/admin/rating-config", None).await.assert_error(401, "UNAUTHORIZED");
-    assert_eq!(app.count("SELECT COUNT(*) FROM rating_config WHERE strikes_to_ban = 3").await, 1, "refusals change nothing");
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM rating_config WHERE strikes_to_ban = 3").await,
+        1,
+        "refusals change nothing"
+    );
 }
 
 async fn bad_rating_settings_change_nothing(backend: Backend) {
@@ -132,8 +140,12 @@ async fn bad_rating_settings_change_nothing(backend: Backend) {
     );
     let reply = app.put("/admin/rating-config", token, out_of_range).await;
     reply.assert_error(400, "VALIDATION_ERROR");
-    let mut fields: Vec<&str> =
-        reply.body["error"]["details"].as_array().expect("details").iter().filter_map(|d| d["field"].as_str()).collect();
+    let mut fields: Vec<&str> = reply.body["error"]["details"]
+        .as_array()
+        .expect("details")
+        .iter()
+        .filter_map(|d| d["field"].as_str())
+        .collect();
     fields.sort_unstable();
     assert_eq!(fields, ["banDays", "pointsBase", "skillAlpha", "skillInitial", "strikesToBan", "xpLevelExponent"]);
 
@@ -186,7 +198,8 @@ async fn new_settings_apply_to_new_awards_only(backend: Backend) {
     // A recount awards again under today's settings, but a history still starts from the
     // skill it started with, not from the new skillInitial.
     app.post(&format!("/admin/tournaments/{first}/recount"), Some(&admin.access_token), json!({})).await.assert_ok();
-    let recounted = app.get(&format!("/tournaments/{first}/results"), Some(&anna.access_token)).await.assert_ok().clone();
+    let recounted =
+        app.get(&format!("/tournaments/{first}/results"), Some(&anna.access_token)).await.assert_ok().clone();
     assert_eq!(recounted["items"][0]["skillBefore"], 5.0, "{recounted}");
     assert_eq!(recounted["items"][1]["skillBefore"], 5.0, "{recounted}");
 }
@@ -248,7 +261,13 @@ async fn a_season(app: &TestApp) -> Season {
     let zoya = named_player(app, "+79995830015", "Zoya").await;
     use Entrant::{Guest, Player};
     // N = 4: 20, 15, 10, 5 (the guest gets a place and no points).
-    let first = play(app, &club, Duration::minutes(30), &[Player(&anna), Player(&boris), Player(&clara), Guest("+79995830099")]).await;
+    let first = play(
+        app,
+        &club,
+        Duration::minutes(30),
+        &[Player(&anna), Player(&boris), Player(&clara), Guest("+79995830099")],
+    )
+    .await;
     play(app, &club, Duration::minutes(40), &[Player(&boris), Player(&anna), Player(&zoya), Player(&dima)]).await;
     // More than a quarter ahead: a later season. N = 2: 14 and 7.
     let later = play(app, &club, Duration::days(100), &[Player(&dima), Player(&clara)]).await;
@@ -273,13 +292,26 @@ async fn the_season_board_sums_the_seasons_results_with_shared_places(backend: B
     let chosen = app.get(&format!("/leaderboards/season?seasonId={}", season.this_season), None).await;
     assert_eq!(chosen.assert_ok(), &board, "the current season by default");
     let rows = board["items"].as_array().expect("rows");
-    let (anna, boris, clara, dima) = (season.anna.user_id, season.boris.user_id, season.clara.user_id, season.dima.user_id);
+    let (anna, boris, clara, dima) =
+        (season.anna.user_id, season.boris.user_id, season.clara.user_id, season.dima.user_id);
     // Anna 20 + 15 and Boris 15 + 20 share the first place, Anna first by name; Clara's 10
     // is third, Dima's 5 fourth. Banned Zoya and the guest are not listed.
-    assert_eq!(column(&board["items"], "place"), [(anna, json!(1)), (boris, json!(1)), (clara, json!(3)), (dima, json!(4))]);
-    assert_eq!(column(&board["items"], "seasonPoints"), [(anna, json!(35)), (boris, json!(35)), (clara, json!(10)), (dima, json!(5))]);
-    assert_eq!(column(&board["items"], "gamesPlayed"), [(anna, json!(2)), (boris, json!(2)), (clara, json!(1)), (dima, json!(1))]);
-    assert_eq!(column(&board["items"], "wins"), [(anna, json!(1)), (boris, json!(1)), (clara, json!(0)), (dima, json!(0))]);
+    assert_eq!(
+        column(&board["items"], "place"),
+        [(anna, json!(1)), (boris, json!(1)), (clara, json!(3)), (dima, json!(4))]
+    );
+    assert_eq!(
+        column(&board["items"], "seasonPoints"),
+        [(anna, json!(35)), (boris, json!(35)), (clara, json!(10)), (dima, json!(5))]
+    );
+    assert_eq!(
+        column(&board["items"], "gamesPlayed"),
+        [(anna, json!(2)), (boris, json!(2)), (clara, json!(1)), (dima, json!(1))]
+    );
+    assert_eq!(
+        column(&board["items"], "wins"),
+        [(anna, json!(1)), (boris, json!(1)), (clara, json!(0)), (dima, json!(0))]
+    );
     assert_eq!(rows[0]["name"], "Anna");
     assert!(rows[0].get("nickname").is_some() && rows[0].get("avatarUrl").is_some(), "{}", rows[0]);
     assert!(!rows.iter().any(|row| id_of(&row["userId"]) == season.zoya.user_id));
@@ -304,7 +336,8 @@ async fn the_summary_shows_the_top_three_and_the_callers_real_place(backend: Bac
     assert_eq!(summary["me"]["place"], 4);
     assert_eq!(summary["me"]["seasonPoints"], 5);
 
-    let mine = app.get("/leaderboards/season/summary", Some(&season.boris.access_token)).await.assert_ok()["me"].clone();
+    let mine =
+        app.get("/leaderboards/season/summary", Some(&season.boris.access_token)).await.assert_ok()["me"].clone();
     assert_eq!(mine["place"], 1, "a shared first place");
     let newcomer = app.sign_in("+79995830020").await;
     let summary = app.get("/leaderboards/season/summary", Some(&newcomer.access_token)).await.assert_ok().clone();

@@ -14,7 +14,8 @@ on_both_databases!(serving_seeds_the_reference_data_and_seeding_again_changes_no
 
 async fn serving_seeds_the_reference_data_and_seeding_again_changes_nothing(backend: Backend) {
     let Some(app) = spawn_app(backend).await else { return };
-    let tables = ["cities", "city_translations", "level_tiers", "level_tier_translations", "blind_templates", "rating_config"];
+    let tables =
+        ["cities", "city_translations", "level_tiers", "level_tier_translations", "blind_templates", "rating_config"];
     let mut before = Vec::new();
     for table in tables {
         before.push(app.count(&format!("SELECT COUNT(*) FROM {table}")).await);
@@ -28,8 +29,12 @@ async fn serving_seeds_the_reference_data_and_seeding_again_changes_nothing(back
     assert_eq!(app.scalar("SELECT CAST(levels AS TEXT) FROM blind_templates").await, template_before);
     let stack = app.count("SELECT starting_stack FROM blind_templates").await;
     assert_eq!(stack, 20000);
-    let tiers = app.count("SELECT COUNT(*) FROM level_tiers WHERE (key, min_level) IN \
-        (('fish', 1), ('grinder', 3), ('regular', 6), ('shark', 10), ('pro', 15), ('legend', 25))").await;
+    let tiers = app
+        .count(
+            "SELECT COUNT(*) FROM level_tiers WHERE (key, min_level) IN \
+        (('fish', 1), ('grinder', 3), ('regular', 6), ('shark', 10), ('pro', 15), ('legend', 25))",
+        )
+        .await;
     assert_eq!(tiers, 6);
 }
 
@@ -44,7 +49,10 @@ async fn cities_are_the_active_ones_in_display_order_with_both_names(backend: Ba
     let reply = app.get("/cities", None).await;
     let items = reply.assert_ok()["items"].as_array().expect("items").clone();
     assert_eq!(items.len(), 10);
-    assert_eq!(items[0], json!({"slug": "moscow", "translations": {"ru": {"name": "Москва"}, "en": {"name": "Moscow"}}}));
+    assert_eq!(
+        items[0],
+        json!({"slug": "moscow", "translations": {"ru": {"name": "Москва"}, "en": {"name": "Moscow"}}})
+    );
 
     app.exec("UPDATE cities SET is_active = FALSE WHERE slug = 'ufa'").await;
     app.exec("UPDATE cities SET sort_order = -1 WHERE slug = 'kazan'").await;
@@ -109,8 +117,10 @@ async fn promo_slides_are_those_whose_window_holds_now_in_display_order(backend:
 
     let reply = app.get("/promo-slides", None).await;
     let items = reply.assert_ok()["items"].as_array().expect("items").clone();
-    let names: Vec<&str> =
-        items.iter().filter_map(|slide| slide["target"]["url"].as_str()?.strip_prefix("https://example.org/")).collect();
+    let names: Vec<&str> = items
+        .iter()
+        .filter_map(|slide| slide["target"]["url"].as_str()?.strip_prefix("https://example.org/"))
+        .collect();
     assert_eq!(names, ["this-week", "until-tomorrow", "since-yesterday", "always"]);
     let always = &items[3];
     assert_eq!(always["target"]["kind"], "url");

@@ -47,7 +47,12 @@ async fn cancel(app: &TestApp, id: Uuid, player: &Session) -> crate::helpers::Re
 }
 
 async fn club_call(app: &TestApp, club: &Club, id: Uuid, action: &str, registration: &Value) -> crate::helpers::Reply {
-    app.post(&format!("/tournaments/{id}/{action}"), Some(&club.owner.access_token), json!({"registrationId": registration})).await
+    app.post(
+        &format!("/tournaments/{id}/{action}"),
+        Some(&club.owner.access_token),
+        json!({"registrationId": registration}),
+    )
+    .await
 }
 
 async fn registrations_of(app: &TestApp, club: &Club, id: Uuid) -> Vec<Value> {
@@ -197,7 +202,8 @@ async fn cancelling_a_seat_after_the_deadline_costs_a_strike_but_the_waitlist_ne
     assert!(items[0]["forgivenAt"].is_null());
 
     // A 1-hour deadline makes the same cancellation free.
-    app.exec(&format!("UPDATE organizers SET cancel_deadline_hours = 1 WHERE id = {}", app.uuid_literal(club.id))).await;
+    app.exec(&format!("UPDATE organizers SET cancel_deadline_hours = 1 WHERE id = {}", app.uuid_literal(club.id)))
+        .await;
     let other = app.create_tournament(&club, 5, Duration::hours(2)).await;
     register(&app, other, &players[1]).await.assert_ok();
     cancel(&app, other, &players[1]).await.assert_ok();
@@ -271,7 +277,9 @@ async fn check_in_only_from_registered_while_registration_is_open(backend: Backe
     let seated = register(&app, id, &players[0]).await.body["id"].clone();
     let waiting = register(&app, id, &players[1]).await.body["id"].clone();
 
-    let checked = app.post(&format!("/tournaments/{id}/check-in"), Some(&td.access_token), json!({"registrationId": seated})).await;
+    let checked = app
+        .post(&format!("/tournaments/{id}/check-in"), Some(&td.access_token), json!({"registrationId": seated}))
+        .await;
     assert_eq!(checked.assert_ok()["status"], "checked_in");
     club_call(&app, &club, id, "check-in", &seated).await.assert_error(409, "INVALID_STATUS");
     club_call(&app, &club, id, "check-in", &waiting).await.assert_error(409, "INVALID_STATUS");
@@ -306,7 +314,8 @@ async fn cancel_check_in_returns_a_promoted_player_to_the_waitlist(backend: Back
         register(&app, id, player).await.assert_ok();
     }
     cancel(&app, id, &players[0]).await.assert_ok();
-    let promoted = registrations_of(&app, &club, id).await.into_iter().find(|r| r["status"] == "registered").expect("promoted");
+    let promoted =
+        registrations_of(&app, &club, id).await.into_iter().find(|r| r["status"] == "registered").expect("promoted");
     assert_eq!(promoted["userId"], players[1].user_id.to_string());
     club_call(&app, &club, id, "check-in", &promoted["id"]).await.assert_ok();
     let back = club_call(&app, &club, id, "cancel-check-in", &promoted["id"]).await;
@@ -389,7 +398,14 @@ async fn a_walk_in_attaches_to_an_account_or_makes_a_guest_and_repeats_return_th
     assert_eq!(door.body["status"], "checked_in");
     assert_eq!(door.body["source"], "app");
     assert_eq!(app.count("SELECT COUNT(*) FROM registrations").await, 3);
-    assert_eq!(app.count(&format!("SELECT COUNT(*) FROM guest_players WHERE id = {}", app.uuid_literal(guest_id.parse().expect("uuid")))).await, 1);
+    assert_eq!(
+        app.count(&format!(
+            "SELECT COUNT(*) FROM guest_players WHERE id = {}",
+            app.uuid_literal(guest_id.parse().expect("uuid"))
+        ))
+        .await,
+        1
+    );
 
     let bad = app.post(&path, token, json!({"phone": "12", "name": ""})).await;
     bad.assert_error(400, "VALIDATION_ERROR");
@@ -401,10 +417,11 @@ async fn twenty_parallel_walk_ins_of_one_phone_give_one_row(backend: Backend) {
     let club = app.create_club("Aces", "+79990300111").await;
     let id = app.create_tournament(&club, 5, Duration::days(1)).await;
     let path = format!("/tournaments/{id}/walk-in");
-    let replies = join_all((0..20).map(|_| {
-        app.post(&path, Some(&club.owner.access_token), json!({"phone": "+79990300112", "name": "Guest"}))
-    }))
-    .await;
+    let replies =
+        join_all((0..20).map(|_| {
+            app.post(&path, Some(&club.owner.access_token), json!({"phone": "+79990300112", "name": "Guest"}))
+        }))
+        .await;
     let ids: std::collections::HashSet<_> = replies.iter().map(|r| r.assert_ok()["id"].to_string()).collect();
     assert_eq!(ids.len(), 1);
     assert_eq!(app.count("SELECT COUNT(*) FROM registrations").await, 1);
@@ -438,9 +455,13 @@ async fn the_club_list_has_phones_and_the_queue_order(backend: Backend) {
     for player in &players {
         register(&app, id, player).await.assert_ok();
     }
-    app.post(&format!("/tournaments/{id}/walk-in"), Some(&td.access_token), json!({"phone": "+79990300133", "name": "Guest"}))
-        .await
-        .assert_ok();
+    app.post(
+        &format!("/tournaments/{id}/walk-in"),
+        Some(&td.access_token),
+        json!({"phone": "+79990300133", "name": "Guest"}),
+    )
+    .await
+    .assert_ok();
     let list = app.get(&format!("/tournaments/{id}/registrations"), Some(&td.access_token)).await;
     let items = list.assert_ok()["items"].as_array().expect("items").clone();
     assert_eq!(items.len(), 3);
@@ -469,11 +490,15 @@ async fn a_followers_journal_hears_of_a_registration(backend: Backend) {
     .await;
     register(&app, id, &players[0]).await.assert_ok();
     // Best effort, in the background: wait for it a little.
-    let journaled = app.eventually_count("SELECT COUNT(*) FROM notifications WHERE kind = 'followee.registered'", 1).await;
+    let journaled =
+        app.eventually_count("SELECT COUNT(*) FROM notifications WHERE kind = 'followee.registered'", 1).await;
     assert_eq!(journaled, 1);
     let follower = app.scalar("SELECT user_id FROM notifications WHERE kind = 'followee.registered'").await;
     assert_eq!(follower, Some(players[1].user_id.to_string()));
-    let payload = app.scalar("SELECT CAST(payload AS TEXT) FROM notifications WHERE kind = 'followee.registered'").await.expect("a payload");
+    let payload = app
+        .scalar("SELECT CAST(payload AS TEXT) FROM notifications WHERE kind = 'followee.registered'")
+        .await
+        .expect("a payload");
     let payload: Value = serde_json::from_str(&payload).expect("JSON");
     assert_eq!(payload["tournamentId"], id.to_string());
     assert_eq!(payload["userId"], players[0].user_id.to_string());

@@ -48,11 +48,18 @@ async fn concurrent_rollovers_archive_the_ended_quarter_and_make_one_current(bac
         .collect();
     assert!(seasons.iter().all(|id| *id == seasons[0]), "{seasons:?}");
     assert_eq!(app.count("SELECT COUNT(*) FROM seasons WHERE starts_on = '2031-10-01'").await, 1);
-    assert_eq!(app.count("SELECT COUNT(*) FROM seasons WHERE starts_on = '2031-10-01' AND status = 'current'").await, 1);
-    assert_eq!(app.count("SELECT COUNT(*) FROM seasons WHERE starts_on = '2031-07-01' AND status = 'archived'").await, 1);
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM seasons WHERE starts_on = '2031-10-01' AND status = 'current'").await,
+        1
+    );
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM seasons WHERE starts_on = '2031-07-01' AND status = 'archived'").await,
+        1
+    );
     assert_eq!(app.count("SELECT COUNT(*) FROM seasons WHERE status = 'current'").await, 1, "exactly one current");
     let listed = app.get("/seasons", None).await;
-    let archived = listed.assert_ok()["items"].as_array().expect("items").iter().find(|s| id_of(&s["id"]) == summer.id).cloned();
+    let archived =
+        listed.assert_ok()["items"].as_array().expect("items").iter().find(|s| id_of(&s["id"]) == summer.id).cloned();
     assert_eq!(archived.expect("the summer season")["status"], "archived");
 }
 
@@ -92,15 +99,24 @@ async fn an_admin_adds_a_quarter_once_and_only_from_its_first_day(backend: Backe
     assert_eq!(created.status, 201, "{created:?}");
     assert_eq!(created.body["status"], "archived", "a quarter that has ended is made archived");
 
-    for bad in [json!({"startsOn": format!("{}-05-01", year + 1)}), json!({"startsOn": "2300-01-01"}), json!({"startsOn": "soon"}), json!({})] {
+    for bad in [
+        json!({"startsOn": format!("{}-05-01", year + 1)}),
+        json!({"startsOn": "2300-01-01"}),
+        json!({"startsOn": "soon"}),
+        json!({}),
+    ] {
         let reply = app.post("/admin/seasons", token, bad.clone()).await;
         reply.assert_error(400, "VALIDATION_ERROR");
         assert_eq!(reply.body["error"]["details"][0]["field"], "startsOn", "{bad}");
     }
     let marketing = app.sign_in_as_admin("+79995910002", "marketing").await;
-    let refused = app.post("/admin/seasons", Some(&marketing.access_token), json!({"startsOn": format!("{}-10-01", year + 1)})).await;
+    let refused = app
+        .post("/admin/seasons", Some(&marketing.access_token), json!({"startsOn": format!("{}-10-01", year + 1)}))
+        .await;
     refused.assert_error(403, "FORBIDDEN");
-    app.post("/admin/seasons", None, json!({"startsOn": format!("{}-10-01", year + 1)})).await.assert_error(401, "UNAUTHORIZED");
+    app.post("/admin/seasons", None, json!({"startsOn": format!("{}-10-01", year + 1)}))
+        .await
+        .assert_error(401, "UNAUTHORIZED");
     assert_eq!(app.count("SELECT COUNT(*) FROM seasons").await, 2, "refusals make nothing");
     assert_eq!(app.count("SELECT COUNT(*) FROM audit_log WHERE action = 'season.create'").await, 2);
 }
@@ -118,7 +134,11 @@ async fn an_admin_archives_a_season_early_and_reopens_it_while_its_quarter_lasts
     assert_eq!((id_of(&shown["id"]), shown["status"].clone()), (current, json!("archived")), "still today's quarter");
     let again = app.patch(&path, token, json!({"status": "archived"})).await;
     assert_eq!(again.assert_ok()["status"], "archived");
-    assert_eq!(app.count("SELECT COUNT(*) FROM audit_log WHERE action = 'season.status_change'").await, 1, "no change, no record");
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM audit_log WHERE action = 'season.status_change'").await,
+        1,
+        "no change, no record"
+    );
     let reopened = app.patch(&path, token, json!({"status": "current"})).await;
     assert_eq!(reopened.assert_ok()["status"], "current");
 
@@ -127,8 +147,12 @@ async fn an_admin_archives_a_season_early_and_reopens_it_while_its_quarter_lasts
     app.patch(&ended_path, token, json!({"status": "archived"})).await.assert_ok();
     app.patch(&ended_path, token, json!({"status": "current"})).await.assert_error(409, "INVALID_STATUS");
     app.patch(&ended_path, token, json!({"status": "open"})).await.assert_error(400, "VALIDATION_ERROR");
-    app.patch(&format!("/admin/seasons/{}", Uuid::now_v7()), token, json!({"status": "archived"})).await.assert_error(404, "NOT_FOUND");
-    app.patch("/admin/seasons/not-a-uuid", token, json!({"status": "archived"})).await.assert_error(400, "VALIDATION_ERROR");
+    app.patch(&format!("/admin/seasons/{}", Uuid::now_v7()), token, json!({"status": "archived"}))
+        .await
+        .assert_error(404, "NOT_FOUND");
+    app.patch("/admin/seasons/not-a-uuid", token, json!({"status": "archived"}))
+        .await
+        .assert_error(400, "VALIDATION_ERROR");
     let marketing = app.sign_in_as_admin("+79995920002", "marketing").await;
     app.patch(&path, Some(&marketing.access_token), json!({"status": "archived"})).await.assert_error(403, "FORBIDDEN");
     assert_eq!(app.count("SELECT COUNT(*) FROM audit_log WHERE action = 'season.status_change'").await, 3);

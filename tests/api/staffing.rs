@@ -28,7 +28,11 @@ impl TestApp {
     /// Has the club's owner invite `phone` to deal and returns the one-time code.
     pub async fn invite_dealer(&self, club: &Club, phone: &str) -> String {
         let reply = self
-            .post(&format!("/organizers/{}/dealer-invites", club.id), Some(&club.owner.access_token), json!({"phone": phone}))
+            .post(
+                &format!("/organizers/{}/dealer-invites", club.id),
+                Some(&club.owner.access_token),
+                json!({"phone": phone}),
+            )
             .await;
         assert_eq!(reply.status, 201, "{reply:?}");
         reply.body["code"].as_str().expect("a code").to_owned()

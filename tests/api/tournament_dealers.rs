@@ -52,7 +52,8 @@ async fn an_owner_assigns_a_dealer_who_then_sees_the_assignment(backend: Backend
     assert_eq!(assigned.body["dealerUserId"], json!(dealer.user_id));
     assert_eq!(assigned.body["name"], "Anna");
     assert_eq!(assigned.body["tableNo"], 2);
-    let second = app.post(&format!("/tournaments/{sooner}/dealers"), token, json!({"dealerUserId": dealer.user_id})).await;
+    let second =
+        app.post(&format!("/tournaments/{sooner}/dealers"), token, json!({"dealerUserId": dealer.user_id})).await;
     assert_eq!(second.status, 201, "{second:?}");
     assert!(second.body["tableNo"].is_null());
 
@@ -84,7 +85,9 @@ async fn an_owner_moves_a_dealer_to_a_table_and_withdraws_them(backend: Backend)
     let tournament = app.create_tournament(&club, 20, Duration::days(2)).await;
     let token = Some(club.owner.access_token.as_str());
     let one = format!("/tournaments/{tournament}/dealers/{}", dealer.user_id);
-    app.post(&format!("/tournaments/{tournament}/dealers"), token, json!({"dealerUserId": dealer.user_id})).await.assert_ok();
+    app.post(&format!("/tournaments/{tournament}/dealers"), token, json!({"dealerUserId": dealer.user_id}))
+        .await
+        .assert_ok();
 
     let moved = app.patch(&one, token, json!({"tableNo": 3})).await;
     assert_eq!(moved.assert_ok()["tableNo"], 3);
@@ -133,10 +136,7 @@ async fn a_dealer_is_assigned_to_a_tournament_once(backend: Backend) {
     let token = Some(club.owner.access_token.as_str());
     let body = json!({"dealerUserId": dealer.user_id, "tableNo": 1});
 
-    let (a, b) = tokio::join!(
-        app.post(&path, token, body.clone()),
-        app.post(&path, token, body.clone()),
-    );
+    let (a, b) = tokio::join!(app.post(&path, token, body.clone()), app.post(&path, token, body.clone()),);
     let mut statuses = [a.status.as_u16(), b.status.as_u16()];
     statuses.sort_unstable();
     assert_eq!(statuses, [201, 409], "{a:?} {b:?}");
@@ -158,7 +158,8 @@ async fn the_line_up_of_a_finished_or_cancelled_tournament_is_fixed(backend: Bac
         let tournament = app.create_tournament(&club, 20, Duration::days(2)).await;
         let path = format!("/tournaments/{tournament}/dealers");
         app.post(&path, token, json!({"dealerUserId": dealer.user_id})).await.assert_ok();
-        app.exec(&format!("UPDATE tournaments SET status = '{status}' WHERE id = {}", app.uuid_literal(tournament))).await;
+        app.exec(&format!("UPDATE tournaments SET status = '{status}' WHERE id = {}", app.uuid_literal(tournament)))
+            .await;
 
         app.post(&path, token, json!({"dealerUserId": newcomer.user_id})).await.assert_error(409, "INVALID_STATUS");
         let one = format!("{path}/{}", dealer.user_id);

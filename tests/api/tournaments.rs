@@ -70,8 +70,11 @@ async fn the_season_is_the_quarter_of_the_start_made_once(backend: Backend) {
     body["startsAt"] = json!((starts + Duration::minutes(1)).to_rfc3339());
     let second = app.post(&path, token, body).await;
     assert_eq!(first.body["seasonId"], second.body["seasonId"]);
-    let quarter_start = chrono::NaiveDate::from_ymd_opt(starts.year(), (starts.month0() / 3) * 3 + 1, 1).expect("a date");
-    let season = app.count(&format!("SELECT COUNT(*) FROM seasons WHERE starts_on = '{quarter_start}' AND status = 'current'")).await;
+    let quarter_start =
+        chrono::NaiveDate::from_ymd_opt(starts.year(), (starts.month0() / 3) * 3 + 1, 1).expect("a date");
+    let season = app
+        .count(&format!("SELECT COUNT(*) FROM seasons WHERE starts_on = '{quarter_start}' AND status = 'current'"))
+        .await;
     assert_eq!(season, 1);
 }
 
@@ -86,12 +89,18 @@ async fn a_tournament_needs_the_clubs_venue_a_future_start_and_a_title(backend: 
     body["chatLink"] = json!("telegram");
     let reply = app.post(&format!("/organizers/{}/tournaments", club.id), Some(&club.owner.access_token), body).await;
     reply.assert_error(400, "VALIDATION_ERROR");
-    let fields: Vec<_> = reply.body["error"]["details"].as_array().expect("details").iter().map(|d| d["field"].as_str().unwrap_or("").to_owned()).collect();
+    let fields: Vec<_> = reply.body["error"]["details"]
+        .as_array()
+        .expect("details")
+        .iter()
+        .map(|d| d["field"].as_str().unwrap_or("").to_owned())
+        .collect();
     assert_eq!(fields, ["locationId", "blindTemplateId", "startsAt", "capacity", "chatLink", "translations"]);
 
     let mut wrong_type = app.tournament_body(foreign_venue, 10, Duration::days(1));
     wrong_type["type"] = json!("cash");
-    let reply = app.post(&format!("/organizers/{}/tournaments", club.id), Some(&club.owner.access_token), wrong_type).await;
+    let reply =
+        app.post(&format!("/organizers/{}/tournaments", club.id), Some(&club.owner.access_token), wrong_type).await;
     reply.assert_error(400, "VALIDATION_ERROR");
     assert_eq!(reply.body["error"]["details"][0]["field"], "type");
     assert_eq!(app.count("SELECT COUNT(*) FROM tournaments").await, 0);
@@ -223,17 +232,29 @@ async fn the_agenda_lists_upcoming_and_running_by_start_with_filters_and_a_cap(b
         .await;
     let kazan_venue: uuid::Uuid = kazan_venue.body["id"].as_str().and_then(|id| id.parse().ok()).expect("venue");
     let kazan = app
-        .post(&format!("/organizers/{}/tournaments", other.id), Some(&other.owner.access_token), app.tournament_body(kazan_venue, 10, Duration::days(4)))
+        .post(
+            &format!("/organizers/{}/tournaments", other.id),
+            Some(&other.owner.access_token),
+            app.tournament_body(kazan_venue, 10, Duration::days(4)),
+        )
         .await;
     let kazan = kazan.body["id"].as_str().expect("id").to_owned();
 
     let ids = |reply: &crate::helpers::Reply| -> Vec<String> {
-        reply.body["items"].as_array().expect("items").iter().map(|t| t["id"].as_str().unwrap_or("").to_owned()).collect()
+        reply.body["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|t| t["id"].as_str().unwrap_or("").to_owned())
+            .collect()
     };
     let agenda = app.get("/tournaments", None).await;
     assert_eq!(ids(&agenda), [sooner.to_string(), running.to_string(), kazan.clone(), later.to_string()]);
     assert_eq!(ids(&app.get("/tournaments?city=kazan", None).await), std::slice::from_ref(&kazan));
-    assert_eq!(ids(&app.get(&format!("/tournaments?organizerId={}", other.id), None).await), std::slice::from_ref(&kazan));
+    assert_eq!(
+        ids(&app.get(&format!("/tournaments?organizerId={}", other.id), None).await),
+        std::slice::from_ref(&kazan)
+    );
     assert_eq!(ids(&app.get("/tournaments?status=running", None).await), [running.to_string()]);
     assert_eq!(ids(&app.get("/tournaments?status=cancelled", None).await), [cancelled.to_string()]);
     let to = (Utc::now() + Duration::days(2)).to_rfc3339().replace('+', "%2B");
@@ -256,7 +277,9 @@ async fn search_finds_tournaments_players_and_clubs_without_phones(backend: Back
     body["translations"] = json!({"en": {"title": "Royal Sunday 100%"}});
     app.post(&format!("/organizers/{}/tournaments", club.id), Some(&club.owner.access_token), body).await.assert_ok();
     let player = app.sign_in("+79990200082").await;
-    app.patch("/me", Some(&player.access_token), json!({"name": "Roy Batty", "nickname": "replicant"})).await.assert_ok();
+    app.patch("/me", Some(&player.access_token), json!({"name": "Roy Batty", "nickname": "replicant"}))
+        .await
+        .assert_ok();
 
     let found = app.get("/search?q=roy", None).await;
     let found = found.assert_ok();
@@ -287,13 +310,29 @@ async fn another_clubs_td_is_refused_every_tournament_operation(backend: Backend
     let token = Some(rival_td.access_token.as_str());
     let location = app.create_location(&club).await;
     let calls = [
-        (reqwest::Method::POST, format!("/organizers/{}/tournaments", club.id), Some(app.tournament_body(location, 5, Duration::days(1)))),
+        (
+            reqwest::Method::POST,
+            format!("/organizers/{}/tournaments", club.id),
+            Some(app.tournament_body(location, 5, Duration::days(1))),
+        ),
         (reqwest::Method::GET, format!("/organizers/{}/tournaments", club.id), None),
         (reqwest::Method::PATCH, format!("/tournaments/{id}"), Some(json!({"capacity": 50}))),
         (reqwest::Method::POST, format!("/tournaments/{id}/cancel"), Some(json!({}))),
-        (reqwest::Method::POST, format!("/tournaments/{id}/check-in"), Some(json!({"registrationId": registration_id}))),
-        (reqwest::Method::POST, format!("/tournaments/{id}/cancel-check-in"), Some(json!({"registrationId": registration_id}))),
-        (reqwest::Method::POST, format!("/tournaments/{id}/walk-in"), Some(json!({"phone": "+79990200095", "name": "Guest"}))),
+        (
+            reqwest::Method::POST,
+            format!("/tournaments/{id}/check-in"),
+            Some(json!({"registrationId": registration_id})),
+        ),
+        (
+            reqwest::Method::POST,
+            format!("/tournaments/{id}/cancel-check-in"),
+            Some(json!({"registrationId": registration_id})),
+        ),
+        (
+            reqwest::Method::POST,
+            format!("/tournaments/{id}/walk-in"),
+            Some(json!({"phone": "+79990200095", "name": "Guest"})),
+        ),
         (reqwest::Method::GET, format!("/tournaments/{id}/registrations"), None),
         (reqwest::Method::GET, format!("/tournaments/{id}/strikes"), None),
     ];
@@ -304,7 +343,9 @@ async fn another_clubs_td_is_refused_every_tournament_operation(backend: Backend
         assert_eq!(anonymous.status.as_u16(), 401, "{method} {path}");
     }
     // A player of the club without a role is refused too.
-    app.get(&format!("/tournaments/{id}/registrations"), Some(&player.access_token)).await.assert_error(403, "FORBIDDEN");
+    app.get(&format!("/tournaments/{id}/registrations"), Some(&player.access_token))
+        .await
+        .assert_error(403, "FORBIDDEN");
     let unchanged = app.get(&format!("/tournaments/{id}"), None).await;
     assert_eq!(unchanged.body["status"], "registration");
     assert_eq!(unchanged.body["capacity"], 10);

@@ -131,7 +131,10 @@ async fn a_png_is_stored_and_served_back_byte_for_byte(backend: Backend) {
         app.uuid_literal(club.owner.user_id)
     );
     assert_eq!(app.count(&audit).await, 1);
-    let details = app.scalar("SELECT CAST(details AS TEXT) FROM audit_log WHERE action = 'upload.create'").await.expect("details");
+    let details = app
+        .scalar("SELECT CAST(details AS TEXT) FROM audit_log WHERE action = 'upload.create'")
+        .await
+        .expect("details");
     let details: Value = serde_json::from_str(&details).expect("JSON details");
     assert_eq!(details["key"], key);
     assert_eq!(details["size"], image.len());
@@ -166,7 +169,9 @@ async fn a_script_named_and_declared_as_png_is_refused_as_unsupported(backend: B
     app.upload(token, "cat.png", "image/png", script).await.assert_error(415, "UNSUPPORTED_MEDIA_TYPE");
     let svg = b"<svg xmlns=\"http://www.w3.org/2000/svg\"><script>alert(1)</script></svg>";
     app.upload(token, "cat.png", "image/png", svg).await.assert_error(415, "UNSUPPORTED_MEDIA_TYPE");
-    app.upload(token, "cat.gif", "image/gif", b"GIF89a\x01\0\x01\0\0\0\0;").await.assert_error(415, "UNSUPPORTED_MEDIA_TYPE");
+    app.upload(token, "cat.gif", "image/gif", b"GIF89a\x01\0\x01\0\0\0\0;")
+        .await
+        .assert_error(415, "UNSUPPORTED_MEDIA_TYPE");
     // A short file is judged by what it has.
     app.upload(token, "cat.png", "image/png", b"\x89PNG").await.assert_error(415, "UNSUPPORTED_MEDIA_TYPE");
     // A body that is not multipart at all.
@@ -235,7 +240,9 @@ async fn only_content_and_tournament_admins_and_club_owners_and_tds_may_upload(b
     }
     assert!(stored_names(folder.path()).is_empty());
 
-    for (who, session) in [("owner", &club.owner), ("td", &td), ("marketing", &marketing), ("super_admin", &super_admin)] {
+    for (who, session) in
+        [("owner", &club.owner), ("td", &td), ("marketing", &marketing), ("super_admin", &super_admin)]
+    {
         let reply = app.upload(&session.access_token, "a.png", "image/png", &image).await;
         assert_eq!(reply.status, 201, "{who}: {reply:?}");
     }
@@ -280,7 +287,8 @@ async fn the_url_of_an_upload_is_accepted_as_a_banner_and_an_avatar(backend: Bac
     assert_eq!(reply.status, 201, "{reply:?}");
     let url = reply.body["url"].as_str().expect("a url").to_owned();
 
-    let edited = app.patch(&format!("/tournaments/{tournament}"), Some(token), serde_json::json!({"bannerUrl": url})).await;
+    let edited =
+        app.patch(&format!("/tournaments/{tournament}"), Some(token), serde_json::json!({"bannerUrl": url})).await;
     assert_eq!(edited.assert_ok()["bannerUrl"], url.as_str());
     let me = app.patch("/me", Some(token), serde_json::json!({"avatarUrl": url})).await;
     assert_eq!(me.assert_ok()["avatarUrl"], url.as_str());

@@ -21,7 +21,8 @@ fn venue() -> serde_json::Value {
 async fn an_owner_adds_a_venue_that_everyone_can_find_by_city(backend: Backend) {
     let Some(app) = spawn_app(backend).await else { return };
     let club = app.create_club("Aces", "+79990100001").await;
-    let created = app.post(&format!("/organizers/{}/locations", club.id), Some(&club.owner.access_token), venue()).await;
+    let created =
+        app.post(&format!("/organizers/{}/locations", club.id), Some(&club.owner.access_token), venue()).await;
     assert_eq!(created.status, 201, "{created:?}");
     let id = created.body["id"].as_str().expect("id").to_owned();
     app.create_location(&club).await;
@@ -45,13 +46,21 @@ async fn only_the_owner_edits_a_venue_and_tds_only_read(backend: Backend) {
     let id = app.create_location(&club).await;
 
     let edit = app
-        .patch(&format!("/locations/{id}"), Some(&club.owner.access_token), json!({"name": "New hall", "description": null}))
+        .patch(
+            &format!("/locations/{id}"),
+            Some(&club.owner.access_token),
+            json!({"name": "New hall", "description": null}),
+        )
         .await;
     assert_eq!(edit.assert_ok()["name"], "New hall");
     assert_eq!(edit.body["address"], "Tverskaya 1");
 
-    app.patch(&format!("/locations/{id}"), Some(&td.access_token), json!({"name": "X"})).await.assert_error(403, "FORBIDDEN");
-    app.post(&format!("/organizers/{}/locations", club.id), Some(&td.access_token), venue()).await.assert_error(403, "FORBIDDEN");
+    app.patch(&format!("/locations/{id}"), Some(&td.access_token), json!({"name": "X"}))
+        .await
+        .assert_error(403, "FORBIDDEN");
+    app.post(&format!("/organizers/{}/locations", club.id), Some(&td.access_token), venue())
+        .await
+        .assert_error(403, "FORBIDDEN");
     let list = app.get(&format!("/organizers/{}/locations", club.id), Some(&td.access_token)).await;
     assert_eq!(list.assert_ok()["items"].as_array().map(Vec::len), Some(1));
     app.patch(&format!("/locations/{id}"), None, json!({"name": "X"})).await.assert_error(401, "UNAUTHORIZED");
@@ -63,7 +72,12 @@ async fn a_venue_needs_a_known_city_a_zone_and_real_coordinates(backend: Backend
     let bad = json!({"name": "", "citySlug": "atlantis", "address": "x", "timezone": "Moscow time", "lat": 91.0, "lng": -181.0, "photoUrl": "ftp://x"});
     let reply = app.post(&format!("/organizers/{}/locations", club.id), Some(&club.owner.access_token), bad).await;
     reply.assert_error(400, "VALIDATION_ERROR");
-    let fields: Vec<_> = reply.body["error"]["details"].as_array().expect("details").iter().map(|d| d["field"].as_str().unwrap_or("").to_owned()).collect();
+    let fields: Vec<_> = reply.body["error"]["details"]
+        .as_array()
+        .expect("details")
+        .iter()
+        .map(|d| d["field"].as_str().unwrap_or("").to_owned())
+        .collect();
     assert_eq!(fields, ["name", "citySlug", "timezone", "lat", "lng", "photoUrl"]);
     assert_eq!(app.count("SELECT COUNT(*) FROM locations").await, 0);
 }
@@ -96,7 +110,11 @@ async fn a_club_sees_its_templates_and_the_platform_ones(backend: Backend) {
     assert!(items[1]["organizerId"].is_null());
 
     let by_td = app
-        .post(&format!("/organizers/{}/blind-templates", club.id), Some(&td.access_token), json!({"name": "T", "levels": levels, "startingStack": 1}))
+        .post(
+            &format!("/organizers/{}/blind-templates", club.id),
+            Some(&td.access_token),
+            json!({"name": "T", "levels": levels, "startingStack": 1}),
+        )
         .await;
     by_td.assert_error(403, "FORBIDDEN");
 }
@@ -144,9 +162,13 @@ async fn a_club_cannot_touch_another_clubs_venues_or_templates(backend: Backend)
     let token = Some(mine.owner.access_token.as_str());
     app.post(&format!("/organizers/{}/locations", theirs.id), token, venue()).await.assert_error(403, "FORBIDDEN");
     app.get(&format!("/organizers/{}/locations", theirs.id), token).await.assert_error(403, "FORBIDDEN");
-    app.patch(&format!("/locations/{their_venue}"), token, json!({"name": "Mine now"})).await.assert_error(403, "FORBIDDEN");
+    app.patch(&format!("/locations/{their_venue}"), token, json!({"name": "Mine now"}))
+        .await
+        .assert_error(403, "FORBIDDEN");
     app.get(&format!("/organizers/{}/blind-templates", theirs.id), token).await.assert_error(403, "FORBIDDEN");
     let admin = app.platform_admin().await;
     // Platform roles give no club rights where the contract lists no permission.
-    app.get(&format!("/organizers/{}/locations", theirs.id), Some(&admin.access_token)).await.assert_error(403, "FORBIDDEN");
+    app.get(&format!("/organizers/{}/locations", theirs.id), Some(&admin.access_token))
+        .await
+        .assert_error(403, "FORBIDDEN");
 }

@@ -214,7 +214,12 @@ impl<S: LiveStore, B: Broadcaster> TournamentActor<S, B> {
     /// Reads the game again. `announce`: this node made the change and tells the watchers,
     /// even when the actor had already caught up with it. Otherwise (catching up with a change
     /// whose maker told them) only the published state is refreshed.
-    async fn reload(&self, myself: &ActorRef<TournamentMsg>, state: &mut TournamentState, announce: bool) -> LiveResult<()> {
+    async fn reload(
+        &self,
+        myself: &ActorRef<TournamentMsg>,
+        state: &mut TournamentState,
+        announce: bool,
+    ) -> LiveResult<()> {
         let tournament_id = state.game.tournament_id;
         let game = self.store.load(tournament_id).await?.ok_or_else(|| LiveError::not_found("tournament"))?;
         let changed = game != state.game;

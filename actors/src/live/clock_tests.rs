@@ -2,8 +2,8 @@
 //! holds them, a level press restarts the wait, and a rebuilt actor catches up.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -50,7 +50,12 @@ struct MemoryStore {
 
 impl LiveStore for MemoryStore {
     async fn load(&self, tournament_id: Uuid) -> LiveResult<Option<Game>> {
-        Ok(self.games.lock().map_err(|_| LiveError::Internal(anyhow::anyhow!("poisoned")))?.get(&tournament_id).cloned())
+        Ok(self
+            .games
+            .lock()
+            .map_err(|_| LiveError::Internal(anyhow::anyhow!("poisoned")))?
+            .get(&tournament_id)
+            .cloned())
     }
 
     async fn version(&self, tournament_id: Uuid) -> LiveResult<Option<i64>> {
@@ -128,7 +133,8 @@ async fn live_on(
     let id = game.tournament_id;
     store.games.lock().expect("a fresh lock").insert(id, game);
     let (sender, broadcasts) = mpsc::unbounded_channel();
-    let registry = Registry::start(store.clone(), Arc::new(ChannelBroadcaster(sender)), paused_now).await.expect("a registry");
+    let registry =
+        Registry::start(store.clone(), Arc::new(ChannelBroadcaster(sender)), paused_now).await.expect("a registry");
     // The first read starts the tournament's actor.
     registry.snapshot(id).await.expect("the game loads");
     (registry, broadcasts, id, store)
@@ -152,7 +158,11 @@ async fn a_segment_that_runs_out_moves_the_clock_by_itself() {
 
     let after_level = next_broadcast(&mut broadcasts).await;
     assert_eq!(after_level.clock.current_level_idx, 1);
-    assert_eq!(after_level.clock.level_started_at, Some(start + minutes(20)), "the break starts exactly at the level's end");
+    assert_eq!(
+        after_level.clock.level_started_at,
+        Some(start + minutes(20)),
+        "the break starts exactly at the level's end"
+    );
     assert_eq!(after_level.version, 2);
     assert_eq!(paused_now(), start + minutes(20), "no earlier and no later");
 
@@ -187,7 +197,8 @@ async fn a_level_press_restarts_the_wait_for_the_new_segment() {
     let start = paused_now();
     let (registry, mut broadcasts, id) = live(running_game(start)).await;
     tokio::time::advance(Duration::from_secs(10 * 60)).await;
-    let stepped = registry.command(id, Command::Level(Direction::Next), Uuid::from_u128(99)).await.expect("stepped").state;
+    let stepped =
+        registry.command(id, Command::Level(Direction::Next), Uuid::from_u128(99)).await.expect("stepped").state;
     assert_eq!(stepped.clock.current_level_idx, 1);
     assert_eq!(stepped.clock.level_started_at, Some(start + minutes(10)));
     next_broadcast(&mut broadcasts).await;
@@ -217,13 +228,18 @@ async fn a_failed_clock_write_is_tried_again_and_a_press_first_moves_the_clock_o
     tokio::time::sleep(Duration::from_secs(20 * 60 + 2)).await;
     assert_eq!(registry.snapshot(id).await.expect("a state").clock.current_level_idx, 0, "nothing was written");
     // A press at 20:02 first moves the clock past the level that ran out, then steps.
-    let stepped = registry.command(id, Command::Level(Direction::Next), Uuid::from_u128(99)).await.expect("stepped").state;
+    let stepped =
+        registry.command(id, Command::Level(Direction::Next), Uuid::from_u128(99)).await.expect("stepped").state;
     assert_eq!(stepped.clock.current_level_idx, 2, "the press acts on the break that began at 20:00");
     assert_eq!(stepped.clock.level_started_at, Some(start + minutes(20) + TimeDelta::seconds(2)));
     assert_eq!(stepped.version, 3, "one change for the catch-up, one for the press");
     assert_eq!(next_broadcast(&mut broadcasts).await.clock.current_level_idx, 1);
     assert_eq!(next_broadcast(&mut broadcasts).await.clock.current_level_idx, 2);
-    assert_eq!(registry.actor_of(id).map(|actor| actor.get_id()), Some(actor), "a failed write does not cost the actor");
+    assert_eq!(
+        registry.actor_of(id).map(|actor| actor.get_id()),
+        Some(actor),
+        "a failed write does not cost the actor"
+    );
 }
 
 #[tokio::test(start_paused = true)]

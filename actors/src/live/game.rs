@@ -82,13 +82,28 @@ impl ClockAction {
 /// One accepted change of a running game: what the store writes and the actor applies.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Change {
-    Clock { clock: Clock, action: ClockAction },
-    Eliminate { registration_id: Uuid, eliminated_at: DateTime<Utc>, place: i32 },
+    Clock {
+        clock: Clock,
+        action: ClockAction,
+    },
+    Eliminate {
+        registration_id: Uuid,
+        eliminated_at: DateTime<Utc>,
+        place: i32,
+    },
     /// Brings the last eliminated player back, into `seat`.
-    Undo { registration_id: Uuid, seat: Seat },
+    Undo {
+        registration_id: Uuid,
+        seat: Seat,
+    },
     /// New elimination stamps, handed out in the order the club gave.
-    Reorder { stamps: Vec<(Uuid, DateTime<Utc>)> },
-    Reseat { registration_id: Uuid, seat: Seat },
+    Reorder {
+        stamps: Vec<(Uuid, DateTime<Utc>)>,
+    },
+    Reseat {
+        registration_id: Uuid,
+        seat: Seat,
+    },
 }
 
 impl Change {
@@ -375,7 +390,11 @@ mod tests {
         let mut game = game(4);
         let first = eliminate(&mut game, 1, 5);
         let second = eliminate(&mut game, 2, 5);
-        let (Change::Eliminate { place: p1, eliminated_at: t1, .. }, Change::Eliminate { place: p2, eliminated_at: t2, .. }) = (first, second) else {
+        let (
+            Change::Eliminate { place: p1, eliminated_at: t1, .. },
+            Change::Eliminate { place: p2, eliminated_at: t2, .. },
+        ) = (first, second)
+        else {
             panic!("eliminations")
         };
         assert_eq!((p1, p2), (4, 3));
@@ -384,7 +403,8 @@ mod tests {
         eliminate(&mut game, 3, 7);
         assert_eq!(refused(game.eliminate(id(4), at(8))), Refusal::InvalidStatus, "the last one in is the winner");
         assert_eq!(refused(game.eliminate(id(99), at(8))), Refusal::NotFound);
-        let places: Vec<(Uuid, i32)> = game.eliminations().iter().map(|(p, place)| (p.registration_id, *place)).collect();
+        let places: Vec<(Uuid, i32)> =
+            game.eliminations().iter().map(|(p, place)| (p.registration_id, *place)).collect();
         assert_eq!(places, vec![(id(3), 2), (id(2), 3), (id(1), 4)]);
         assert_eq!(game.version, 4);
     }
@@ -406,11 +426,17 @@ mod tests {
         assert_eq!(refused(game.undo()), Refusal::NothingToUndo);
         eliminate(&mut game, 1, 1); // table 1, seat 1
         eliminate(&mut game, 3, 2); // table 1, seat 2
-        assert_eq!(game.undo().expect("undo"), Change::Undo { registration_id: id(3), seat: Seat { table_no: 1, seat_no: 2 } });
+        assert_eq!(
+            game.undo().expect("undo"),
+            Change::Undo { registration_id: id(3), seat: Seat { table_no: 1, seat_no: 2 } }
+        );
         // Player 5 (table 1, seat 3) takes seat 2; the undo finds the first free seat: 1.
         let reseat = game.reseat(id(5), Seat { table_no: 1, seat_no: 2 }).expect("free").expect("a move");
         game.apply(&reseat);
-        assert_eq!(game.undo().expect("undo"), Change::Undo { registration_id: id(3), seat: Seat { table_no: 1, seat_no: 1 } });
+        assert_eq!(
+            game.undo().expect("undo"),
+            Change::Undo { registration_id: id(3), seat: Seat { table_no: 1, seat_no: 1 } }
+        );
     }
 
     #[test]
@@ -425,7 +451,10 @@ mod tests {
         game.apply(&undo);
         assert_eq!(undo, Change::Undo { registration_id: id(2), seat: Seat { table_no: 2, seat_no: 1 } });
         // Now player 1 comes back: table 1 is full, table 2 has seat 2 free.
-        assert_eq!(game.undo().expect("undo"), Change::Undo { registration_id: id(1), seat: Seat { table_no: 2, seat_no: 2 } });
+        assert_eq!(
+            game.undo().expect("undo"),
+            Change::Undo { registration_id: id(1), seat: Seat { table_no: 2, seat_no: 2 } }
+        );
     }
 
     #[test]
@@ -435,7 +464,8 @@ mod tests {
         eliminate(&mut game, 2, 2);
         let change = game.reorder(&[id(2), id(1)]).expect("reordered");
         game.apply(&change);
-        let places: Vec<(Uuid, i32)> = game.eliminations().iter().map(|(p, place)| (p.registration_id, *place)).collect();
+        let places: Vec<(Uuid, i32)> =
+            game.eliminations().iter().map(|(p, place)| (p.registration_id, *place)).collect();
         assert_eq!(places, vec![(id(1), 3), (id(2), 4)], "the set of places stays, the holders swap");
         assert!(matches!(game.reorder(&[id(1)]), Err(LiveError::Invalid { .. })));
         assert!(matches!(game.reorder(&[id(1), id(1)]), Err(LiveError::Invalid { .. })));
@@ -450,7 +480,11 @@ mod tests {
         assert!(matches!(game.reseat(id(1), Seat { table_no: 1, seat_no: 0 }), Err(LiveError::Invalid { .. })));
         assert!(matches!(game.reseat(id(1), Seat { table_no: 1, seat_no: 10 }), Err(LiveError::Invalid { .. })));
         assert_eq!(refused(game.reseat(id(1), Seat { table_no: 2, seat_no: 1 })), Refusal::SeatTaken);
-        assert_eq!(game.reseat(id(1), Seat { table_no: 1, seat_no: 1 }).expect("same seat"), None, "staying is no change");
+        assert_eq!(
+            game.reseat(id(1), Seat { table_no: 1, seat_no: 1 }).expect("same seat"),
+            None,
+            "staying is no change"
+        );
         eliminate(&mut game, 2, 1);
         assert_eq!(refused(game.reseat(id(2), Seat { table_no: 1, seat_no: 9 })), Refusal::AlreadyEliminated);
         // The seat of an eliminated player is free.

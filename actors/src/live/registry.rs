@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use floor_entities::enums::TournamentStatus;
+use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use uuid::Uuid;
@@ -245,7 +245,9 @@ impl<S: LiveStore, B: Broadcaster> LiveSupervisor<S, B> {
         map.retain(|_, entry| {
             let status = entry.snapshot.borrow().status;
             let keep = match status {
-                TournamentStatus::Finished | TournamentStatus::Cancelled => now.duration_since(entry.last_used) < REAP_EVERY,
+                TournamentStatus::Finished | TournamentStatus::Cancelled => {
+                    now.duration_since(entry.last_used) < REAP_EVERY
+                }
                 TournamentStatus::Running => true,
                 TournamentStatus::Registration | TournamentStatus::Announced => {
                     now.duration_since(entry.last_used) < IDLE_AFTER

@@ -100,7 +100,10 @@ mod tests {
     #[test]
     fn a_further_strike_extends_but_never_shortens_a_ban() {
         let running = now() + Duration::days(3);
-        assert_eq!(RULES.ban_after_strike(&[days_ago(2), days_ago(1), now()], now(), Some(running)), Some(now() + Duration::days(14)));
+        assert_eq!(
+            RULES.ban_after_strike(&[days_ago(2), days_ago(1), now()], now(), Some(running)),
+            Some(now() + Duration::days(14))
+        );
         let long = now() + Duration::days(100);
         assert_eq!(RULES.ban_after_strike(&[days_ago(1), now()], now(), Some(long)), Some(long));
     }

@@ -197,11 +197,22 @@ mod tests {
 
     #[test]
     fn a_level_needs_positive_blinds_with_the_small_not_above_the_big() {
-        assert_eq!(fields(json!([{"kind": "level", "durationMin": 10, "smallBlind": 0, "bigBlind": 2}])), ["levels[0].smallBlind"]);
-        assert_eq!(fields(json!([{"kind": "level", "durationMin": 10, "smallBlind": 300, "bigBlind": 200}])), ["levels[0].smallBlind"]);
+        assert_eq!(
+            fields(json!([{"kind": "level", "durationMin": 10, "smallBlind": 0, "bigBlind": 2}])),
+            ["levels[0].smallBlind"]
+        );
+        assert_eq!(
+            fields(json!([{"kind": "level", "durationMin": 10, "smallBlind": 300, "bigBlind": 200}])),
+            ["levels[0].smallBlind"]
+        );
         assert_eq!(fields(json!([{"kind": "level", "durationMin": 10, "bigBlind": 200}])), ["levels[0].smallBlind"]);
-        assert_eq!(fields(json!([{"kind": "level", "durationMin": 10, "smallBlind": 1, "bigBlind": 2, "ante": -1}])), ["levels[0].ante"]);
-        assert!(parse_levels(&json!([{"kind": "level", "durationMin": 10, "smallBlind": 200, "bigBlind": 200}])).is_ok());
+        assert_eq!(
+            fields(json!([{"kind": "level", "durationMin": 10, "smallBlind": 1, "bigBlind": 2, "ante": -1}])),
+            ["levels[0].ante"]
+        );
+        assert!(
+            parse_levels(&json!([{"kind": "level", "durationMin": 10, "smallBlind": 200, "bigBlind": 200}])).is_ok()
+        );
     }
 
     #[test]
