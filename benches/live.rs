@@ -69,7 +69,7 @@ async fn main() {
         .expect("a configuration");
     let application = Application::build(config).await.expect("the server builds");
     let base = format!("http://127.0.0.1:{}", application.port());
-    let outbox = application.state().otp_chain.fake_outbox().expect("the fake channel");
+    let outbox = application.state().sign_in.codes.fake_outbox().expect("the fake channel");
     tokio::spawn(application.run_until(std::future::pending()));
     let bench = Bench { base: base.clone(), http: reqwest::Client::new(), outbox };
 

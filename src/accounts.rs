@@ -1,19 +1,12 @@
-//! Accounts: finding a user by phone, creating one with its player profile (and claiming the
-//! guests seated under that phone, with their results), and the ban check every sign-in path shares.
+//! Accounts: finding one by phone, and the ban check every sign-in path shares. Creating one
+//! is [`crate::signup`].
 
-use chrono::Utc;
 use floor_entities::enums::UserStatus;
-use floor_entities::{guest_players, player_profiles, rating_config, users};
-use sea_orm::sea_query::Expr;
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QuerySelect, Set,
-};
-use uuid::Uuid;
+use floor_entities::users;
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
 
 use crate::domain::Phone;
 use crate::error::{AppError, AppResult, ErrorCode};
-use crate::seed::DEFAULT_SKILL_INITIAL;
-use crate::{db, rating};
 
 /// Refuses a banned account with `USER_BANNED`.
 pub fn ensure_not_banned(user: &users::Model) -> AppResult<()> {
@@ -26,71 +19,4 @@ pub fn ensure_not_banned(user: &users::Model) -> AppResult<()> {
 /// The account registered with `phone`, if any.
 pub async fn find_user(conn: &impl ConnectionTrait, phone: &Phone) -> AppResult<Option<users::Model>> {
     Ok(users::Entity::find().filter(users::Column::Phone.eq(phone.as_str())).one(conn).await?)
-}
-
-/// The lock key that serialises every transaction creating or linking something under one
-/// phone (codes, accounts, guests), so concurrent callers converge on one row.
-pub fn phone_lock(phone: &impl std::fmt::Display) -> String {
-    format!("phone:{phone}")
-}
-
-/// The account with `phone`, created (with its profile) when missing. Takes the phone's
-/// lock, so two concurrent callers get the same account instead of a unique-key failure.
-pub async fn find_or_create_account(tx: &DatabaseTransaction, phone: &Phone) -> AppResult<users::Model> {
-    db::lock_key(tx, &phone_lock(phone)).await?;
-    match find_user(tx, phone).await? {
-        Some(user) => Ok(user),
-        None => create_account(tx, phone).await,
-    }
-}
-
-/// Creates a user with an empty player profile and links the guests seated with this phone.
-pub async fn create_account(conn: &impl ConnectionTrait, phone: &Phone) -> AppResult<users::Model> {
-    let now = Utc::now();
-    let user = users::ActiveModel {
-        id: Set(Uuid::now_v7()),
-        phone: Set(phone.to_string()),
-        name: Set(None),
-        nickname: Set(None),
-        avatar_url: Set(None),
-        city_slug: Set(None),
-        consent_accepted_at: Set(None),
-        admin_role: Set(None),
-        status: Set(UserStatus::Active),
-        created_at: Set(now),
-        updated_at: Set(now),
-    }
-    .insert(conn)
-    .await?;
-    let skill_initial =
-        rating_config::Entity::find().one(conn).await?.map_or(DEFAULT_SKILL_INITIAL, |config| config.skill_initial);
-    player_profiles::ActiveModel {
-        user_id: Set(user.id),
-        xp: Set(0),
-        level: Set(1),
-        skill: Set(skill_initial),
-        games_played: Set(0),
-        wins: Set(0),
-        ban_until: Set(None),
-        updated_at: Set(now),
-    }
-    .insert(conn)
-    .await?;
-    let guests: Vec<Uuid> = guest_players::Entity::find()
-        .select_only()
-        .column(guest_players::Column::Id)
-        .filter(guest_players::Column::Phone.eq(phone.as_str()))
-        .filter(guest_players::Column::ClaimedByUserId.is_null())
-        .into_tuple()
-        .all(conn)
-        .await?;
-    if !guests.is_empty() {
-        guest_players::Entity::update_many()
-            .col_expr(guest_players::Column::ClaimedByUserId, Expr::value(Some(user.id)))
-            .filter(guest_players::Column::Id.is_in(guests.iter().copied()))
-            .exec(conn)
-            .await?;
-        rating::claim_guest_results(conn, user.id, &guests).await?;
-    }
-    Ok(user)
 }

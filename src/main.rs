@@ -49,7 +49,7 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
     match command {
         Command::Serve => {
             let application = Application::build(config).await?;
-            jobs::spawn_schedules(application.state());
+            application.spawn_jobs();
             application.run_until(shutdown_signal()).await
         }
         Command::Migrate => {

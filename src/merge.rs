@@ -22,7 +22,8 @@ use uuid::Uuid;
 
 use crate::db::{IDS_PER_STATEMENT, find_where_in};
 use crate::error::{AppError, AppResult, ErrorCode};
-use crate::registrations::{LIVE, fill_free_seats};
+use crate::notifications::{Journaled, Notifier};
+use crate::tournaments::registrations::{LIVE, fill_free_seats};
 use crate::{clubs, rating, strikes as strike_rows};
 
 /// What moved from the duplicate to the main account (and what stayed behind), for the
@@ -56,13 +57,12 @@ pub struct MergeReport {
     pub guests_moved: u64,
 }
 
-/// What a merge did: the report for the audit record, and the players the freed seats went
-/// to (per tournament), for `registrations::announce_promotions` once the transaction has
-/// committed.
+/// What a merge did: the report for the audit record, and the promotions to the seats it
+/// freed, journaled and to be pushed once the transaction has committed.
 #[derive(Clone, Debug, Default)]
 pub struct Merged {
     pub report: MergeReport,
-    pub promotions: Vec<(Uuid, Vec<registrations::Model>)>,
+    pub promotions: Vec<Journaled>,
 }
 
 /// Reads and locks both accounts' rows for the rest of `tx`, in id order (two merges of the
@@ -107,6 +107,7 @@ pub fn ensure_mergeable(main: &users::Model, duplicate: &users::Model) -> AppRes
 /// or strike of those tournaments runs halfway through the merge.
 pub async fn merge_accounts(
     tx: &DatabaseTransaction,
+    notifier: &Notifier,
     main: Uuid,
     duplicate: Uuid,
     now: DateTime<Utc>,
@@ -134,7 +135,7 @@ pub async fn merge_accounts(
     let mut report = MergeReport::default();
     let (moved, staying) = move_registrations(tx, main, duplicate, now).await?;
     (report.registrations_moved, report.registrations_kept) = (moved, staying.len() as u64);
-    let (cancelled, promotions) = cancel_kept_registrations(tx, &staying, &tournaments, now).await?;
+    let (cancelled, promotions) = cancel_kept_registrations(tx, notifier, &staying, &tournaments, now).await?;
     report.registrations_cancelled = cancelled;
     (report.results_moved, report.results_kept) = move_results(tx, main, duplicate).await?;
     report.strikes_moved = reassign::<strikes::Entity, _>(tx, strikes::Column::UserId, duplicate, main).await?;
@@ -282,13 +283,14 @@ async fn move_registrations(
 /// open for registration, a `registered`, `checked_in` or `waitlist` one is cancelled (no
 /// strike: the player did not leave, the account did) and its seat goes to the queue exactly
 /// as a cancellation's does. Rows of running or finished tournaments stay as history.
-/// `tournaments` holds the locked tournaments. Returns (cancelled, promotions per tournament).
+/// `tournaments` holds the locked tournaments. Returns (cancelled, the promotions journaled).
 async fn cancel_kept_registrations(
     tx: &DatabaseTransaction,
+    notifier: &Notifier,
     staying: &[Uuid],
     tournaments: &HashMap<Uuid, tournaments::Model>,
     now: DateTime<Utc>,
-) -> AppResult<(u64, Vec<(Uuid, Vec<registrations::Model>)>)> {
+) -> AppResult<(u64, Vec<Journaled>)> {
     let open = |row: &registrations::Model| {
         LIVE.contains(&row.status)
             && tournaments.get(&row.tournament_id).is_some_and(|t| t.status == TournamentStatus::Registration)
@@ -312,10 +314,7 @@ async fn cancel_kept_registrations(
     let mut promotions = Vec::new();
     for tournament_id in live.iter().map(|row| row.tournament_id).collect::<BTreeSet<_>>() {
         let Some(tournament) = tournaments.get(&tournament_id) else { continue };
-        let promoted = fill_free_seats(tx, tournament, None).await?;
-        if !promoted.is_empty() {
-            promotions.push((tournament_id, promoted));
-        }
+        promotions.extend(fill_free_seats(tx, notifier, tournament, None).await?);
     }
     Ok((ids.len() as u64, promotions))
 }

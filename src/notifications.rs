@@ -3,9 +3,11 @@
 //! recipients' device tokens and stamps `sentAt`. Pushes travel through FCM ([`fcm`]) when
 //! `FCM_SERVICE_ACCOUNT_JSON` is set; without it the journal is all there is.
 //!
-//! [`Notifier::notify`] does both at once, after the change it reports has committed. A
-//! caller whose journal belongs in its own transaction (a broadcast, with its audit record)
-//! calls [`Notifier::journal`] inside it and [`Notifier::push_journaled`] after commit.
+//! A notice about a change is journaled in the change's own transaction
+//! ([`Notifier::journal`]), so the change and its journal rows commit or vanish together; its
+//! pushes go out only after that commit ([`Notifier::push_in_background`], or
+//! [`Notifier::push_journaled`] to wait for them), so a push never announces a rolled-back
+//! change. A job with no transaction of its own calls [`Notifier::notify`], which does both.
 
 pub mod fcm;
 
@@ -17,11 +19,12 @@ use chrono::Utc;
 use floor_entities::{notifications, push_tokens};
 use futures_util::{StreamExt, stream};
 use sea_orm::sea_query::{Expr, OnConflict};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
+use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, Set};
 use serde_json::Value;
 use uuid::Uuid;
 
-use self::fcm::{FcmSender, FcmSettings, PushConfigError, SendOutcome};
+use self::fcm::{FcmSender, PushConfigError, SendOutcome};
+use crate::config::FcmSettings;
 use crate::db::IDS_PER_STATEMENT;
 use crate::error::AppResult;
 
@@ -76,9 +79,12 @@ pub struct Delivery {
     pub pushed: usize,
 }
 
-/// The journal rows one [`Notifier::journal`] call wrote, for [`Notifier::push_journaled`].
-#[derive(Clone, Debug, Default)]
+/// A notice journaled by [`Notifier::journal`], with the pushes it still owes once the
+/// transaction that wrote it commits.
+#[derive(Clone, Debug)]
+#[must_use = "push it once the transaction that journaled it has committed"]
 pub struct Journaled {
+    notice: Notice,
     /// (recipient, id of the journal row written for them)
     rows: Vec<(Uuid, Uuid)>,
 }
@@ -122,12 +128,12 @@ impl Notifier {
         self.push.is_some()
     }
 
-    /// Journals `notice` for each recipient and, when it asks for a push, pushes it. Call it
-    /// after the change it reports has committed: a push must never announce a rolled-back
-    /// change. It is [`Self::journal`] then [`Self::push_journaled`].
+    /// Journals `notice` for each recipient and, when it asks for a push, pushes it, for a
+    /// caller with no transaction of its own (a job). It is [`Self::journal`] then
+    /// [`Self::push_journaled`].
     pub async fn notify(&self, conn: &impl ConnectionTrait, notice: Notice) -> AppResult<Delivery> {
-        let journaled = self.journal(conn, &notice).await?;
-        let pushed = self.push_journaled(conn, &notice, &journaled).await?;
+        let journaled = self.journal(conn, notice).await?;
+        let pushed = self.push_journaled(conn, &journaled).await?;
         Ok(Delivery { journaled: journaled.len(), pushed })
     }
 
@@ -136,7 +142,7 @@ impl Notifier {
     /// `IDS_PER_STATEMENT` rows per statement. With a key, a recipient who already has a row
     /// with it gets none (`ON CONFLICT DO NOTHING`, one statement per recipient, so exactly
     /// the rows written are known and pushed even when a concurrent writer raced us).
-    pub async fn journal(&self, conn: &impl ConnectionTrait, notice: &Notice) -> AppResult<Journaled> {
+    pub async fn journal(&self, conn: &impl ConnectionTrait, notice: Notice) -> AppResult<Journaled> {
         let now = Utc::now();
         let mut seen = HashSet::new();
         let row = |recipient: Uuid, id: Uuid| notifications::ActiveModel {
@@ -161,7 +167,7 @@ impl Notifier {
                     .exec_without_returning(conn)
                     .await?;
             }
-            return Ok(Journaled { rows: planned });
+            return Ok(Journaled { notice, rows: planned });
         }
         let mut rows = Vec::with_capacity(planned.len());
         for (recipient, id) in planned {
@@ -177,27 +183,39 @@ impl Notifier {
                 rows.push((recipient, id));
             }
         }
-        Ok(Journaled { rows })
+        Ok(Journaled { notice, rows })
     }
 
-    /// When `notice` asks for a push and pushes are configured, pushes it to every device
-    /// token of every recipient `journaled` (a deduplicated recipient gets nothing again);
+    /// When the journaled notice asks for a push and pushes are configured, pushes it to every
+    /// device token of every recipient journaled (a deduplicated recipient gets nothing again);
     /// the rows of recipients with at least one accepting device get `sent_at`. A device FCM
     /// no longer knows is forgotten. A failed send is logged and never fails the call: the
     /// journal row stays. Call it after the journal has committed. Returns how many
     /// recipients a device accepted the push for.
-    pub async fn push_journaled(
-        &self,
-        conn: &impl ConnectionTrait,
-        notice: &Notice,
-        journaled: &Journaled,
-    ) -> AppResult<usize> {
-        match (&self.push, &notice.push) {
+    pub async fn push_journaled(&self, conn: &impl ConnectionTrait, journaled: &Journaled) -> AppResult<usize> {
+        match (&self.push, &journaled.notice.push) {
             (Some(sender), Some(message)) if !journaled.is_empty() => {
-                push(conn, sender, notice, message, &journaled.rows).await
+                push(conn, sender, &journaled.notice, message, &journaled.rows).await
             }
             _ => Ok(0),
         }
+    }
+
+    /// Sends the pushes of notices journaled in a transaction that has now committed, in the
+    /// background: the answer to the change never waits for a push, and a failed push is
+    /// only logged (its journal row stays).
+    pub fn push_in_background(&self, db: &DatabaseConnection, journaled: Vec<Journaled>) {
+        if journaled.is_empty() || self.push.is_none() {
+            return;
+        }
+        let (notifier, db) = (self.clone(), db.clone());
+        tokio::spawn(async move {
+            for journaled in journaled {
+                if let Err(err) = notifier.push_journaled(&db, &journaled).await {
+                    tracing::warn!(error = %err, kind = journaled.notice.kind.as_str(), "could not push a notification");
+                }
+            }
+        });
     }
 }
 

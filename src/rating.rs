@@ -15,8 +15,8 @@ use sea_orm::{
 };
 use uuid::Uuid;
 
-use crate::accounts::phone_lock;
 use crate::db::{self, find_where_in};
+use crate::domain::Phone;
 use crate::error::{AppError, AppResult};
 
 /// The platform's current rating settings (the spec's defaults if the row was lost).
@@ -78,7 +78,7 @@ pub async fn lock_participants(
     let mut phones: Vec<&str> = guests.iter().map(|guest| guest.phone.as_str()).collect();
     phones.sort_unstable();
     for phone in phones {
-        db::lock_key(tx, &phone_lock(&phone)).await?;
+        db::lock_key(tx, &Phone::lock_key(phone)).await?;
     }
     // Claims read again, now that no sign-up can be halfway through one.
     let claimed_by: HashMap<Uuid, Uuid> =
@@ -278,7 +278,7 @@ pub async fn relevel_profiles(conn: &impl ConnectionTrait, config: &RatingConfig
 }
 
 /// The field size of each tournament: how many players got a place.
-async fn field_sizes(conn: &impl ConnectionTrait, tournament_ids: &[Uuid]) -> AppResult<HashMap<Uuid, i32>> {
+pub async fn field_sizes(conn: &impl ConnectionTrait, tournament_ids: &[Uuid]) -> AppResult<HashMap<Uuid, i32>> {
     let mut sizes = HashMap::new();
     for chunk in tournament_ids.chunks(crate::db::IDS_PER_STATEMENT) {
         let rows: Vec<(Uuid, i64)> = results::Entity::find()
@@ -293,37 +293,4 @@ async fn field_sizes(conn: &impl ConnectionTrait, tournament_ids: &[Uuid]) -> Ap
         sizes.extend(rows.into_iter().map(|(id, n)| (id, i32::try_from(n).unwrap_or(i32::MAX))));
     }
     Ok(sizes)
-}
-
-/// Moves the results of the guests an account just claimed to it and rebuilds its profile.
-/// A guest's result was recorded without points; the account now gets what the place earns
-/// under today's settings.
-pub async fn claim_guest_results(conn: &impl ConnectionTrait, user_id: Uuid, guest_ids: &[Uuid]) -> AppResult<()> {
-    let mut unclaimed = Vec::new();
-    for chunk in guest_ids.chunks(crate::db::IDS_PER_STATEMENT) {
-        unclaimed.extend(
-            results::Entity::find()
-                .filter(results::Column::GuestId.is_in(chunk.iter().copied()))
-                .filter(results::Column::UserId.is_null())
-                .all(conn)
-                .await?,
-        );
-    }
-    if unclaimed.is_empty() {
-        return Ok(());
-    }
-    let tournament_ids: Vec<Uuid> = unclaimed.iter().map(|result| result.tournament_id).collect();
-    let sizes = field_sizes(conn, &tournament_ids).await?;
-    let config = rating_config(conn).await?;
-    for result in unclaimed {
-        let size = sizes.get(&result.tournament_id).copied().unwrap_or(1);
-        let points = season_points(&config, size, result.place).map_err(|err| AppError::Internal(err.into()))?;
-        let mut active: results::ActiveModel = result.into();
-        active.user_id = Set(Some(user_id));
-        active.season_points = Set(points);
-        active.xp = Set(points);
-        active.skill_alpha = Set(config.skill_alpha);
-        active.update(conn).await?;
-    }
-    rebuild_profiles(conn, &[user_id]).await
 }

@@ -2,7 +2,7 @@
 //! unexpected failure of the store. The HTTP layer maps each to its `AppError`.
 
 /// The refusals a live command can answer with; each is one code of the contract.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, strum::EnumIter)]
 pub enum Refusal {
     NotFound,
     InvalidStatus,

@@ -8,8 +8,9 @@
 //! on standard output.
 //!
 //! The real channels are thin HTTP clients of the Telegram Gateway API, the WhatsApp Cloud API
-//! (authentication template) and SMS.ru, configured by [`ChannelSettings::from_env`]. A channel
-//! whose settings are missing fails at once with "not configured" so the next one is tried.
+//! (authentication template) and SMS.ru, configured by [`ChannelSettings::from_env`]. A
+//! channel whose settings are missing fails at once with "not configured" so the next one is
+//! tried.
 //!
 //! Secrets and codes stay out of logs: failure reasons are logged at WARN with the code
 //! redacted, and the `Debug` output of settings and the chain never shows tokens.
@@ -22,6 +23,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::json;
+
+use crate::config::channels::{ChannelSettings, SmsRuSettings, TelegramSettings, WhatsappSettings};
+use crate::outbound::{self, transport_reason};
 
 /// Chain used when `OTP_CHANNELS` is unset or blank: two messengers, then SMS.
 const DEFAULT_ORDER: [Kind; 3] = [Kind::Telegram, Kind::Whatsapp, Kind::Sms];
@@ -52,12 +56,6 @@ impl Kind {
     }
 }
 
-const DEFAULT_TELEGRAM_GATEWAY_URL: &str = "https://gatewayapi.telegram.org";
-const DEFAULT_WHATSAPP_API_URL: &str = "https://graph.facebook.com/v21.0";
-const DEFAULT_WHATSAPP_TEMPLATE: &str = "floor_otp";
-const DEFAULT_WHATSAPP_LANGUAGE: &str = "ru";
-const DEFAULT_SMSRU_URL: &str = "https://sms.ru";
-
 /// Lifetime of a code in seconds (5 minutes, per the spec); Telegram stops delivering after it.
 const CODE_TTL_SECS: u64 = 300;
 
@@ -67,119 +65,6 @@ const HTTP_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Stands in for the code wherever a provider's answer echoes it back into a failure reason.
 const REDACTED: &str = "<code>";
-
-// ---------------------------------------------------------------------------------------------
-// Settings
-// ---------------------------------------------------------------------------------------------
-
-/// Settings of the real channels, read from the environment.
-///
-/// Each channel's settings are `None` when its required variables are missing or blank; such a
-/// channel stays in the chain and fails with "not configured". `Debug` never prints tokens.
-#[derive(Clone, Default)]
-pub struct ChannelSettings {
-    telegram: Option<TelegramSettings>,
-    whatsapp: Option<WhatsappSettings>,
-    sms: Option<SmsRuSettings>,
-}
-
-#[derive(Clone)]
-struct TelegramSettings {
-    token: String,
-    url: String,
-}
-
-#[derive(Clone)]
-struct WhatsappSettings {
-    access_token: String,
-    phone_number_id: String,
-    template: String,
-    language: String,
-    url: String,
-}
-
-#[derive(Clone)]
-struct SmsRuSettings {
-    api_id: String,
-    url: String,
-}
-
-impl ChannelSettings {
-    /// Reads the settings of every real channel.
-    ///
-    /// `get` reads one environment variable (production passes `|k| std::env::var(k).ok()`,
-    /// tests pass a map). Blank values count as unset, so `VAR=` in a compose file does not
-    /// configure a channel with an empty token.
-    ///
-    /// | variable | default |
-    /// |---|---|
-    /// | `TELEGRAM_GATEWAY_TOKEN` | required for `telegram` |
-    /// | `TELEGRAM_GATEWAY_URL` | `https://gatewayapi.telegram.org` |
-    /// | `WHATSAPP_ACCESS_TOKEN`, `WHATSAPP_PHONE_NUMBER_ID` | both required for `whatsapp` |
-    /// | `WHATSAPP_TEMPLATE` | `floor_otp` |
-    /// | `WHATSAPP_LANGUAGE` | `ru` |
-    /// | `WHATSAPP_API_URL` | `https://graph.facebook.com/v21.0` |
-    /// | `SMSRU_API_ID` | required for `sms` |
-    /// | `SMSRU_URL` | `https://sms.ru` |
-    pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Self {
-        let var = |name: &str| get(name).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty());
-        // Base URLs are joined with "/path", so a trailing slash would double it.
-        let url = |name: &str, default: &str| {
-            var(name).unwrap_or_else(|| default.to_owned()).trim_end_matches('/').to_owned()
-        };
-
-        let telegram = var("TELEGRAM_GATEWAY_TOKEN")
-            .map(|token| TelegramSettings { token, url: url("TELEGRAM_GATEWAY_URL", DEFAULT_TELEGRAM_GATEWAY_URL) });
-        let whatsapp = match (var("WHATSAPP_ACCESS_TOKEN"), var("WHATSAPP_PHONE_NUMBER_ID")) {
-            (Some(access_token), Some(phone_number_id)) => Some(WhatsappSettings {
-                access_token,
-                phone_number_id,
-                template: var("WHATSAPP_TEMPLATE").unwrap_or_else(|| DEFAULT_WHATSAPP_TEMPLATE.to_owned()),
-                language: var("WHATSAPP_LANGUAGE").unwrap_or_else(|| DEFAULT_WHATSAPP_LANGUAGE.to_owned()),
-                url: url("WHATSAPP_API_URL", DEFAULT_WHATSAPP_API_URL),
-            }),
-            _ => None,
-        };
-        let sms = var("SMSRU_API_ID").map(|api_id| SmsRuSettings { api_id, url: url("SMSRU_URL", DEFAULT_SMSRU_URL) });
-
-        Self { telegram, whatsapp, sms }
-    }
-}
-
-impl fmt::Debug for ChannelSettings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ChannelSettings")
-            .field("telegram", &self.telegram)
-            .field("whatsapp", &self.whatsapp)
-            .field("sms", &self.sms)
-            .finish()
-    }
-}
-
-// Hand-written so that a `{:?}` anywhere (startup logs, panics) cannot leak a credential.
-impl fmt::Debug for TelegramSettings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TelegramSettings").field("token", &"<redacted>").field("url", &self.url).finish()
-    }
-}
-
-impl fmt::Debug for WhatsappSettings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("WhatsappSettings")
-            .field("access_token", &"<redacted>")
-            .field("phone_number_id", &self.phone_number_id)
-            .field("template", &self.template)
-            .field("language", &self.language)
-            .field("url", &self.url)
-            .finish()
-    }
-}
-
-impl fmt::Debug for SmsRuSettings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SmsRuSettings").field("api_id", &"<redacted>").field("url", &self.url).finish()
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -336,27 +221,6 @@ async fn send(request: reqwest::RequestBuilder) -> Result<(reqwest::StatusCode, 
     let status = response.status();
     let body = response.text().await.map_err(transport_reason)?;
     Ok((status, body))
-}
-
-pub(crate) fn transport_reason(error: reqwest::Error) -> String {
-    let kind = if error.is_timeout() {
-        "timed out"
-    } else if error.is_connect() {
-        "connection failed"
-    } else {
-        "request failed"
-    };
-    // The URL holds no secret, but dropping it keeps the reason short; the source chain
-    // (e.g. "Connection refused") is what an operator needs.
-    let error = error.without_url();
-    let mut detail = error.to_string();
-    let mut source = std::error::Error::source(&error);
-    while let Some(inner) = source {
-        detail.push_str(": ");
-        detail.push_str(&inner.to_string());
-        source = inner.source();
-    }
-    format!("{kind}: {detail}")
 }
 
 /// Numbers arrive as `+<digits>`; WhatsApp and SMS.ru want the digits alone.
@@ -575,11 +439,7 @@ impl DeliveryChain {
         }
 
         // One client for every channel: it pools connections and TLS sessions.
-        let http = reqwest::Client::builder()
-            .connect_timeout(HTTP_TIMEOUT)
-            .timeout(HTTP_TIMEOUT)
-            .build()
-            .map_err(|e| ChainError::HttpClient(e.to_string()))?;
+        let http = outbound::client(HTTP_TIMEOUT).map_err(|e| ChainError::HttpClient(e.to_string()))?;
 
         let fake_outbox = FakeOutbox::default();
         let outbox = order.contains(&Kind::Fake).then(|| fake_outbox.clone());

@@ -12,8 +12,11 @@ use uuid::Uuid;
 
 use super::sessions::{self, TokenPair};
 use super::tokens::sha256_hex;
-use crate::accounts::{create_account, ensure_not_banned, find_user, phone_lock};
-use crate::app::App;
+use crate::accounts::{ensure_not_banned, find_user};
+use crate::signup::create_account;
+use sea_orm::DatabaseConnection;
+
+use super::SignIn;
 use crate::db;
 use crate::domain::Phone;
 use crate::error::{AppError, AppResult, ErrorCode};
@@ -43,14 +46,14 @@ pub struct SignedIn {
 }
 
 /// Issues a code for `phone` and hands it to the first delivery channel that takes it.
-pub async fn request_code(app: &App, phone: &Phone) -> AppResult<CodeSent> {
-    if let Some(user) = find_user(&app.db, phone).await? {
+pub async fn request_code(db: &DatabaseConnection, sign_in: &SignIn, phone: &Phone) -> AppResult<CodeSent> {
+    if let Some(user) = find_user(db, phone).await? {
         ensure_not_banned(&user)?;
     }
     let code = six_digit_code();
 
-    let tx = db::begin_write(&app.db).await?;
-    db::lock_key(&tx, &phone_lock(phone)).await?;
+    let tx = db::begin_write(db).await?;
+    db::lock_key(&tx, &Phone::lock_key(phone.as_str())).await?;
     let now = Utc::now();
     let recent = otp_codes::Entity::find()
         .filter(otp_codes::Column::Phone.eq(phone.as_str()))
@@ -77,11 +80,11 @@ pub async fn request_code(app: &App, phone: &Phone) -> AppResult<CodeSent> {
     tx.commit().await?;
 
     // Delivery talks to the outside world, so it runs after the lock is released.
-    match app.otp_chain.deliver(phone.as_str(), &code).await {
+    match sign_in.codes.deliver(phone.as_str(), &code).await {
         Ok(channel) => Ok(CodeSent { channel, expires_in_sec: CODE_TTL.num_seconds() }),
         Err(failed) => {
             // Nothing reached the player: the code must not count against the limit.
-            otp_codes::Entity::delete_by_id(row.id).exec(&app.db).await?;
+            otp_codes::Entity::delete_by_id(row.id).exec(db).await?;
             Err(AppError::Internal(anyhow!(failed).context("no channel delivered the sign-in code")))
         }
     }
@@ -89,9 +92,9 @@ pub async fn request_code(app: &App, phone: &Phone) -> AppResult<CodeSent> {
 
 /// Checks `code` against the phone's latest live code and, when it matches, signs the
 /// person in (creating the account on first sign-in).
-pub async fn verify_code(app: &App, phone: &Phone, code: &str) -> AppResult<SignedIn> {
-    let tx = db::begin_write(&app.db).await?;
-    db::lock_key(&tx, &phone_lock(phone)).await?;
+pub async fn verify_code(db: &DatabaseConnection, sign_in: &SignIn, phone: &Phone, code: &str) -> AppResult<SignedIn> {
+    let tx = db::begin_write(db).await?;
+    db::lock_key(&tx, &Phone::lock_key(phone.as_str())).await?;
     let now = Utc::now();
     let invalid = || AppError::new(ErrorCode::InvalidOtp, "the code is wrong, expired or used up");
 
@@ -126,7 +129,7 @@ pub async fn verify_code(app: &App, phone: &Phone, code: &str) -> AppResult<Sign
         Some(user) => (user, false),
         None => (create_account(&tx, phone).await?, true),
     };
-    let platform_admin = app.config.platform_admin_phones.contains(phone);
+    let platform_admin = sign_in.platform_admin_phones.contains(phone);
     if platform_admin && user.admin_role != Some(AdminRole::SuperAdmin) {
         let mut active: users::ActiveModel = user.into();
         active.admin_role = Set(Some(AdminRole::SuperAdmin));
@@ -137,7 +140,7 @@ pub async fn verify_code(app: &App, phone: &Phone, code: &str) -> AppResult<Sign
         tx.commit().await?;
         return Err(banned);
     }
-    let tokens = sessions::start(app, &tx, &user, now).await?;
+    let tokens = sessions::start(&sign_in.jwt, &tx, &user, now).await?;
     tx.commit().await?;
     Ok(SignedIn { tokens, user, is_new_user })
 }

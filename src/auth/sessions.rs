@@ -1,17 +1,16 @@
-//! Sessions: the token pair a sign-in starts, and refresh-token rotation with reuse detection.
-//! Every refresh token belongs to a family (one sign-in); presenting a spent token revokes
-//! the whole family, as the OAuth 2.0 security practice advises, since either the holder or a
-//! thief has a copy.
+//! Sessions: the token pair a sign-in starts, refresh-token rotation with reuse detection,
+//! and the one way from an access token to the account behind it. Every refresh token
+//! belongs to a family (one sign-in); presenting a spent token revokes the whole family, as
+//! the OAuth 2.0 security practice advises, since either the holder or a thief has a copy.
 
 use chrono::{DateTime, Utc};
 use floor_entities::{refresh_tokens, users};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, Set};
 use uuid::Uuid;
 
-use super::tokens::{REFRESH_TOKEN_TTL, new_refresh_token, sha256_hex};
+use super::tokens::{JwtKeys, REFRESH_TOKEN_TTL, new_refresh_token, sha256_hex};
 use crate::accounts::ensure_not_banned;
-use crate::app::App;
 use crate::db;
 use crate::error::{AppError, AppResult, ErrorCode};
 
@@ -22,20 +21,33 @@ pub struct TokenPair {
     pub refresh_token: String,
 }
 
+/// The account behind an access token: the token must be valid and unexpired, its account
+/// must exist and must not be banned. The account is read fresh each time, so a role change
+/// or a ban takes effect at once. HTTP requests and Socket.IO handshakes both come here.
+pub async fn signed_in_user(db: &DatabaseConnection, jwt: &JwtKeys, token: &str) -> AppResult<users::Model> {
+    let claims = jwt.verify(token).ok_or_else(|| AppError::unauthorized("the access token is invalid or expired"))?;
+    let user = users::Entity::find_by_id(claims.sub)
+        .one(db)
+        .await?
+        .ok_or_else(|| AppError::unauthorized("the account of this token no longer exists"))?;
+    ensure_not_banned(&user)?;
+    Ok(user)
+}
+
 /// Starts a new session family for `user` inside the caller's transaction.
 pub async fn start(
-    app: &App,
+    jwt: &JwtKeys,
     conn: &impl ConnectionTrait,
     user: &users::Model,
     now: DateTime<Utc>,
 ) -> AppResult<TokenPair> {
-    issue_pair(app, conn, user, Uuid::now_v7(), now).await
+    issue_pair(jwt, conn, user, Uuid::now_v7(), now).await
 }
 
 /// Exchanges a live refresh token for a new pair; the presented token is spent.
-pub async fn refresh(app: &App, presented: &str) -> AppResult<TokenPair> {
+pub async fn refresh(db: &DatabaseConnection, jwt: &JwtKeys, presented: &str) -> AppResult<TokenPair> {
     let invalid = || AppError::new(ErrorCode::InvalidRefreshToken, "the refresh token is not valid");
-    let tx = db::begin_write(&app.db).await?;
+    let tx = db::begin_write(db).await?;
     let now = Utc::now();
     let Some(token) = refresh_tokens::Entity::find()
         .filter(refresh_tokens::Column::TokenHash.eq(sha256_hex(presented)))
@@ -69,13 +81,13 @@ pub async fn refresh(app: &App, presented: &str) -> AppResult<TokenPair> {
         return Err(invalid());
     };
     ensure_not_banned(&user)?;
-    let pair = issue_pair(app, &tx, &user, token.family_id, now).await?;
+    let pair = issue_pair(jwt, &tx, &user, token.family_id, now).await?;
     tx.commit().await?;
     Ok(pair)
 }
 
 async fn issue_pair(
-    app: &App,
+    jwt: &JwtKeys,
     conn: &impl ConnectionTrait,
     user: &users::Model,
     family_id: Uuid,
@@ -93,7 +105,7 @@ async fn issue_pair(
     }
     .insert(conn)
     .await?;
-    let (access_token, _) = app.jwt.issue(user.id, user.admin_role.is_some(), now)?;
+    let (access_token, _) = jwt.issue(user.id, user.admin_role.is_some(), now)?;
     Ok(TokenPair { access_token, refresh_token })
 }
 

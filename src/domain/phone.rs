@@ -28,6 +28,13 @@ impl Phone {
     pub fn into_string(self) -> String {
         self.0
     }
+
+    /// The lock key that serialises every transaction creating or linking something under one
+    /// phone (codes, accounts, guests), so concurrent callers converge on one row. Takes the
+    /// phone as stored, so a guest's phone read back from the database needs no parsing.
+    pub fn lock_key(phone: &str) -> String {
+        format!("phone:{phone}")
+    }
 }
 
 impl fmt::Display for Phone {
@@ -39,6 +46,13 @@ impl fmt::Display for Phone {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_phone_locks_under_one_key_however_it_was_typed() {
+        let typed = Phone::parse("+7 (999) 123-45-67").expect("valid");
+        assert_eq!(Phone::lock_key(typed.as_str()), Phone::lock_key("+79991234567"));
+        assert_eq!(Phone::lock_key("+79991234567"), "phone:+79991234567");
+    }
 
     #[test]
     fn separators_are_stripped() {

@@ -80,7 +80,7 @@ fn parse_phone(input: &str) -> AppResult<Phone> {
     ))]
 async fn request_code(State(app): State<AppState>, Json(body): Json<CodeRequest>) -> AppResult<Json<CodeRequested>> {
     let phone = parse_phone(&body.phone)?;
-    let sent = otp::request_code(&app, &phone).await?;
+    let sent = otp::request_code(&app.db, &app.sign_in, &phone).await?;
     Ok(Json(CodeRequested { channel: sent.channel.to_owned(), expires_in_sec: sent.expires_in_sec }))
 }
 
@@ -97,7 +97,7 @@ async fn verify_code(State(app): State<AppState>, Json(body): Json<VerifyRequest
     if code.len() != 6 || !code.bytes().all(|b| b.is_ascii_digit()) {
         return Err(AppError::invalid_field("code", "must be six digits"));
     }
-    let signed_in = otp::verify_code(&app, &phone, code).await?;
+    let signed_in = otp::verify_code(&app.db, &app.sign_in, &phone, code).await?;
     let user = user_view(&app.db, signed_in.user).await?;
     Ok(Json(SignInResponse {
         access_token: signed_in.tokens.access_token,
@@ -120,7 +120,7 @@ async fn refresh_tokens(
     State(app): State<AppState>,
     Json(body): Json<RefreshRequest>,
 ) -> AppResult<Json<TokenPairResponse>> {
-    let pair = sessions::refresh(&app, body.refresh_token.trim()).await?;
+    let pair = sessions::refresh(&app.db, &app.sign_in.jwt, body.refresh_token.trim()).await?;
     Ok(Json(TokenPairResponse { access_token: pair.access_token, refresh_token: pair.refresh_token }))
 }
 

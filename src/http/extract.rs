@@ -17,9 +17,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use uuid::Uuid;
 
-use crate::accounts::ensure_not_banned;
 use crate::app::AppState;
 use crate::auth::permissions::{ClubRule, Permission, has_permission};
+use crate::auth::sessions::signed_in_user;
 use crate::error::{AppError, ErrorCode, FieldProblem};
 
 /// A JSON body. Malformed JSON, a missing or mistyped field give `400 VALIDATION_ERROR` with
@@ -170,13 +170,7 @@ impl FromRequestParts<AppState> for MaybeAuthUser {
             .and_then(|value| value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")))
             .map(str::trim)
             .ok_or_else(|| AppError::unauthorized("the Authorization header must be Bearer <accessToken>"))?;
-        let claims =
-            state.jwt.verify(token).ok_or_else(|| AppError::unauthorized("the access token is invalid or expired"))?;
-        let user = users::Entity::find_by_id(claims.sub)
-            .one(&state.db)
-            .await?
-            .ok_or_else(|| AppError::unauthorized("the account of this token no longer exists"))?;
-        ensure_not_banned(&user)?;
+        let user = signed_in_user(&state.db, &state.sign_in.jwt, token).await?;
         Ok(Self(Some(AuthUser(user))))
     }
 }

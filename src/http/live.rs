@@ -20,7 +20,7 @@ use super::extract::{AuthUser, Json, Path, TournamentAccess, authorize_in_club, 
 use super::views::ItemList;
 use crate::app::AppState;
 use crate::error::{AppError, AppResult, ErrorBody};
-use crate::live::results::{ResultView, tournament_results};
+use crate::tournaments::results::{ResultView, tournament_results};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

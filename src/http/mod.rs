@@ -1,16 +1,9 @@
 //! HTTP: one module per resource, each with its `router()`, merged here under `/api/v1`,
 //! with the OpenAPI document generated from the same handlers and served at `/docs`.
 
-mod admin_cities;
-mod admin_slides;
-mod admin_tiers;
-mod admin_tournaments;
-mod admin_users;
-mod admins;
+mod admin;
 mod auth;
 mod blind_templates;
-mod broadcasts;
-mod content;
 mod dealer_invites;
 mod dealers;
 mod devices;
@@ -21,11 +14,9 @@ mod live;
 mod locations;
 mod me;
 mod members;
-mod metrics;
 mod notifications;
 mod organizers;
 mod players;
-mod rating_config;
 mod reference;
 mod registrations;
 mod results;
@@ -84,10 +75,7 @@ fn api() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(auth::router())
         .merge(me::router())
-        .merge(admins::router())
-        .merge(admin_users::router())
-        .merge(metrics::router())
-        .merge(broadcasts::router())
+        .merge(admin::router())
         .merge(organizers::router())
         .merge(members::router())
         .merge(dealer_invites::router())
@@ -106,12 +94,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(notifications::router())
         .merge(leaderboards::router())
         .merge(seasons::router())
-        .merge(rating_config::router())
         .merge(reference::router())
-        .merge(admin_tournaments::router())
-        .merge(admin_cities::router())
-        .merge(admin_tiers::router())
-        .merge(admin_slides::router())
         .merge(uploads::router())
         .merge(health::router())
 }

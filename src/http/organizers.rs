@@ -17,10 +17,10 @@ use uuid::Uuid;
 use super::extract::{Admin, AuthUser, Json, OrganizerAccess, club, perm};
 use super::validate::Problems;
 use super::views::ItemList;
-use crate::accounts::find_or_create_account;
 use crate::app::AppState;
 use crate::clubs::{insert_membership, memberships_of};
 use crate::error::{AppError, AppResult, ErrorBody};
+use crate::signup::find_or_create_account;
 use crate::{audit, db};
 
 /// The cancel deadline of a new club, in hours before the start.

@@ -1,7 +1,6 @@
 //! Registration and the club's door: register and cancel (the player), check-in, cancel
 //! check-in and walk-in (the club), the club's list with phones.
 
-use crate::registrations as registry;
 use axum::extract::State;
 use chrono::{DateTime, Utc};
 use floor_entities::enums::{RegistrationSource, RegistrationStatus};
@@ -19,7 +18,8 @@ use super::views::ItemList;
 use crate::app::AppState;
 use crate::db::find_where_in;
 use crate::error::{AppError, AppResult, ErrorBody};
-use crate::registrations::waitlist_positions;
+use crate::tournaments;
+use crate::tournaments::registrations::waitlist_positions;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -115,8 +115,7 @@ async fn register_player(
     user: AuthUser,
     Path(id): Path<Uuid>,
 ) -> AppResult<Json<RegistrationView>> {
-    let registration = registry::register(&app, id, user.id()).await?;
-    registry::announce_to_followers(&app, id, &user.0);
+    let registration = tournaments::registrations::register(&app.db, &app.notifier, id, &user.0).await?;
     Ok(Json(registration_view(&app.db, registration).await?))
 }
 
@@ -134,7 +133,7 @@ async fn cancel_registration(
     user: AuthUser,
     Path(id): Path<Uuid>,
 ) -> AppResult<Json<RegistrationView>> {
-    let registration = registry::cancel(&app, id, user.id()).await?;
+    let registration = tournaments::registrations::cancel(&app.db, &app.notifier, id, user.id()).await?;
     Ok(Json(registration_view(&app.db, registration).await?))
 }
 
@@ -154,7 +153,7 @@ async fn check_in_player(
     access: TournamentAccess<club::Staff>,
     Json(body): Json<RegistrationRef>,
 ) -> AppResult<Json<RegistrationView>> {
-    let row = registry::check_in(&app, access.tournament.id, body.registration_id).await?;
+    let row = tournaments::registrations::check_in(&app.db, access.tournament.id, body.registration_id).await?;
     Ok(Json(registration_view(&app.db, row).await?))
 }
 
@@ -175,7 +174,9 @@ async fn cancel_check_in(
     access: TournamentAccess<club::Staff>,
     Json(body): Json<RegistrationRef>,
 ) -> AppResult<Json<RegistrationView>> {
-    let row = registry::cancel_check_in(&app, access.tournament.id, body.registration_id).await?;
+    let row =
+        tournaments::registrations::cancel_check_in(&app.db, &app.notifier, access.tournament.id, body.registration_id)
+            .await?;
     Ok(Json(registration_view(&app.db, row).await?))
 }
 
@@ -201,7 +202,7 @@ async fn walk_in_player(
     let name = problems.text("name", &body.name, 1, 80);
     problems.into_result()?;
     let phone = phone.ok_or_else(|| AppError::invalid_field("phone", "is not a phone"))?;
-    let registration = registry::walk_in(&app, access.tournament.id, &phone, &name).await?;
+    let registration = tournaments::registrations::walk_in(&app.db, access.tournament.id, &phone, &name).await?;
     Ok(Json(registration_view(&app.db, registration).await?))
 }
 

@@ -11,7 +11,7 @@ use super::extract::{Admin, AuthUser, Json, Path, perm};
 use super::views::ItemList;
 use crate::app::AppState;
 use crate::error::{AppError, AppResult, ErrorBody};
-use crate::live::results::{ResultView, player_results, recount, tournament_results};
+use crate::tournaments::results::{ResultView, player_results, recount, tournament_results};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

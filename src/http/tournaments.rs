@@ -2,7 +2,7 @@
 //! any club), the card, editing while registration is open, cancelling, the club's list, the
 //! public agenda and search.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -10,9 +10,8 @@ use chrono::{DateTime, Utc};
 use floor_entities::enums::{TournamentStatus, TournamentType};
 use floor_entities::{blind_templates, locations, organizers, registrations, tournament_translations, tournaments};
 use sea_orm::sea_query::Query as SqlQuery;
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -26,11 +25,9 @@ use super::validate::{Problems, optional_text, url};
 use super::views::{ItemList, Localized};
 use crate::app::AppState;
 use crate::db::find_where_in;
-use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
-use crate::registrations::fill_free_seats;
-use crate::seasons::ensure_season;
-use crate::tournaments::{SeatCounts, lock, seat_counts, taken_seats};
-use crate::{audit, db};
+use crate::error::{AppError, AppResult, ErrorBody};
+use crate::tournaments::lifecycle::{self, Presentation, Texts, TournamentChanges, TournamentDraft};
+use crate::tournaments::{SeatCounts, TournamentText, seat_counts};
 
 /// The agenda never returns more than this many tournaments.
 pub const AGENDA_LIMIT: u64 = 50;
@@ -44,15 +41,6 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(get_tournament, update_tournament))
         .routes(routes!(cancel_tournament))
         .routes(routes!(list_agenda))
-}
-
-/// Title and subtitle in one locale.
-#[derive(Clone, Serialize, Deserialize, ToSchema)]
-pub struct TournamentText {
-    /// 1 to 200 characters.
-    pub title: String,
-    /// Up to 300 characters.
-    pub subtitle: Option<String>,
 }
 
 /// A tournament card. There is no money flow: `entryFee` is always 0 and `paymentStatus`
@@ -219,11 +207,7 @@ pub struct AgendaFilter {
     pub status: Option<TournamentStatus>,
 }
 
-fn check_texts(
-    problems: &mut Problems,
-    texts: &Localized<TournamentText>,
-    required: bool,
-) -> BTreeMap<&'static str, TournamentText> {
+fn check_texts(problems: &mut Problems, texts: &Localized<TournamentText>, required: bool) -> Texts {
     let by_locale = texts.clone().present();
     if required && by_locale.is_empty() {
         problems.add("translations", "needs a title in ru or en");
@@ -241,13 +225,6 @@ fn check_texts(
 
 /// The presentation fields of an edit (prizes, banner, texts), checked: allowed to the club
 /// while registration is open and to the platform's content admins at any time.
-pub(super) struct Presentation {
-    /// `None` leaves the field, `Some(None)` clears it.
-    prizes: Option<Option<String>>,
-    banner_url: Option<Option<String>>,
-    texts: BTreeMap<&'static str, TournamentText>,
-}
-
 pub(super) fn check_presentation(
     problems: &mut Problems,
     prizes: Option<Option<String>>,
@@ -258,19 +235,6 @@ pub(super) fn check_presentation(
         prizes: prizes.map(|p| optional_text(problems, "prizes", p, 0, 2000).filter(|p| !p.is_empty())),
         banner_url: banner_url.map(|link| link.map(|link| url(problems, "bannerUrl", &link))),
         texts: translations.map(|texts| check_texts(problems, &texts, false)).unwrap_or_default(),
-    }
-}
-
-impl Presentation {
-    /// Sets the given fields on `active`; the texts are left for [`write_texts`].
-    pub(super) fn apply(self, active: &mut tournaments::ActiveModel) -> BTreeMap<&'static str, TournamentText> {
-        if let Some(prizes) = self.prizes {
-            active.prizes = Set(prizes);
-        }
-        if let Some(banner_url) = self.banner_url {
-            active.banner_url = Set(banner_url);
-        }
-        self.texts
     }
 }
 
@@ -297,34 +261,11 @@ async fn check_venue_and_template(
     Ok(())
 }
 
-pub(super) async fn write_texts(
-    conn: &impl ConnectionTrait,
-    tournament_id: Uuid,
-    texts: BTreeMap<&'static str, TournamentText>,
-) -> AppResult<()> {
-    for (locale, text) in texts {
-        tournament_translations::Entity::delete_many()
-            .filter(tournament_translations::Column::TournamentId.eq(tournament_id))
-            .filter(tournament_translations::Column::Locale.eq(locale))
-            .exec(conn)
-            .await?;
-        tournament_translations::ActiveModel {
-            tournament_id: Set(tournament_id),
-            locale: Set(locale.to_owned()),
-            title: Set(text.title),
-            subtitle: Set(text.subtitle),
-        }
-        .insert(conn)
-        .await?;
-    }
-    Ok(())
-}
-
-/// Creates a tournament of `organizer_id` in `registration`, open at once.
+/// Checks a new tournament of `organizer_id` and creates it, open for registration at once.
 async fn create_tournament(
     app: &AppState,
     organizer_id: Uuid,
-    actor: Uuid,
+    by: Uuid,
     body: NewTournament,
 ) -> AppResult<(StatusCode, Json<TournamentView>)> {
     let mut problems = Problems::default();
@@ -336,63 +277,26 @@ async fn create_tournament(
         Some(body.blind_template_id),
     )
     .await?;
-    let now = Utc::now();
-    if body.starts_at <= now {
+    if body.starts_at <= Utc::now() {
         problems.add("startsAt", "must be in the future");
     }
     if !CAPACITY_RANGE.contains(&body.capacity) {
         problems.add("capacity", "must be 2 to 10000 seats");
     }
-    let prizes = optional_text(&mut problems, "prizes", body.prizes, 0, 2000).filter(|p| !p.is_empty());
-    let chat_link = body.chat_link.map(|link| url(&mut problems, "chatLink", &link));
-    let banner_url = body.banner_url.map(|link| url(&mut problems, "bannerUrl", &link));
-    let texts = check_texts(&mut problems, &body.translations, true);
+    let draft = TournamentDraft {
+        location_id: body.location_id,
+        blind_template_id: body.blind_template_id,
+        tournament_type: body.tournament_type,
+        starts_at: body.starts_at,
+        capacity: body.capacity,
+        prizes: optional_text(&mut problems, "prizes", body.prizes, 0, 2000).filter(|p| !p.is_empty()),
+        chat_link: body.chat_link.map(|link| url(&mut problems, "chatLink", &link)),
+        banner_url: body.banner_url.map(|link| url(&mut problems, "bannerUrl", &link)),
+        texts: check_texts(&mut problems, &body.translations, true),
+    };
     problems.into_result()?;
-
-    let tx = db::begin_write(&app.db).await?;
-    let season = ensure_season(&tx, body.starts_at.date_naive()).await?;
-    let tournament = tournaments::ActiveModel {
-        id: Set(Uuid::now_v7()),
-        organizer_id: Set(organizer_id),
-        location_id: Set(body.location_id),
-        season_id: Set(season.id),
-        blind_template_id: Set(body.blind_template_id),
-        tournament_type: Set(body.tournament_type),
-        starts_at: Set(body.starts_at),
-        capacity: Set(body.capacity),
-        status: Set(TournamentStatus::Registration),
-        prizes: Set(prizes),
-        chat_link: Set(chat_link),
-        banner_url: Set(banner_url),
-        entry_fee: Set(0),
-        payment_status: Set("not_required".to_owned()),
-        clock_levels: Set(None),
-        current_level_idx: Set(0),
-        level_started_at: Set(None),
-        paused_at: Set(None),
-        chips_in_play: Set(0),
-        live_version: Set(0),
-        started_at: Set(None),
-        finished_at: Set(None),
-        cancelled_at: Set(None),
-        created_by_user_id: Set(Some(actor)),
-        created_at: Set(now),
-        updated_at: Set(now),
-    }
-    .insert(&tx)
-    .await?;
-    write_texts(&tx, tournament.id, texts).await?;
-    audit::record(
-        &tx,
-        Some(actor),
-        "tournament.create",
-        ("tournament", tournament.id.to_string()),
-        json!({"organizerId": organizer_id}),
-    )
-    .await?;
-    let view = tournament_view(&tx, tournament).await?;
-    tx.commit().await?;
-    Ok((StatusCode::CREATED, Json(view)))
+    let tournament = lifecycle::create(&app.db, organizer_id, by, draft).await?;
+    Ok((StatusCode::CREATED, Json(tournament_view(&app.db, tournament).await?)))
 }
 
 /// The club's tournaments, latest start first.
@@ -505,69 +409,25 @@ async fn update_tournament(
     let organizer_id = access.tournament.organizer_id;
     let mut problems = Problems::default();
     check_venue_and_template(&app.db, &mut problems, organizer_id, body.location_id, body.blind_template_id).await?;
-    let now = Utc::now();
-    if body.starts_at.is_some_and(|starts_at| starts_at <= now) {
+    if body.starts_at.is_some_and(|starts_at| starts_at <= Utc::now()) {
         problems.add("startsAt", "must be in the future");
     }
     if body.capacity.is_some_and(|capacity| !CAPACITY_RANGE.contains(&capacity)) {
         problems.add("capacity", "must be 2 to 10000 seats");
     }
-    let chat_link = body.chat_link.map(|link| link.map(|link| url(&mut problems, "chatLink", &link)));
-    let presentation = check_presentation(&mut problems, body.prizes, body.banner_url, body.translations);
-
-    let tx = db::begin_write(&app.db).await?;
-    let tournament = lock(&tx, access.tournament.id).await?;
-    if tournament.status != TournamentStatus::Registration {
-        return Err(AppError::new(
-            ErrorCode::InvalidStatus,
-            "a tournament can be edited only while registration is open",
-        ));
-    }
-    if let Some(capacity) = body.capacity {
-        let taken = taken_seats(&tx, tournament.id).await?;
-        if i64::from(capacity) < taken {
-            problems.add("capacity", format!("must not be below the {taken} seats already taken"));
-        }
-    }
+    let changes = TournamentChanges {
+        location_id: body.location_id,
+        blind_template_id: body.blind_template_id,
+        tournament_type: body.tournament_type,
+        starts_at: body.starts_at,
+        capacity: body.capacity,
+        chat_link: body.chat_link.map(|link| link.map(|link| url(&mut problems, "chatLink", &link))),
+        presentation: check_presentation(&mut problems, body.prizes, body.banner_url, body.translations),
+    };
     problems.into_result()?;
-
-    let mut active: tournaments::ActiveModel = tournament.clone().into();
-    if let Some(id) = body.location_id {
-        active.location_id = Set(id);
-    }
-    if let Some(id) = body.blind_template_id.filter(|id| *id != tournament.blind_template_id) {
-        active.blind_template_id = Set(id);
-        // The pre-start LiveState shows the structure: a new one is a new version of it.
-        active.live_version = Set(tournament.live_version + 1);
-    }
-    if let Some(kind) = body.tournament_type {
-        active.tournament_type = Set(kind);
-    }
-    if let Some(starts_at) = body.starts_at {
-        active.starts_at = Set(starts_at);
-        active.season_id = Set(ensure_season(&tx, starts_at.date_naive()).await?.id);
-    }
-    if let Some(capacity) = body.capacity {
-        active.capacity = Set(capacity);
-    }
-    if let Some(chat_link) = chat_link {
-        active.chat_link = Set(chat_link);
-    }
-    let texts = presentation.apply(&mut active);
-    active.updated_at = Set(now);
-    let updated = active.update(&tx).await?;
-    write_texts(&tx, updated.id, texts).await?;
-    // A larger capacity frees seats: the queue moves up at once.
-    let promoted = fill_free_seats(&tx, &updated, None).await?;
-    audit::record(&tx, Some(access.user.id()), "tournament.update", ("tournament", updated.id.to_string()), json!({}))
-        .await?;
-    let view = tournament_view(&tx, updated.clone()).await?;
-    tx.commit().await?;
-    crate::registrations::announce_promotions(&app, updated.id, promoted);
-    if updated.live_version != tournament.live_version {
-        app.live.reload(view.id).await;
-    }
-    Ok(Json(view))
+    let updated =
+        lifecycle::update(&app.db, &app.notifier, &app.live, access.tournament.id, access.user.id(), changes).await?;
+    Ok(Json(tournament_view(&app.db, updated).await?))
 }
 
 /// Cancels a tournament in `registration` or `running`: every live registration is
@@ -585,37 +445,8 @@ async fn cancel_tournament(
     State(app): State<AppState>,
     access: TournamentAccess<club::StaffOrTournamentsManage>,
 ) -> AppResult<Json<TournamentView>> {
-    let tx = db::begin_write(&app.db).await?;
-    let tournament = lock(&tx, access.tournament.id).await?;
-    if !matches!(tournament.status, TournamentStatus::Registration | TournamentStatus::Running) {
-        return Err(AppError::new(
-            ErrorCode::InvalidStatus,
-            "only a tournament in registration or running can be cancelled",
-        ));
-    }
-    let now = Utc::now();
-    let before = tournament.status;
-    let live_version = tournament.live_version;
-    let mut active: tournaments::ActiveModel = tournament.into();
-    active.status = Set(TournamentStatus::Cancelled);
-    active.cancelled_at = Set(Some(now));
-    active.updated_at = Set(now);
-    // A change of the live picture: the actor's next guarded write finds it stale.
-    active.live_version = Set(live_version + 1);
-    let cancelled = active.update(&tx).await?;
-    crate::registrations::cancel_all(&tx, cancelled.id, now).await?;
-    audit::record(
-        &tx,
-        Some(access.user.id()),
-        "tournament.cancel",
-        ("tournament", cancelled.id.to_string()),
-        json!({"from": before}),
-    )
-    .await?;
-    let view = tournament_view(&tx, cancelled).await?;
-    tx.commit().await?;
-    app.live.reload(view.id).await;
-    Ok(Json(view))
+    let cancelled = lifecycle::cancel(&app.db, &app.live, access.tournament.id, access.user.id()).await?;
+    Ok(Json(tournament_view(&app.db, cancelled).await?))
 }
 
 /// The agenda: upcoming and running tournaments by start time, at most 50.

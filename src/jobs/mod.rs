@@ -13,7 +13,6 @@ use croner::Cron;
 use sea_orm::DatabaseConnection;
 use tracing::Instrument;
 
-use crate::app::AppState;
 use crate::cli::JobName;
 use crate::notifications::Notifier;
 use crate::seasons;
@@ -105,15 +104,15 @@ pub async fn run_tick(
 }
 
 /// Starts every job on its schedule; they live as long as the runtime.
-pub fn spawn_schedules(state: AppState) {
+pub fn spawn_schedules(db: &DatabaseConnection, notifier: &Notifier) {
     for job in JOBS {
-        tokio::spawn(run_on_schedule(state.clone(), job));
+        tokio::spawn(run_on_schedule(db.clone(), notifier.clone(), job));
     }
 }
 
 /// Runs the ticks of `job` one after another, so a run never overlaps the next one here. A
 /// failed or panicking run is logged and the schedule goes on.
-async fn run_on_schedule(state: AppState, job: JobName) {
+async fn run_on_schedule(db: DatabaseConnection, notifier: Notifier, job: JobName) {
     let cron = match Cron::from_str(schedule(job)) {
         Ok(cron) => cron,
         Err(err) => {
@@ -131,9 +130,8 @@ async fn run_on_schedule(state: AppState, job: JobName) {
         let span = tracing::info_span!("job", job = name(job), %tick_at);
         // Its own task, so that even a panic only ends this run.
         let run = tokio::spawn({
-            let state = state.clone();
-            async move { run_tick(&state.db, &state.notifier, job, tick_at, &RETRY_DELAYS).await }
-                .instrument(span.clone())
+            let (db, notifier) = (db.clone(), notifier.clone());
+            async move { run_tick(&db, &notifier, job, tick_at, &RETRY_DELAYS).await }.instrument(span.clone())
         });
         match run.await {
             Ok(Ok(Tick::Ran)) => {}

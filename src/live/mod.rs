@@ -1,8 +1,8 @@
 //! The live engine as the server runs it: the tournament actors' registry over the
-//! database store and the Socket.IO broadcaster, and results.
+//! database store and the Socket.IO broadcaster.
 
 pub mod bus;
-pub mod results;
+pub mod events;
 pub mod socket;
 pub mod store;
 
@@ -14,6 +14,7 @@ use floor_actors::live::Registry;
 use floor_entities::enums::TournamentStatus;
 use floor_entities::tournaments;
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect};
+use strum::IntoEnumIterator;
 use uuid::Uuid;
 
 use self::socket::SocketBroadcaster;
@@ -50,17 +51,9 @@ pub async fn resume_running(registry: &LiveRegistry, db: &DatabaseConnection) ->
     Ok(())
 }
 
-impl From<LiveError> for AppError {
-    fn from(err: LiveError) -> Self {
-        match err {
-            LiveError::Refused { refusal, message } => AppError::new(error_code(refusal), message),
-            LiveError::Invalid { field, problem } => AppError::validation(vec![FieldProblem::new(field, problem)]),
-            LiveError::Internal(cause) => AppError::Internal(cause),
-        }
-    }
-}
-
-fn error_code(refusal: Refusal) -> ErrorCode {
+/// The contract code of each refusal of the live engine: the one table from refusals to
+/// codes. The way back ([`refusal_of`], for the store, which speaks `AppError`) reads it too.
+fn code_of(refusal: Refusal) -> ErrorCode {
     match refusal {
         Refusal::NotFound => ErrorCode::NotFound,
         Refusal::InvalidStatus => ErrorCode::InvalidStatus,
@@ -75,30 +68,60 @@ fn error_code(refusal: Refusal) -> ErrorCode {
     }
 }
 
+/// The refusal a code stands for, when it is one of the engine's.
+fn refusal_of(code: ErrorCode) -> Option<Refusal> {
+    Refusal::iter().find(|refusal| code_of(*refusal) == code)
+}
+
+impl From<LiveError> for AppError {
+    fn from(err: LiveError) -> Self {
+        match err {
+            LiveError::Refused { refusal, message } => AppError::new(code_of(refusal), message),
+            LiveError::Invalid { field, problem } => AppError::validation(vec![FieldProblem::new(field, problem)]),
+            LiveError::Internal(cause) => AppError::Internal(cause),
+        }
+    }
+}
+
 impl AppError {
-    /// The same failure as the live engine speaks it (for the store behind the actors).
+    /// The same failure as the live engine speaks it (for the store behind the actors): a
+    /// refusal when its code is one of the engine's, else an internal error.
     pub fn into_live(self) -> LiveError {
-        let refusal = match self.code() {
-            ErrorCode::NotFound => Refusal::NotFound,
-            ErrorCode::InvalidStatus => Refusal::InvalidStatus,
-            ErrorCode::NotEnoughPlayers => Refusal::NotEnoughPlayers,
-            ErrorCode::TournamentAlreadyStarted => Refusal::TournamentAlreadyStarted,
-            ErrorCode::TournamentNotRunning => Refusal::TournamentNotRunning,
-            ErrorCode::AlreadyEliminated => Refusal::AlreadyEliminated,
-            ErrorCode::NothingToUndo => Refusal::NothingToUndo,
-            ErrorCode::SeatTaken => Refusal::SeatTaken,
-            ErrorCode::InvalidLevel => Refusal::InvalidLevel,
-            ErrorCode::ResultsAlreadyConfirmed => Refusal::ResultsAlreadyConfirmed,
-            _ => {
-                return match self {
-                    AppError::Api { code, message, .. } => LiveError::Internal(anyhow::anyhow!("{code}: {message}")),
-                    AppError::Internal(cause) => LiveError::Internal(cause),
-                };
-            }
-        };
         match self {
-            AppError::Api { message, .. } => LiveError::refused(refusal, message),
+            AppError::Api { code, message, .. } => match refusal_of(code) {
+                Some(refusal) => LiveError::refused(refusal, message),
+                None => LiveError::Internal(anyhow::anyhow!("{code}: {message}")),
+            },
             AppError::Internal(cause) => LiveError::Internal(cause),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_refusal_has_its_own_code_and_comes_back_from_it() {
+        for refusal in Refusal::iter() {
+            let code = code_of(refusal);
+            let sharing: Vec<Refusal> = Refusal::iter().filter(|other| code_of(*other) == code).collect();
+            assert_eq!(sharing, [refusal], "{code} stands for one refusal only");
+            assert_eq!(refusal_of(code), Some(refusal));
+        }
+    }
+
+    #[test]
+    fn a_refusal_survives_the_round_trip_through_the_store_with_its_message() {
+        let stored = AppError::new(ErrorCode::SeatTaken, "another player sits there");
+        let back = AppError::from(stored.into_live());
+        assert_eq!(back.code(), ErrorCode::SeatTaken);
+        assert_eq!(back.to_string(), "SEAT_TAKEN: another player sits there");
+    }
+
+    #[test]
+    fn a_code_the_engine_does_not_speak_is_internal() {
+        let back = AppError::from(AppError::new(ErrorCode::Forbidden, "no").into_live());
+        assert_eq!(back.code(), ErrorCode::InternalError);
     }
 }

@@ -9,30 +9,23 @@ use std::sync::{Arc, OnceLock};
 use anyhow::Context;
 use axum::Router;
 use floor_actors::live::{Broadcaster, Snapshot};
-use floor_entities::enums::UserStatus;
-use floor_entities::users;
-use sea_orm::{DatabaseConnection, EntityTrait};
+use sea_orm::DatabaseConnection;
 use serde::Deserialize;
-use serde_json::json;
 use socketioxide::SocketIo;
 use socketioxide::adapter::{Adapter, Emitter, LocalAdapter};
 use socketioxide::extract::{AckSender, SocketRef, State, TryData};
 use socketioxide::handler::ConnectHandler;
 use socketioxide_redis::{RedisAdapter, RedisAdapterCtr};
-use uuid::Uuid;
 
 use super::LiveRegistry;
 use super::bus::Bus;
+use super::events::{ClientEvent, JoinAck, RoomRequest, ServerEvent, room};
+use crate::auth::sessions::signed_in_user;
 use crate::auth::tokens::JwtKeys;
-use crate::error::AppError;
+use crate::error::{AppError, ErrorCode};
 
 /// The namespace of the live broadcasts, at the bare origin.
 pub const NAMESPACE: &str = "/live";
-
-/// The room of one tournament's watchers.
-pub fn room(tournament_id: Uuid) -> String {
-    format!("tournament:{tournament_id}")
-}
 
 /// The Socket.IO server, on the adapter the configuration chose.
 enum LiveIo {
@@ -73,7 +66,8 @@ const BROADCAST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5)
 
 async fn emit_state<A: Adapter>(io: &SocketIo<A>, state: &Snapshot) -> Result<(), String> {
     let Some(namespace) = io.of(NAMESPACE) else { return Err("the /live namespace is missing".to_owned()) };
-    let emit = namespace.to(room(state.tournament_id)).emit("state", &**state);
+    let event = ServerEvent::State(state);
+    let emit = namespace.to(room(state.tournament_id)).emit(event.name(), &event);
     match tokio::time::timeout(BROADCAST_TIMEOUT, emit).await {
         Ok(sent) => sent.map_err(|err| err.to_string()),
         Err(_) => Err("the broadcast timed out".to_owned()),
@@ -155,29 +149,28 @@ impl fmt::Display for Unauthorized {
 
 impl std::error::Error for Unauthorized {}
 
-/// Admits a socket whose `auth.token` is a valid access token of an active account.
+/// Admits a socket whose `auth.token` is a valid access token of an active account, as an
+/// HTTP request would be admitted.
 async fn authenticate(TryData(handshake): TryData<Handshake>, State(hub): State<LiveHub>) -> Result<(), Unauthorized> {
     let handshake = handshake.map_err(|_| Unauthorized)?;
-    let claims = hub.jwt.verify(&handshake.token).ok_or(Unauthorized)?;
-    match users::Entity::find_by_id(claims.sub).one(&hub.db).await {
-        Ok(Some(user)) if user.status == UserStatus::Active => Ok(()),
-        Ok(_) => Err(Unauthorized),
-        Err(err) => {
-            tracing::warn!(error = %err, "could not read the account of a live connection");
+    match signed_in_user(&hub.db, &hub.jwt, &handshake.token).await {
+        Ok(_) => Ok(()),
+        Err(AppError::Internal(cause)) => {
+            tracing::warn!(error = ?cause, "could not read the account of a live connection");
             Err(Unauthorized)
         }
+        Err(AppError::Api { .. }) => Err(Unauthorized),
     }
 }
 
+/// Gives every client event its handler.
 async fn on_connect<A: Adapter>(socket: SocketRef<A>) {
-    socket.on("join", join);
-    socket.on("leave", leave);
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct RoomRequest {
-    tournament_id: Uuid,
+    for event in ClientEvent::ALL {
+        match event {
+            ClientEvent::Join => socket.on(event.name(), join),
+            ClientEvent::Leave => socket.on(event.name(), leave),
+        }
+    }
 }
 
 /// Joins the tournament's room and acks the current LiveState. The socket joins before the
@@ -189,32 +182,32 @@ async fn join<A: Adapter>(
     ack: AckSender<A>,
     State(hub): State<LiveHub>,
 ) {
-    let reply = match request {
-        Err(_) => error_reply(AppError::invalid_field("tournamentId", "send {tournamentId: <uuid>}")),
+    let sent = match request {
+        Err(_) => ack.send(&refusal(AppError::invalid_field("tournamentId", "send {tournamentId: <uuid>}"))),
         Ok(RoomRequest { tournament_id }) => {
             socket.join(room(tournament_id));
             match hub.live.snapshot(tournament_id).await {
-                Ok(state) => json!({"ok": true, "state": &*state}),
+                Ok(state) => ack.send(&JoinAck::joined(&state)),
                 Err(err) => {
                     socket.leave(room(tournament_id));
-                    error_reply(err.into())
+                    ack.send(&refusal(err.into()))
                 }
             }
         }
     };
     // A client that asked for no ack simply gets none.
-    let _ = ack.send(&reply);
+    let _ = sent;
 }
 
-fn error_reply(err: AppError) -> serde_json::Value {
-    let (code, message) = match &err {
-        AppError::Api { code, message, .. } => (*code, message.clone()),
+/// The ack of a join that failed; an unexpected failure is logged and not described.
+fn refusal(err: AppError) -> JoinAck<'static> {
+    match err {
+        AppError::Api { code, message, .. } => JoinAck::refused(code, message),
         AppError::Internal(cause) => {
             tracing::error!(error = ?cause, "a live join failed");
-            (err.code(), "internal error".to_owned())
+            JoinAck::refused(ErrorCode::InternalError, "internal error")
         }
-    };
-    json!({"ok": false, "error": {"code": code, "message": message}})
+    }
 }
 
 async fn leave<A: Adapter>(socket: SocketRef<A>, TryData(request): TryData<RoomRequest>) {

@@ -3,7 +3,7 @@
 //! The service account's private key signs a JWT assertion (RS256); Google's token endpoint
 //! trades it for an OAuth2 access token, which is cached until shortly before it expires;
 //! every device token then gets its own `POST /v1/projects/{project}/messages:send`.
-//! Configured by [`FcmSettings::from_env`]; a bad service-account file stops the server at
+//! Configured by [`FcmSettings`]; a bad service-account file stops the server at
 //! startup ([`PushConfigError`]). Device tokens and keys never reach logs or `Debug` output.
 
 use std::collections::BTreeMap;
@@ -17,11 +17,9 @@ use tokio::sync::Mutex;
 use tokio::time::Instant;
 
 use super::PushMessage;
-use crate::auth::delivery::transport_reason;
-use crate::config::ConfigError;
+use crate::config::FcmSettings;
+use crate::outbound::{self, transport_reason};
 
-/// Base of the FCM HTTP v1 API.
-pub const DEFAULT_FCM_API_URL: &str = "https://fcm.googleapis.com";
 /// Google's OAuth2 token endpoint, when the service-account file names none.
 pub const DEFAULT_TOKEN_URL: &str = "https://oauth2.googleapis.com/token";
 /// The one scope FCM sends need.
@@ -36,69 +34,6 @@ const RENEWAL_MARGIN: Duration = Duration::from_secs(120);
 const DEFAULT_TOKEN_LIFETIME_SECS: u64 = 3600;
 /// Bound on one request, so a slow FCM cannot hold the event that pushes for long.
 const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
-
-// ---------------------------------------------------------------------------------------------
-// Settings
-// ---------------------------------------------------------------------------------------------
-
-/// Where the push credentials are, read from the environment.
-///
-/// | variable | default |
-/// |---|---|
-/// | `FCM_SERVICE_ACCOUNT_JSON` | unset: pushes are off (journal only). A path to the Google service-account JSON file, or the JSON itself when it starts with `{` |
-/// | `FCM_PROJECT_ID` | the file's `project_id` |
-/// | `FCM_API_URL` | `https://fcm.googleapis.com` |
-/// | `FCM_TOKEN_URL` | the file's `token_uri`, else `https://oauth2.googleapis.com/token` |
-#[derive(Clone)]
-pub struct FcmSettings {
-    /// A path, or inline JSON holding the private key.
-    service_account: String,
-    project_id: Option<String>,
-    api_url: String,
-    token_url: Option<String>,
-}
-
-impl FcmSettings {
-    /// `None` when `FCM_SERVICE_ACCOUNT_JSON` is unset; another `FCM_*` variable without it is
-    /// a half-done setup and refused. `get` already treats blank values as unset.
-    pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Option<Self>, ConfigError> {
-        let Some(service_account) = get("FCM_SERVICE_ACCOUNT_JSON") else {
-            for name in ["FCM_PROJECT_ID", "FCM_API_URL", "FCM_TOKEN_URL"] {
-                if let Some(value) = get(name) {
-                    return Err(ConfigError::Invalid {
-                        name,
-                        value,
-                        expected: "nothing while FCM_SERVICE_ACCOUNT_JSON is unset (pushes are off)",
-                    });
-                }
-            }
-            return Ok(None);
-        };
-        let url = |value: String| value.trim_end_matches('/').to_owned();
-        Ok(Some(Self {
-            service_account,
-            project_id: get("FCM_PROJECT_ID"),
-            api_url: get("FCM_API_URL").map_or_else(|| DEFAULT_FCM_API_URL.to_owned(), url),
-            token_url: get("FCM_TOKEN_URL").map(url),
-        }))
-    }
-}
-
-impl fmt::Debug for FcmSettings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let source = if is_inline(&self.service_account) { "<inline JSON>" } else { self.service_account.as_str() };
-        f.debug_struct("FcmSettings")
-            .field("service_account", &source)
-            .field("project_id", &self.project_id)
-            .field("api_url", &self.api_url)
-            .field("token_url", &self.token_url)
-            .finish()
-    }
-}
-
-fn is_inline(service_account: &str) -> bool {
-    service_account.trim_start().starts_with('{')
-}
 
 /// Why push delivery cannot be set up; the server refuses to start on it.
 #[derive(Debug, thiserror::Error)]
@@ -187,7 +122,7 @@ struct TokenAnswer {
 impl FcmSender {
     /// Reads and checks the service account: the file, its fields and its key.
     pub fn from_settings(settings: &FcmSettings) -> Result<Self, PushConfigError> {
-        let text = if is_inline(&settings.service_account) {
+        let text = if settings.service_account_is_inline() {
             settings.service_account.clone()
         } else {
             std::fs::read_to_string(&settings.service_account).map_err(|err| PushConfigError::Unreadable {
@@ -207,11 +142,7 @@ impl FcmSender {
         let project = settings.project_id.clone().or(account.project_id).ok_or(PushConfigError::NoProject)?;
         let token_url =
             settings.token_url.clone().or(account.token_uri).unwrap_or_else(|| DEFAULT_TOKEN_URL.to_owned());
-        let http = reqwest::Client::builder()
-            .connect_timeout(HTTP_TIMEOUT)
-            .timeout(HTTP_TIMEOUT)
-            .build()
-            .map_err(|err| PushConfigError::HttpClient(err.to_string()))?;
+        let http = outbound::client(HTTP_TIMEOUT).map_err(|err| PushConfigError::HttpClient(err.to_string()))?;
         Ok(Self {
             http,
             send_url: format!("{}/v1/projects/{project}/messages:send", settings.api_url),
@@ -397,7 +328,7 @@ mod tests {
 
     use super::*;
 
-    fn settings(vars: &[(&str, &str)]) -> Result<Option<FcmSettings>, ConfigError> {
+    fn settings(vars: &[(&str, &str)]) -> Result<Option<FcmSettings>, crate::config::ConfigError> {
         let vars: HashMap<&str, &str> = vars.iter().copied().collect();
         FcmSettings::from_env(|name| vars.get(name).map(|value| (*value).to_owned()))
     }
@@ -418,17 +349,6 @@ mod tests {
             "client_email": "push@floor-test.iam.gserviceaccount.com",
         })
         .to_string()
-    }
-
-    #[test]
-    fn no_service_account_means_pushes_are_off() {
-        assert!(settings(&[]).expect("accepted").is_none());
-    }
-
-    #[test]
-    fn a_project_id_without_a_service_account_is_refused() {
-        let err = settings(&[("FCM_PROJECT_ID", "floor")]).expect_err("refused");
-        assert!(err.to_string().starts_with("FCM_PROJECT_ID"), "{err}");
     }
 
     #[test]

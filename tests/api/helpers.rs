@@ -87,7 +87,7 @@ async fn start_node(database_url: &str, extra: &[(&str, &str)], database: Option
     let application = Application::build(test_config(database_url, extra)).await.expect("the application builds");
     let base = format!("http://127.0.0.1:{}", application.port());
     let state = application.state();
-    let outbox = state.otp_chain.fake_outbox().expect("a fake channel outside production");
+    let outbox = state.sign_in.codes.fake_outbox().expect("a fake channel outside production");
     tokio::spawn(application.run_until(std::future::pending()));
     TestApp {
         base,

@@ -173,18 +173,18 @@ async fn a_journal_lives_and_dies_with_the_callers_transaction_and_is_pushed_aft
     let broadcast = notice(NoticeKind::AdminCustom, &[anna.user_id, boris.user_id, anna.user_id], json!({}), None);
 
     let tx = floor::db::begin_write(app.db()).await.expect("a transaction");
-    let journaled = notifier.journal(&tx, &broadcast).await.expect("journaled");
+    let journaled = notifier.journal(&tx, broadcast.clone()).await.expect("journaled");
     assert_eq!(journaled.len(), 2, "each recipient once");
     tx.rollback().await.expect("rolled back");
     assert_eq!(app.count("SELECT COUNT(*) FROM notifications").await, 0, "rolled back with the transaction");
     assert!(fcm.messages().is_empty(), "journaling pushes nothing");
 
     let tx = floor::db::begin_write(app.db()).await.expect("a transaction");
-    let journaled = notifier.journal(&tx, &broadcast).await.expect("journaled");
+    let journaled = notifier.journal(&tx, broadcast).await.expect("journaled");
     tx.commit().await.expect("committed");
     assert_eq!(app.count("SELECT COUNT(*) FROM notifications WHERE sent_at IS NULL").await, 2);
     assert!(fcm.messages().is_empty());
-    let pushed = notifier.push_journaled(app.db(), &broadcast, &journaled).await.expect("pushed");
+    let pushed = notifier.push_journaled(app.db(), &journaled).await.expect("pushed");
     assert_eq!(pushed, 1, "Anna's device accepted");
     assert_eq!(fcm.messages().len(), 1);
     let stamped = app

@@ -7,10 +7,10 @@ use sea_orm::{
     ActiveModelBehavior, ActiveModelTrait, ConnectionTrait, DbErr, EntityTrait, IntoActiveModel, QuerySelect,
 };
 
-use super::reference::Name;
-use super::validate::Problems;
-use super::views::Localized;
 use crate::error::{AppError, AppResult, ErrorCode, OnUniqueViolation};
+use crate::http::reference::Name;
+use crate::http::validate::Problems;
+use crate::http::views::Localized;
 
 /// Longest name of a city or a tier, in characters.
 pub const NAME_MAX: usize = 100;

@@ -18,12 +18,12 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::content::{add_taken, check_names, key, replace_rows, unless_taken};
-use super::extract::{Admin, Json, Path, double_option, perm};
-use super::reference::{LevelTierView, Name, level_tier_view};
-use super::validate::{Problems, url};
-use super::views::{ItemList, Localized};
 use crate::app::AppState;
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
+use crate::http::extract::{Admin, Json, Path, double_option, perm};
+use crate::http::reference::{LevelTierView, Name, level_tier_view};
+use crate::http::validate::{Problems, url};
+use crate::http::views::{ItemList, Localized};
 use crate::{audit, db};
 
 /// Longest tier key.

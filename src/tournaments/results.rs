@@ -1,38 +1,46 @@
-//! Results: confirming them behind the atomic gate (and awarding the rating), reading
-//! them, and the platform's recount of a finished tournament.
+//! What the players got: confirming the results behind the atomic gate (and awarding the
+//! rating), the platform's recount of a finished tournament, a new account claiming the
+//! results its phone earned as a guest, and reading them.
 
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
+use floor_actors::rules::rating::season_points;
 use floor_entities::enums::TournamentStatus;
 use floor_entities::{registrations, results, table_seats, tournaments};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter,
+    QueryOrder, Set,
+};
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::db::{self, find_where_in};
+use super::lifecycle::advance_live_version;
+use super::{display_title, lock, player_names};
+use crate::audit;
+use crate::db::{self, IDS_PER_STATEMENT, find_where_in};
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::notifications::{Notice, NoticeKind, Notifier, PushMessage};
-use crate::rating::{Award, RowOrigin};
-use crate::{audit, rating, tournaments as tournament_rows};
+use crate::rating::{self, RowOrigin};
 
 /// Confirms the results of a running tournament with at most one player still in, in one
 /// transaction: the move to `finished` is the gate (a second caller finds it shut before any
-/// award), then the results are written and every participant's profile is rebuilt.
+/// award), then the results are written, every participant's profile is rebuilt, and each
+/// participant with an account is told their place (`tournament.results`), journaled with
+/// the results and pushed once they have committed.
 pub async fn confirm_results(
     db: &DatabaseConnection,
+    notifier: &Notifier,
     tournament_id: Uuid,
     by: Uuid,
     now: DateTime<Utc>,
-) -> AppResult<Vec<Award>> {
+) -> AppResult<()> {
     let tx = db::begin_write(db).await?;
-    let tournament = tournament_rows::lock(&tx, tournament_id).await?;
+    let tournament = lock(&tx, tournament_id).await?;
     match tournament.status {
         TournamentStatus::Running => {}
-        TournamentStatus::Finished => {
-            return Err(AppError::new(ErrorCode::ResultsAlreadyConfirmed, "the results are already confirmed"));
-        }
+        TournamentStatus::Finished => return Err(already_confirmed()),
         _ => return Err(AppError::new(ErrorCode::TournamentNotRunning, "the tournament is not running")),
     }
     let still_in = table_seats::Entity::find()
@@ -43,17 +51,12 @@ pub async fn confirm_results(
     if still_in > 1 {
         return Err(AppError::new(ErrorCode::InvalidStatus, "more than one player is still in the game"));
     }
-    let closed = tournaments::Entity::update_many()
+    let finish = tournaments::Entity::update_many()
         .col_expr(tournaments::Column::Status, Expr::value(TournamentStatus::Finished))
-        .col_expr(tournaments::Column::FinishedAt, Expr::value(now))
-        .col_expr(tournaments::Column::LiveVersion, Expr::value(tournament.live_version + 1))
-        .col_expr(tournaments::Column::UpdatedAt, Expr::value(now))
-        .filter(tournaments::Column::Id.eq(tournament_id))
-        .filter(tournaments::Column::Status.eq(TournamentStatus::Running))
-        .exec(&tx)
-        .await?;
-    if closed.rows_affected == 0 {
-        return Err(AppError::new(ErrorCode::ResultsAlreadyConfirmed, "the results are already confirmed"));
+        .col_expr(tournaments::Column::FinishedAt, Expr::value(now));
+    let decided_on = (tournament.live_version, TournamentStatus::Running);
+    if !advance_live_version(&tx, tournament_id, decided_on, finish, now).await? {
+        return Err(already_confirmed());
     }
     let participants = rating::lock_participants(&tx, tournament_id, &[]).await?;
     let awards =
@@ -69,39 +72,28 @@ pub async fn confirm_results(
         json!({"players": accounts.len()}),
     )
     .await?;
+    let title = display_title(&tx, tournament_id).await?;
+    let mut notices = Vec::with_capacity(awards.len());
+    for award in awards {
+        let notice = Notice {
+            kind: NoticeKind::TournamentResults,
+            recipients: vec![award.user_id],
+            payload: json!({"tournamentId": tournament_id, "place": award.place, "seasonPoints": award.season_points}),
+            push: Some(PushMessage {
+                title: "Итоги турнира".to_owned(),
+                body: format!("{title}: {} место, {} очков рейтинга", award.place, award.season_points),
+            }),
+            dedup_key: Some(format!("tournament.results:{tournament_id}")),
+        };
+        notices.push(notifier.journal(&tx, notice).await?);
+    }
     tx.commit().await?;
-    Ok(awards)
+    notifier.push_in_background(db, notices);
+    Ok(())
 }
 
-/// Sends `tournament.results` to each participant with an account, after the commit and in
-/// the background: the confirmation never waits for a push.
-pub fn announce_results(db: &DatabaseConnection, notifier: &Notifier, tournament_id: Uuid, awards: Vec<Award>) {
-    let db = db.clone();
-    let notifier = notifier.clone();
-    tokio::spawn(async move {
-        let title = match tournament_rows::display_title(&db, tournament_id).await {
-            Ok(title) => title,
-            Err(err) => {
-                tracing::warn!(error = %err, %tournament_id, "could not read the title for the results push");
-                String::new()
-            }
-        };
-        for award in awards {
-            let notice = Notice {
-                kind: NoticeKind::TournamentResults,
-                recipients: vec![award.user_id],
-                payload: json!({"tournamentId": tournament_id, "place": award.place, "seasonPoints": award.season_points}),
-                push: Some(PushMessage {
-                    title: "Итоги турнира".to_owned(),
-                    body: format!("{title}: {} место, {} очков рейтинга", award.place, award.season_points),
-                }),
-                dedup_key: Some(format!("tournament.results:{tournament_id}")),
-            };
-            if let Err(err) = notifier.notify(&db, notice).await {
-                tracing::warn!(error = %err, %tournament_id, "could not send a results notification");
-            }
-        }
-    });
+fn already_confirmed() -> AppError {
+    AppError::new(ErrorCode::ResultsAlreadyConfirmed, "the results are already confirmed")
 }
 
 /// Recount of a finished tournament by the platform: the results are written anew (counting
@@ -109,7 +101,7 @@ pub fn announce_results(db: &DatabaseConnection, notifier: &Notifier, tournament
 /// or now has a result there is rebuilt chronologically.
 pub async fn recount(db: &DatabaseConnection, tournament_id: Uuid, by: Uuid) -> AppResult<()> {
     let tx = db::begin_write(db).await?;
-    let tournament = tournament_rows::lock(&tx, tournament_id).await?;
+    let tournament = lock(&tx, tournament_id).await?;
     if tournament.status != TournamentStatus::Finished {
         return Err(AppError::new(ErrorCode::TournamentNotFinished, "only a finished tournament can be recounted"));
     }
@@ -143,6 +135,39 @@ pub async fn recount(db: &DatabaseConnection, tournament_id: Uuid, by: Uuid) -> 
     Ok(())
 }
 
+/// Moves the results of the guests an account just claimed to it and rebuilds its profile.
+/// A guest's result was recorded without points; the account now gets what the place earns
+/// under today's settings.
+pub async fn claim_guest_results(conn: &impl ConnectionTrait, user_id: Uuid, guest_ids: &[Uuid]) -> AppResult<()> {
+    let mut unclaimed = Vec::new();
+    for chunk in guest_ids.chunks(IDS_PER_STATEMENT) {
+        unclaimed.extend(
+            results::Entity::find()
+                .filter(results::Column::GuestId.is_in(chunk.iter().copied()))
+                .filter(results::Column::UserId.is_null())
+                .all(conn)
+                .await?,
+        );
+    }
+    if unclaimed.is_empty() {
+        return Ok(());
+    }
+    let tournament_ids: Vec<Uuid> = unclaimed.iter().map(|result| result.tournament_id).collect();
+    let sizes = rating::field_sizes(conn, &tournament_ids).await?;
+    let config = rating::rating_config(conn).await?;
+    for result in unclaimed {
+        let size = sizes.get(&result.tournament_id).copied().unwrap_or(1);
+        let points = season_points(&config, size, result.place).map_err(|err| AppError::Internal(err.into()))?;
+        let mut active: results::ActiveModel = result.into();
+        active.user_id = Set(Some(user_id));
+        active.season_points = Set(points);
+        active.xp = Set(points);
+        active.skill_alpha = Set(config.skill_alpha);
+        active.update(conn).await?;
+    }
+    rating::rebuild_profiles(conn, &[user_id]).await
+}
+
 /// One row of a tournament's protocol.
 #[derive(Clone, Debug, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -167,7 +192,7 @@ pub async fn result_views(conn: &impl ConnectionTrait, rows: Vec<results::Model>
     let registration_ids: Vec<Uuid> = rows.iter().map(|row| row.registration_id).collect();
     let registrations =
         find_where_in::<registrations::Entity, _>(conn, registrations::Column::Id, &registration_ids).await?;
-    let names = super::store::player_names(conn, registrations.iter()).await?;
+    let names = player_names(conn, registrations.iter()).await?;
     let shown = floor_actors::rules::rating::displayed_skill;
     Ok(rows
         .into_iter()

@@ -1,11 +1,14 @@
 //! Configuration, read once from the environment: exactly the contract's variables, each with
 //! a working default outside production, and a refusal to start on an unsafe production setup.
 
+pub mod channels;
+pub mod fcm;
+
 use std::fmt;
 
-use crate::auth::delivery::ChannelSettings;
+pub use self::channels::ChannelSettings;
+pub use self::fcm::FcmSettings;
 use crate::domain::Phone;
-use crate::notifications::fcm::FcmSettings;
 
 /// Where the service runs. Production tightens every default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! Platform metrics for the admin dashboard: the week arithmetic (weeks start on Monday
+//! The admin dashboard's figures (not telemetry): the week arithmetic (weeks start on Monday
 //! 00:00 UTC) as plain functions, and the handful of aggregate queries behind the figures.
 
 use chrono::{DateTime, Datelike, Duration, NaiveTime, Utc};

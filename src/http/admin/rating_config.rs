@@ -13,10 +13,10 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::extract::{Admin, Json, perm};
-use super::validate::Problems;
 use crate::app::AppState;
 use crate::error::{AppError, AppResult, ErrorBody};
+use crate::http::extract::{Admin, Json, perm};
+use crate::http::validate::Problems;
 use crate::seed::DEFAULT_RATING_CONFIG_ID;
 use crate::{audit, db, rating, strikes};
 

@@ -1,4 +1,4 @@
-//! The admin dashboard's figures: `GET /admin/metrics` (the arithmetic is `crate::metrics`).
+//! The admin dashboard's figures: `GET /admin/metrics` (the arithmetic is `crate::dashboard`).
 
 use axum::extract::State;
 use chrono::Utc;
@@ -7,10 +7,10 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::extract::{Admin, Json, perm};
 use crate::app::AppState;
+use crate::dashboard::{self, Figures, Span};
 use crate::error::{AppResult, ErrorBody};
-use crate::metrics::{self, Figures, Span};
+use crate::http::extract::{Admin, Json, perm};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(show_metrics))
@@ -69,7 +69,7 @@ impl From<(Span, Figures)> for WeekView {
         (status = 403, description = "FORBIDDEN: needs metrics.view", body = ErrorBody),
     ))]
 async fn show_metrics(State(app): State<AppState>, _admin: Admin<perm::MetricsView>) -> AppResult<Json<MetricsView>> {
-    let dashboard = metrics::dashboard(&app.db, Utc::now()).await?;
+    let dashboard = dashboard::dashboard(&app.db, Utc::now()).await?;
     Ok(Json(MetricsView {
         new_players_30d: dashboard.period.new_players,
         active_players_30d: dashboard.period.active_players,

@@ -14,13 +14,13 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::extract::{Admin, AuthUser, Json, Path, Query, perm};
-use super::views::{ItemList, PlayerProfileView, player_profile_views};
 use crate::app::AppState;
 use crate::auth::permissions::{Permission, has_permission};
 use crate::db::{self, find_where_in};
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
-use crate::{audit, merge, registrations};
+use crate::http::extract::{Admin, AuthUser, Json, Path, Query, perm};
+use crate::http::views::{ItemList, PlayerProfileView, player_profile_views};
+use crate::{audit, merge};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_users)).routes(routes!(set_user_status)).routes(routes!(merge_users))
@@ -289,7 +289,7 @@ async fn merge_users(
     let (main, duplicate) = merge::lock_accounts(&tx, main_id, body.duplicate_user_id).await?;
     ensure_may_ban(&admin.user, &duplicate)?;
     merge::ensure_mergeable(&main, &duplicate)?;
-    let merged = merge::merge_accounts(&tx, main.id, duplicate.id, Utc::now()).await?;
+    let merged = merge::merge_accounts(&tx, &app.notifier, main.id, duplicate.id, Utc::now()).await?;
     audit::record(
         &tx,
         Some(admin.user.id()),
@@ -300,9 +300,7 @@ async fn merge_users(
     .await?;
     let view = admin_user_view(&tx, main).await?;
     tx.commit().await?;
-    for (tournament_id, promoted) in merged.promotions {
-        registrations::announce_promotions(&app, tournament_id, promoted);
-    }
+    app.notifier.push_in_background(&app.db, merged.promotions);
     Ok(Json(view))
 }
 

@@ -16,12 +16,12 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::content::{check_translations, next_sort_order, replace_rows};
-use super::extract::{Admin, Json, Path, double_option, perm};
-use super::reference::{PromoSlideView, SlideTarget, SlideText, promo_slide_views};
-use super::validate::{Problems, optional_text, url};
-use super::views::{ItemList, Localized};
 use crate::app::AppState;
 use crate::error::{AppError, AppResult, ErrorBody};
+use crate::http::extract::{Admin, Json, Path, double_option, perm};
+use crate::http::reference::{PromoSlideView, SlideTarget, SlideText, promo_slide_views};
+use crate::http::validate::{Problems, optional_text, url};
+use crate::http::views::{ItemList, Localized};
 use crate::{audit, db};
 
 pub fn router() -> OpenApiRouter<AppState> {

@@ -15,12 +15,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::extract::{Admin, Json, Path, perm};
-use super::validate::{Problems, optional_text};
-use super::views::ItemList;
-use crate::accounts::find_or_create_account;
 use crate::app::AppState;
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
+use crate::http::extract::{Admin, Json, Path, perm};
+use crate::http::validate::{Problems, optional_text};
+use crate::http::views::ItemList;
+use crate::signup::find_or_create_account;
 use crate::{audit, db};
 
 pub fn router() -> OpenApiRouter<AppState> {

@@ -17,13 +17,13 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::extract::{Admin, Json, perm};
-use super::validate::Problems;
 use crate::app::AppState;
 use crate::audit;
 use crate::db::{self, IDS_PER_STATEMENT};
 use crate::domain::Phone;
 use crate::error::{AppError, AppResult, ErrorBody};
+use crate::http::extract::{Admin, Json, perm};
+use crate::http::validate::Problems;
 use crate::notifications::{Notice, NoticeKind, PushMessage};
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -165,7 +165,7 @@ async fn send_broadcast(
         push: Some(PushMessage { title: title.clone(), body: text }),
         dedup_key: None,
     };
-    let journaled = app.notifier.journal(&tx, &notice).await?;
+    let journaled = app.notifier.journal(&tx, notice).await?;
     let mut details = json!({
         "target": body.target,
         "tournamentId": body.tournament_id.filter(|_| body.target == PushTarget::Tournament),
@@ -183,7 +183,7 @@ async fn send_broadcast(
     )
     .await?;
     tx.commit().await?;
-    let pushed = app.notifier.push_journaled(&app.db, &notice, &journaled).await?;
+    let pushed = app.notifier.push_journaled(&app.db, &journaled).await?;
     details["pushed"] = json!(pushed);
     audit::complete_details(&app.db, audit_id, details).await?;
     Ok(Json(BroadcastOutcome { targeted: journaled.len(), pushed }))

@@ -2,27 +2,23 @@
 //! (texts, banner, prizes) edited by the platform's content admins in any status.
 
 use axum::extract::State;
-use chrono::Utc;
 use floor_entities::enums::TournamentStatus;
 use floor_entities::tournaments;
-use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde::Deserialize;
-use serde_json::json;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::extract::{Admin, Json, Path, Query, double_option, perm};
-use super::tournaments::{
-    TournamentText, TournamentView, check_presentation, tournament_view, tournament_views, write_texts,
-};
-use super::validate::Problems;
-use super::views::{ItemList, Localized};
 use crate::app::AppState;
 use crate::error::{AppResult, ErrorBody};
-use crate::tournaments::lock;
-use crate::{audit, db};
+use crate::http::extract::{Admin, Json, Path, Query, double_option, perm};
+use crate::http::tournaments::{TournamentView, check_presentation, tournament_view, tournament_views};
+use crate::http::validate::Problems;
+use crate::http::views::{ItemList, Localized};
+use crate::tournaments::TournamentText;
+use crate::tournaments::lifecycle;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_all_tournaments)).routes(routes!(update_tournament_presentation))
@@ -93,29 +89,6 @@ async fn update_tournament_presentation(
     let presentation = check_presentation(&mut problems, body.prizes, body.banner_url, body.translations);
     problems.into_result()?;
 
-    let tx = db::begin_write(&app.db).await?;
-    let tournament = lock(&tx, id).await?;
-    let mut active: tournaments::ActiveModel = tournament.into();
-    let texts = presentation.apply(&mut active);
-    let locales: Vec<&str> = texts.keys().copied().collect();
-    let fields = json!({
-        "prizes": active.prizes.is_set(),
-        "bannerUrl": active.banner_url.is_set(),
-        "translations": locales,
-    });
-    // Only the presentation columns are written: the live engine's columns stay its own.
-    active.updated_at = Set(Utc::now());
-    let updated = active.update(&tx).await?;
-    write_texts(&tx, updated.id, texts).await?;
-    audit::record(
-        &tx,
-        Some(admin.user.id()),
-        "admin.tournament.update",
-        ("tournament", updated.id.to_string()),
-        json!({"changed": fields}),
-    )
-    .await?;
-    let view = tournament_view(&tx, updated).await?;
-    tx.commit().await?;
-    Ok(Json(view))
+    let updated = lifecycle::update_presentation(&app.db, id, admin.user.id(), presentation).await?;
+    Ok(Json(tournament_view(&app.db, updated).await?))
 }

@@ -1,6 +1,8 @@
-//! Registration, as stored: every transition of the spec's registration table runs here in
-//! one write transaction holding the tournament's lock, so seat counts and writes never
-//! interleave (capacity is never exceeded; two simultaneous registrations give one row).
+//! Who takes part: every transition of the spec's registration table runs here in one write
+//! transaction holding the tournament's lock, so seat counts and writes never interleave
+//! (capacity is never exceeded; two simultaneous registrations give one row). The notices a
+//! transition owes (a promotion from the waitlist, a followee's registration) are journaled
+//! in its transaction and pushed after it commits.
 
 use std::collections::HashMap;
 
@@ -10,19 +12,18 @@ use floor_entities::enums::{RegistrationSource, RegistrationStatus, StrikeReason
 use floor_entities::{guest_players, organizers, player_profiles, registrations, table_seats, tournaments, users};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, QueryFilter,
+    QueryOrder, QuerySelect, Set,
 };
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::accounts::{find_user, phone_lock};
-use crate::app::AppState;
+use super::{UNNAMED_PLAYER, display_title, lock, taken_seats};
+use crate::accounts::find_user;
 use crate::domain::Phone;
 use crate::error::{AppError, AppResult, ErrorCode, OnUniqueViolation};
 use crate::follows::followers_of;
-use crate::notifications::{Notice, NoticeKind, PushMessage};
-use crate::tournaments::{display_title, lock, taken_seats};
+use crate::notifications::{Journaled, Notice, NoticeKind, Notifier, PushMessage};
 use crate::{db, strikes};
 
 /// Statuses that hold a place in the tournament (a seat or a place in the queue).
@@ -46,10 +47,10 @@ fn wrong_status(what: &str) -> AppError {
 /// `REGISTRATION_CLOSED` unless registration is open. `now` is taken under the lock, so the
 /// queue's order is the order the lock was granted in.
 async fn begin_while_open(
-    app: &AppState,
+    db: &DatabaseConnection,
     tournament_id: Uuid,
 ) -> AppResult<(DatabaseTransaction, tournaments::Model, DateTime<Utc>)> {
-    let tx = db::begin_write(&app.db).await?;
+    let tx = db::begin_write(db).await?;
     let tournament = lock(&tx, tournament_id).await?;
     if tournament.status != TournamentStatus::Registration {
         return Err(closed());
@@ -59,20 +60,22 @@ async fn begin_while_open(
 
 /// Moves the first of the queue (by `createdAt`, then id) into free seats until none is left,
 /// passing over `except` (a player who has just given their seat back). Runs only while
-/// registration is open (after start the roster is fixed). Returns those promoted, for
-/// [`announce_promotions`] once the transaction has committed.
+/// registration is open (after start the roster is fixed). Each promoted player with an
+/// account is told a seat is theirs (`waitlist.promoted`): journaled in `tx`, and returned to
+/// be pushed once `tx` has committed.
 pub async fn fill_free_seats(
     tx: &DatabaseTransaction,
+    notifier: &Notifier,
     tournament: &tournaments::Model,
     except: Option<Uuid>,
-) -> AppResult<Vec<registrations::Model>> {
+) -> AppResult<Option<Journaled>> {
     if tournament.status != TournamentStatus::Registration {
-        return Ok(Vec::new());
+        return Ok(None);
     }
     let free = i64::from(tournament.capacity) - taken_seats(tx, tournament.id).await?;
-    let Ok(free) = u64::try_from(free) else { return Ok(Vec::new()) };
+    let Ok(free) = u64::try_from(free) else { return Ok(None) };
     if free == 0 {
-        return Ok(Vec::new());
+        return Ok(None);
     }
     let queue = registrations::Entity::find()
         .filter(registrations::Column::TournamentId.eq(tournament.id))
@@ -84,66 +87,69 @@ pub async fn fill_free_seats(
         .all(tx)
         .await?;
     let now = Utc::now();
-    let mut promoted = Vec::with_capacity(queue.len());
+    let mut recipients = Vec::with_capacity(queue.len());
     for row in queue {
         let mut active: registrations::ActiveModel = row.into();
         active.status = Set(RegistrationStatus::Registered);
         active.seated_from_waitlist = Set(true);
         active.updated_at = Set(now);
-        promoted.push(active.update(tx).await?);
+        recipients.extend(active.update(tx).await?.user_id);
     }
-    Ok(promoted)
-}
-
-/// Tells each promoted player with an account that a seat is theirs (`waitlist.promoted`,
-/// only to those promoted). Called after commit, in the background: the request does not wait
-/// for the push, and a failure is logged, never returned (the promotion itself stands).
-pub fn announce_promotions(app: &AppState, tournament_id: Uuid, promoted: Vec<registrations::Model>) {
-    let recipients: Vec<Uuid> = promoted.iter().filter_map(|row| row.user_id).collect();
     if recipients.is_empty() {
-        return;
+        return Ok(None);
     }
-    notify_in_background(app, "waitlist promotions", {
-        let app = app.clone();
-        async move {
-            let title = display_title(&app.db, tournament_id).await?;
-            Ok(Some(Notice {
-                kind: NoticeKind::WaitlistPromoted,
-                recipients,
-                payload: json!({"tournamentId": tournament_id, "title": title}),
-                push: Some(PushMessage {
-                    title: "Место освободилось".to_owned(),
-                    body: format!("Вы перешли из листа ожидания в основной список турнира «{title}»."),
-                }),
-                dedup_key: None,
-            }))
-        }
-    });
+    let title = display_title(tx, tournament.id).await?;
+    let notice = Notice {
+        kind: NoticeKind::WaitlistPromoted,
+        recipients,
+        payload: json!({"tournamentId": tournament.id, "title": title}),
+        push: Some(PushMessage {
+            title: "Место освободилось".to_owned(),
+            body: format!("Вы перешли из листа ожидания в основной список турнира «{title}»."),
+        }),
+        dedup_key: None,
+    };
+    Ok(Some(notifier.journal(tx, notice).await?))
 }
 
-/// Builds a notice and sends it through the notifier in the background, after the change it
-/// reports has committed: the answer never waits for a push, and a failure is only logged.
-fn notify_in_background<F>(app: &AppState, what: &'static str, notice: F)
-where
-    F: Future<Output = AppResult<Option<Notice>>> + Send + 'static,
-{
-    let app = app.clone();
-    tokio::spawn(async move {
-        let sent = match notice.await {
-            Ok(Some(notice)) => app.notifier.notify(&app.db, notice).await.map(|_| ()),
-            Ok(None) => Ok(()),
-            Err(err) => Err(err),
-        };
-        if let Err(err) = sent {
-            tracing::warn!(error = %err, what, "could not send a notification");
-        }
-    });
+/// Tells the player's followers that they registered (`followee.registered`): journaled in
+/// `tx`, returned to be pushed once `tx` has committed.
+async fn tell_followers(
+    tx: &DatabaseTransaction,
+    notifier: &Notifier,
+    tournament_id: Uuid,
+    player: &users::Model,
+) -> AppResult<Option<Journaled>> {
+    let recipients = followers_of(tx, player.id).await?;
+    if recipients.is_empty() {
+        return Ok(None);
+    }
+    let shown_name =
+        player.nickname.clone().or_else(|| player.name.clone()).unwrap_or_else(|| UNNAMED_PLAYER.to_owned());
+    let title = display_title(tx, tournament_id).await?;
+    let notice = Notice {
+        kind: NoticeKind::FolloweeRegistered,
+        recipients,
+        payload: json!({"tournamentId": tournament_id, "userId": player.id, "title": title}),
+        push: Some(PushMessage {
+            title: "Новая регистрация".to_owned(),
+            body: format!("{shown_name} идёт на турнир «{title}»."),
+        }),
+        dedup_key: None,
+    };
+    Ok(Some(notifier.journal(tx, notice).await?))
 }
 
 /// `register` by the player: a seat while `registered` + `checked_in` < capacity, else the
 /// waitlist. A cancelled registration is reused and goes to the end of the queue.
-pub async fn register(app: &AppState, tournament_id: Uuid, user_id: Uuid) -> AppResult<registrations::Model> {
-    let (tx, tournament, now) = begin_while_open(app, tournament_id).await?;
+pub async fn register(
+    db: &DatabaseConnection,
+    notifier: &Notifier,
+    tournament_id: Uuid,
+    player: &users::Model,
+) -> AppResult<registrations::Model> {
+    let user_id = player.id;
+    let (tx, tournament, now) = begin_while_open(db, tournament_id).await?;
     let ban_until = player_profiles::Entity::find_by_id(user_id).one(&tx).await?.and_then(|p| p.ban_until);
     if is_banned(ban_until, now) {
         return Err(AppError::new(ErrorCode::RegistrationBanned, "registration is closed to you until your ban ends"));
@@ -157,7 +163,7 @@ pub async fn register(app: &AppState, tournament_id: Uuid, user_id: Uuid) -> App
         return Err(already_registered());
     }
     // A seat freed earlier goes to the queue before a newcomer.
-    let promoted = fill_free_seats(&tx, &tournament, None).await?;
+    let promoted = fill_free_seats(&tx, notifier, &tournament, None).await?;
     let status = if taken_seats(&tx, tournament.id).await? < i64::from(tournament.capacity) {
         RegistrationStatus::Registered
     } else {
@@ -181,8 +187,9 @@ pub async fn register(app: &AppState, tournament_id: Uuid, user_id: Uuid) -> App
             .await
             .on_unique_violation(ErrorCode::AlreadyRegistered, "you are already registered")?,
     };
+    let followers = tell_followers(&tx, notifier, tournament.id, player).await?;
     tx.commit().await?;
-    announce_promotions(app, tournament.id, promoted);
+    notifier.push_in_background(db, promoted.into_iter().chain(followers).collect());
     Ok(registration)
 }
 
@@ -215,37 +222,15 @@ fn new_registration(
     }
 }
 
-/// Tells the player's followers that they registered (`followee.registered`). Best effort:
-/// runs in the background after commit, and a failure is only logged.
-pub fn announce_to_followers(app: &AppState, tournament_id: Uuid, player: &users::Model) {
-    let player_id = player.id;
-    let shown_name = player.nickname.clone().or_else(|| player.name.clone()).unwrap_or_else(|| "Игрок".to_owned());
-    notify_in_background(app, "followee registration", {
-        let app = app.clone();
-        async move {
-            let recipients = followers_of(&app.db, player_id).await?;
-            if recipients.is_empty() {
-                return Ok(None);
-            }
-            let title = display_title(&app.db, tournament_id).await?;
-            Ok(Some(Notice {
-                kind: NoticeKind::FolloweeRegistered,
-                recipients,
-                payload: json!({"tournamentId": tournament_id, "userId": player_id, "title": title}),
-                push: Some(PushMessage {
-                    title: "Новая регистрация".to_owned(),
-                    body: format!("{shown_name} идёт на турнир «{title}»."),
-                }),
-                dedup_key: None,
-            }))
-        }
-    });
-}
-
 /// `cancel-registration` by the player: from a seat after the deadline it costs a strike;
 /// from the waitlist never. A freed seat goes to the first of the queue.
-pub async fn cancel(app: &AppState, tournament_id: Uuid, user_id: Uuid) -> AppResult<registrations::Model> {
-    let (tx, tournament, now) = begin_while_open(app, tournament_id).await?;
+pub async fn cancel(
+    db: &DatabaseConnection,
+    notifier: &Notifier,
+    tournament_id: Uuid,
+    user_id: Uuid,
+) -> AppResult<registrations::Model> {
+    let (tx, tournament, now) = begin_while_open(db, tournament_id).await?;
     let row = registrations::Entity::find()
         .filter(registrations::Column::TournamentId.eq(tournament.id))
         .filter(registrations::Column::UserId.eq(user_id))
@@ -276,9 +261,9 @@ pub async fn cancel(app: &AppState, tournament_id: Uuid, user_id: Uuid) -> AppRe
     active.cancelled_at = Set(Some(now));
     active.updated_at = Set(now);
     let registration = active.update(&tx).await?;
-    let promoted = fill_free_seats(&tx, &tournament, None).await?;
+    let promoted = fill_free_seats(&tx, notifier, &tournament, None).await?;
     tx.commit().await?;
-    announce_promotions(app, tournament.id, promoted);
+    notifier.push_in_background(db, promoted.into_iter().collect());
     Ok(registration)
 }
 
@@ -303,8 +288,12 @@ async fn club_row(
 }
 
 /// `check-in` by the club: only from `registered`, only while registration is open.
-pub async fn check_in(app: &AppState, tournament_id: Uuid, registration_id: Uuid) -> AppResult<registrations::Model> {
-    let (tx, tournament, now) = begin_while_open(app, tournament_id).await?;
+pub async fn check_in(
+    db: &DatabaseConnection,
+    tournament_id: Uuid,
+    registration_id: Uuid,
+) -> AppResult<registrations::Model> {
+    let (tx, tournament, now) = begin_while_open(db, tournament_id).await?;
     let row = club_row(
         &tx,
         &tournament,
@@ -326,11 +315,12 @@ pub async fn check_in(app: &AppState, tournament_id: Uuid, registration_id: Uuid
 /// their place at its head) and the seat they give back goes to the next in the queue;
 /// anyone else returns to `registered`.
 pub async fn cancel_check_in(
-    app: &AppState,
+    db: &DatabaseConnection,
+    notifier: &Notifier,
     tournament_id: Uuid,
     registration_id: Uuid,
 ) -> AppResult<registrations::Model> {
-    let (tx, tournament, now) = begin_while_open(app, tournament_id).await?;
+    let (tx, tournament, now) = begin_while_open(db, tournament_id).await?;
     let refusal = "only a checked-in player can have the check-in cancelled";
     let row = club_row(&tx, &tournament, registration_id, RegistrationStatus::CheckedIn, refusal).await?;
     let back_to = if row.seated_from_waitlist { RegistrationStatus::Waitlist } else { RegistrationStatus::Registered };
@@ -340,9 +330,9 @@ pub async fn cancel_check_in(
     active.checked_in_at = Set(None);
     active.updated_at = Set(now);
     let registration = active.update(&tx).await?;
-    let promoted = fill_free_seats(&tx, &tournament, Some(registration.id)).await?;
+    let promoted = fill_free_seats(&tx, notifier, &tournament, Some(registration.id)).await?;
     tx.commit().await?;
-    announce_promotions(app, tournament.id, promoted);
+    notifier.push_in_background(db, promoted.into_iter().collect());
     Ok(registration)
 }
 
@@ -350,19 +340,19 @@ pub async fn cancel_check_in(
 /// registration, else a guest does (made once per phone). Capacity is not checked. The
 /// registration ends `checked_in`; a repeat (or a race) returns the same row.
 pub async fn walk_in(
-    app: &AppState,
+    db: &DatabaseConnection,
     tournament_id: Uuid,
     phone: &Phone,
     name: &str,
 ) -> AppResult<registrations::Model> {
-    let tx = db::begin_write(&app.db).await?;
+    let tx = db::begin_write(db).await?;
     let tournament = lock(&tx, tournament_id).await?;
     // Taken under the lock, so the queue's order is the order the lock was granted in.
     let now = Utc::now();
     if !matches!(tournament.status, TournamentStatus::Registration | TournamentStatus::Running) {
         return Err(closed());
     }
-    db::lock_key(&tx, &phone_lock(phone)).await?;
+    db::lock_key(&tx, &Phone::lock_key(phone.as_str())).await?;
     let (user_id, guest_id) = match find_user(&tx, phone).await? {
         Some(user) => (Some(user.id), None),
         None => (None, Some(find_or_create_guest(&tx, phone, name, now).await?)),

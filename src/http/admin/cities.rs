@@ -17,12 +17,12 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::content::{check_names, key, next_sort_order, replace_rows, unless_taken};
-use super::extract::{Admin, Json, Path, perm};
-use super::reference::{CityView, Name, city_view};
-use super::validate::Problems;
-use super::views::{ItemList, Localized};
 use crate::app::AppState;
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
+use crate::http::extract::{Admin, Json, Path, perm};
+use crate::http::reference::{CityView, Name, city_view};
+use crate::http::validate::Problems;
+use crate::http::views::{ItemList, Localized};
 use crate::{audit, db};
 
 /// Longest city slug.

@@ -1,0 +1,79 @@
+//! Sign-up: an account made for a phone, with its empty player profile, takes over what that
+//! phone earned as a guest (the guests seated under it and their results).
+
+use chrono::Utc;
+use floor_entities::enums::UserStatus;
+use floor_entities::{guest_players, player_profiles, rating_config, users};
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QuerySelect, Set,
+};
+use uuid::Uuid;
+
+use crate::accounts::find_user;
+use crate::db;
+use crate::domain::Phone;
+use crate::error::AppResult;
+use crate::seed::DEFAULT_SKILL_INITIAL;
+use crate::tournaments::results::claim_guest_results;
+
+/// The account with `phone`, created (with its profile) when missing. Takes the phone's
+/// lock, so two concurrent callers get the same account instead of a unique-key failure.
+pub async fn find_or_create_account(tx: &DatabaseTransaction, phone: &Phone) -> AppResult<users::Model> {
+    db::lock_key(tx, &Phone::lock_key(phone.as_str())).await?;
+    match find_user(tx, phone).await? {
+        Some(user) => Ok(user),
+        None => create_account(tx, phone).await,
+    }
+}
+
+/// Creates a user with an empty player profile and links the guests seated with this phone.
+pub async fn create_account(conn: &impl ConnectionTrait, phone: &Phone) -> AppResult<users::Model> {
+    let now = Utc::now();
+    let user = users::ActiveModel {
+        id: Set(Uuid::now_v7()),
+        phone: Set(phone.to_string()),
+        name: Set(None),
+        nickname: Set(None),
+        avatar_url: Set(None),
+        city_slug: Set(None),
+        consent_accepted_at: Set(None),
+        admin_role: Set(None),
+        status: Set(UserStatus::Active),
+        created_at: Set(now),
+        updated_at: Set(now),
+    }
+    .insert(conn)
+    .await?;
+    let skill_initial =
+        rating_config::Entity::find().one(conn).await?.map_or(DEFAULT_SKILL_INITIAL, |config| config.skill_initial);
+    player_profiles::ActiveModel {
+        user_id: Set(user.id),
+        xp: Set(0),
+        level: Set(1),
+        skill: Set(skill_initial),
+        games_played: Set(0),
+        wins: Set(0),
+        ban_until: Set(None),
+        updated_at: Set(now),
+    }
+    .insert(conn)
+    .await?;
+    let guests: Vec<Uuid> = guest_players::Entity::find()
+        .select_only()
+        .column(guest_players::Column::Id)
+        .filter(guest_players::Column::Phone.eq(phone.as_str()))
+        .filter(guest_players::Column::ClaimedByUserId.is_null())
+        .into_tuple()
+        .all(conn)
+        .await?;
+    if !guests.is_empty() {
+        guest_players::Entity::update_many()
+            .col_expr(guest_players::Column::ClaimedByUserId, Expr::value(Some(user.id)))
+            .filter(guest_players::Column::Id.is_in(guests.iter().copied()))
+            .exec(conn)
+            .await?;
+        claim_guest_results(conn, user.id, &guests).await?;
+    }
+    Ok(user)
+}

@@ -1,0 +1,102 @@
+//! Startup: building the application from a configuration into a bound server (the port is
+//! known before serving, so tests bind port 0), and serving it until shutdown.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::Context;
+use sea_orm::DatabaseConnection;
+use tokio::net::TcpListener;
+
+use crate::app::{App, AppState};
+use crate::auth::SignIn;
+use crate::auth::delivery::DeliveryChain;
+use crate::auth::tokens::JwtKeys;
+use crate::config::{Config, Secret};
+use crate::notifications::Notifier;
+use crate::storage::Storage;
+use crate::{db, http, jobs, live, seed};
+
+/// A built application bound to its port, not yet serving.
+pub struct Application {
+    listener: TcpListener,
+    router: axum::Router,
+    state: AppState,
+}
+
+impl Application {
+    /// Connects, migrates and seeds the database, then binds `config.port`.
+    pub async fn build(config: Config) -> anyhow::Result<Self> {
+        let db = db::connect(&config.database_url).await?;
+        db::migrate(&db).await.context("migrating the database")?;
+        let report = seed::seed(&db).await.context("seeding reference data")?;
+        tracing::info!(?report, "reference data seeded");
+        Self::build_with_db(config, db).await
+    }
+
+    /// Builds on a database that is already migrated and seeded.
+    pub async fn build_with_db(config: Config, db: DatabaseConnection) -> anyhow::Result<Self> {
+        let codes = DeliveryChain::build(
+            config.otp_channels.as_deref(),
+            config.channels.clone(),
+            config.is_production(),
+            config.otp_log_codes,
+        )?;
+        tracing::info!(channels = ?codes.channel_names(), "one-time code channels");
+        let sign_in = SignIn {
+            jwt: Arc::new(JwtKeys::new(&config.jwt_secret)),
+            codes,
+            platform_admin_phones: config.platform_admin_phones.clone(),
+        };
+        let redis = config
+            .redis_url
+            .as_deref()
+            .map(redis::Client::open)
+            .transpose()
+            .context("REDIS_URL is not a valid Redis URL")?;
+        let notifier = Notifier::from_settings(config.fcm.as_ref())?;
+        tracing::info!(enabled = notifier.pushes_enabled(), "push notifications through FCM");
+        let storage = Storage::open(config.storage_url.as_ref().map(Secret::expose))?;
+        tracing::info!(?storage, "uploads storage");
+        let (live, broadcaster) = live::start(&db, notifier.clone()).await.context("starting the live engine")?;
+        let state = AppState(Arc::new(App { config, db, sign_in, redis, notifier, live, storage }));
+        let router = live::socket::serve_beside(
+            http::router(state.clone()),
+            &broadcaster,
+            state.live.clone(),
+            state.sign_in.jwt.clone(),
+            state.db.clone(),
+            state.config.redis_url.as_deref(),
+        )
+        .await?;
+        live::resume_running(&state.live, &state.db).await.context("resuming the running tournaments")?;
+        let address = SocketAddr::from(([0, 0, 0, 0], state.config.port));
+        let listener = TcpListener::bind(address).await.with_context(|| format!("binding {address}"))?;
+        Ok(Self { listener, router, state })
+    }
+
+    /// The port actually bound.
+    pub fn port(&self) -> u16 {
+        self.listener.local_addr().map(|addr| addr.port()).unwrap_or_default()
+    }
+
+    pub fn state(&self) -> AppState {
+        self.state.clone()
+    }
+
+    /// Starts the background jobs on their schedules; they live as long as the runtime.
+    pub fn spawn_jobs(&self) {
+        jobs::spawn_schedules(&self.state.db, &self.state.notifier);
+    }
+
+    /// Serves until `shutdown` completes, then finishes in-flight requests.
+    pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+        tracing::info!(port = self.port(), "serving");
+        axum::serve(self.listener, self.router.into_make_service_with_connect_info::<SocketAddr>())
+            .with_graceful_shutdown(shutdown)
+            .await
+            .context("serving HTTP")?;
+        self.state.live.shutdown();
+        Ok(())
+    }
+}

@@ -1,0 +1,464 @@
+//! A tournament's life as stored: created open for registration, edited while registration
+//! is open (its presentation at any time, by the platform), cancelled, and started.
+//!
+//! # The `live_version` protocol
+//! A tournament's LiveState is the picture its actor publishes, and `live_version` names it.
+//! Every write that changes that picture moves the stored version on by one in the write's
+//! own transaction, guarded by the version and the status the writer decided on
+//! ([`advance_live_version`]), so a change decided on a stale picture is never written. A
+//! change the actor makes (start, the clock, eliminations, confirmation) is published by the
+//! actor as it answers; a change made beside it (a new structure, a cancel) is published by
+//! [`publish`] once it has committed, so a read after the answer shows it.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use floor_actors::live::{Broadcaster, LiveStore, Registry};
+use floor_actors::rules::seating::{seat_players, table_count};
+use floor_entities::enums::{RegistrationStatus, StrikeReason, TournamentStatus, TournamentType};
+use floor_entities::{blind_templates, registrations, table_seats, tournament_translations, tournaments};
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set,
+    UpdateMany,
+};
+use serde_json::json;
+use uuid::Uuid;
+
+use super::registrations::{cancel_all, fill_free_seats};
+use super::{TournamentText, lock, taken_seats};
+use crate::error::{AppError, AppResult, ErrorCode};
+use crate::notifications::Notifier;
+use crate::seasons::ensure_season;
+use crate::{audit, db, strikes};
+
+/// The version of a new tournament's live picture.
+const FIRST_LIVE_VERSION: i64 = 0;
+
+/// Moves the stored `live_version` of `tournament_id` on from `decided_on` (the version and
+/// status the writer decided on) by one, writing `change`'s columns with it, only while the
+/// row is still at that version and in that status. `false`: another writer moved it first,
+/// and nothing was written.
+pub async fn advance_live_version(
+    conn: &impl ConnectionTrait,
+    tournament_id: Uuid,
+    decided_on: (i64, TournamentStatus),
+    change: UpdateMany<tournaments::Entity>,
+    now: DateTime<Utc>,
+) -> AppResult<bool> {
+    let (version, status) = decided_on;
+    let written = change
+        .col_expr(tournaments::Column::LiveVersion, Expr::value(version + 1))
+        .col_expr(tournaments::Column::UpdatedAt, Expr::value(now))
+        .filter(tournaments::Column::Id.eq(tournament_id))
+        .filter(tournaments::Column::LiveVersion.eq(version))
+        .filter(tournaments::Column::Status.eq(status))
+        .exec(conn)
+        .await?;
+    Ok(written.rows_affected == 1)
+}
+
+/// [`advance_live_version`] for a writer that holds the tournament's lock, where nobody can
+/// have moved the version meanwhile.
+async fn advance_locked(
+    conn: &impl ConnectionTrait,
+    tournament: &tournaments::Model,
+    change: UpdateMany<tournaments::Entity>,
+    now: DateTime<Utc>,
+) -> AppResult<()> {
+    if advance_live_version(conn, tournament.id, (tournament.live_version, tournament.status), change, now).await? {
+        Ok(())
+    } else {
+        Err(AppError::Internal(anyhow::anyhow!("tournament {} moved on while it was locked", tournament.id)))
+    }
+}
+
+/// Publishes a change made beside the tournament's actor, once it has committed: returns when
+/// the actor has read it and told the watchers.
+async fn publish(live: &Registry<impl LiveStore, impl Broadcaster>, tournament_id: Uuid) {
+    live.reload(tournament_id).await;
+}
+
+/// A tournament's texts by locale (`ru`, `en`).
+pub type Texts = BTreeMap<&'static str, TournamentText>;
+
+/// A new tournament, its fields checked.
+pub struct TournamentDraft {
+    pub location_id: Uuid,
+    pub blind_template_id: Uuid,
+    pub tournament_type: TournamentType,
+    pub starts_at: DateTime<Utc>,
+    pub capacity: i32,
+    pub prizes: Option<String>,
+    pub chat_link: Option<String>,
+    pub banner_url: Option<String>,
+    pub texts: Texts,
+}
+
+/// What people read about a tournament, beside the game itself: the club may change it while
+/// registration is open, the platform's content admins at any time. `None` leaves a field,
+/// `Some(None)` clears it; given locales of `texts` replace those texts, others stay.
+#[derive(Default)]
+pub struct Presentation {
+    pub prizes: Option<Option<String>>,
+    pub banner_url: Option<Option<String>>,
+    pub texts: Texts,
+}
+
+impl Presentation {
+    /// Sets the given fields on `active`; the texts are left for [`write_texts`].
+    fn apply(self, active: &mut tournaments::ActiveModel) -> Texts {
+        if let Some(prizes) = self.prizes {
+            active.prizes = Set(prizes);
+        }
+        if let Some(banner_url) = self.banner_url {
+            active.banner_url = Set(banner_url);
+        }
+        self.texts
+    }
+}
+
+/// An edit while registration is open, its fields checked; `None` leaves a field.
+pub struct TournamentChanges {
+    pub location_id: Option<Uuid>,
+    pub blind_template_id: Option<Uuid>,
+    pub tournament_type: Option<TournamentType>,
+    pub starts_at: Option<DateTime<Utc>>,
+    /// Not below the seats already taken; a larger capacity promotes from the waitlist.
+    pub capacity: Option<i32>,
+    pub chat_link: Option<Option<String>>,
+    pub presentation: Presentation,
+}
+
+/// Creates a tournament of `organizer_id` in `registration`, open at once, in the season of
+/// its start.
+pub async fn create(
+    db: &DatabaseConnection,
+    organizer_id: Uuid,
+    by: Uuid,
+    draft: TournamentDraft,
+) -> AppResult<tournaments::Model> {
+    let now = Utc::now();
+    let tx = db::begin_write(db).await?;
+    let season = ensure_season(&tx, draft.starts_at.date_naive()).await?;
+    let tournament = tournaments::ActiveModel {
+        id: Set(Uuid::now_v7()),
+        organizer_id: Set(organizer_id),
+        location_id: Set(draft.location_id),
+        season_id: Set(season.id),
+        blind_template_id: Set(draft.blind_template_id),
+        tournament_type: Set(draft.tournament_type),
+        starts_at: Set(draft.starts_at),
+        capacity: Set(draft.capacity),
+        status: Set(TournamentStatus::Registration),
+        prizes: Set(draft.prizes),
+        chat_link: Set(draft.chat_link),
+        banner_url: Set(draft.banner_url),
+        entry_fee: Set(0),
+        payment_status: Set("not_required".to_owned()),
+        clock_levels: Set(None),
+        current_level_idx: Set(0),
+        level_started_at: Set(None),
+        paused_at: Set(None),
+        chips_in_play: Set(0),
+        live_version: Set(FIRST_LIVE_VERSION),
+        started_at: Set(None),
+        finished_at: Set(None),
+        cancelled_at: Set(None),
+        created_by_user_id: Set(Some(by)),
+        created_at: Set(now),
+        updated_at: Set(now),
+    }
+    .insert(&tx)
+    .await?;
+    write_texts(&tx, tournament.id, draft.texts).await?;
+    audit::record(
+        &tx,
+        Some(by),
+        "tournament.create",
+        ("tournament", tournament.id.to_string()),
+        json!({"organizerId": organizer_id}),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(tournament)
+}
+
+/// Edits a tournament while registration is open. A new blind template is a new version of
+/// the pre-start LiveState (it shows the structure); a larger capacity moves the queue up.
+pub async fn update(
+    db: &DatabaseConnection,
+    notifier: &Notifier,
+    live: &Registry<impl LiveStore, impl Broadcaster>,
+    tournament_id: Uuid,
+    by: Uuid,
+    changes: TournamentChanges,
+) -> AppResult<tournaments::Model> {
+    let now = Utc::now();
+    let tx = db::begin_write(db).await?;
+    let tournament = lock(&tx, tournament_id).await?;
+    if tournament.status != TournamentStatus::Registration {
+        return Err(AppError::new(
+            ErrorCode::InvalidStatus,
+            "a tournament can be edited only while registration is open",
+        ));
+    }
+    if let Some(capacity) = changes.capacity {
+        let taken = taken_seats(&tx, tournament.id).await?;
+        if i64::from(capacity) < taken {
+            return Err(AppError::invalid_field(
+                "capacity",
+                format!("must not be below the {taken} seats already taken"),
+            ));
+        }
+    }
+    let new_structure = changes.blind_template_id.filter(|id| *id != tournament.blind_template_id);
+    if new_structure.is_some() {
+        advance_locked(&tx, &tournament, tournaments::Entity::update_many(), now).await?;
+    }
+    let mut active: tournaments::ActiveModel = tournament.into();
+    if let Some(id) = changes.location_id {
+        active.location_id = Set(id);
+    }
+    if let Some(id) = new_structure {
+        active.blind_template_id = Set(id);
+    }
+    if let Some(kind) = changes.tournament_type {
+        active.tournament_type = Set(kind);
+    }
+    if let Some(starts_at) = changes.starts_at {
+        active.starts_at = Set(starts_at);
+        active.season_id = Set(ensure_season(&tx, starts_at.date_naive()).await?.id);
+    }
+    if let Some(capacity) = changes.capacity {
+        active.capacity = Set(capacity);
+    }
+    if let Some(chat_link) = changes.chat_link {
+        active.chat_link = Set(chat_link);
+    }
+    let texts = changes.presentation.apply(&mut active);
+    active.updated_at = Set(now);
+    let updated = active.update(&tx).await?;
+    write_texts(&tx, updated.id, texts).await?;
+    // A larger capacity frees seats: the queue moves up at once.
+    let promoted = fill_free_seats(&tx, notifier, &updated, None).await?;
+    audit::record(&tx, Some(by), "tournament.update", ("tournament", updated.id.to_string()), json!({})).await?;
+    tx.commit().await?;
+    notifier.push_in_background(db, promoted.into_iter().collect());
+    if new_structure.is_some() {
+        publish(live, updated.id).await;
+    }
+    Ok(updated)
+}
+
+/// Changes what people read about a tournament, in any status (the platform's content
+/// admins). Only the presentation columns are written: the live engine's stay its own.
+pub async fn update_presentation(
+    db: &DatabaseConnection,
+    tournament_id: Uuid,
+    by: Uuid,
+    presentation: Presentation,
+) -> AppResult<tournaments::Model> {
+    let tx = db::begin_write(db).await?;
+    let tournament = lock(&tx, tournament_id).await?;
+    let mut active: tournaments::ActiveModel = tournament.into();
+    let texts = presentation.apply(&mut active);
+    let locales: Vec<&str> = texts.keys().copied().collect();
+    let fields = json!({
+        "prizes": active.prizes.is_set(),
+        "bannerUrl": active.banner_url.is_set(),
+        "translations": locales,
+    });
+    active.updated_at = Set(Utc::now());
+    let updated = active.update(&tx).await?;
+    write_texts(&tx, updated.id, texts).await?;
+    audit::record(
+        &tx,
+        Some(by),
+        "admin.tournament.update",
+        ("tournament", updated.id.to_string()),
+        json!({"changed": fields}),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(updated)
+}
+
+/// Replaces the texts of the given locales.
+async fn write_texts(conn: &impl ConnectionTrait, tournament_id: Uuid, texts: Texts) -> AppResult<()> {
+    for (locale, text) in texts {
+        tournament_translations::Entity::delete_many()
+            .filter(tournament_translations::Column::TournamentId.eq(tournament_id))
+            .filter(tournament_translations::Column::Locale.eq(locale))
+            .exec(conn)
+            .await?;
+        tournament_translations::ActiveModel {
+            tournament_id: Set(tournament_id),
+            locale: Set(locale.to_owned()),
+            title: Set(text.title),
+            subtitle: Set(text.subtitle),
+        }
+        .insert(conn)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Cancels a tournament in `registration` or `running`: every live registration is cancelled
+/// (nobody gets a strike) and every seat freed. Watchers of a running one see it at once.
+pub async fn cancel(
+    db: &DatabaseConnection,
+    live: &Registry<impl LiveStore, impl Broadcaster>,
+    tournament_id: Uuid,
+    by: Uuid,
+) -> AppResult<tournaments::Model> {
+    let tx = db::begin_write(db).await?;
+    let tournament = lock(&tx, tournament_id).await?;
+    if !matches!(tournament.status, TournamentStatus::Registration | TournamentStatus::Running) {
+        return Err(AppError::new(
+            ErrorCode::InvalidStatus,
+            "only a tournament in registration or running can be cancelled",
+        ));
+    }
+    let now = Utc::now();
+    let cancel = tournaments::Entity::update_many()
+        .col_expr(tournaments::Column::Status, Expr::value(TournamentStatus::Cancelled))
+        .col_expr(tournaments::Column::CancelledAt, Expr::value(Some(now)));
+    advance_locked(&tx, &tournament, cancel, now).await?;
+    cancel_all(&tx, tournament.id, now).await?;
+    audit::record(
+        &tx,
+        Some(by),
+        "tournament.cancel",
+        ("tournament", tournament.id.to_string()),
+        json!({"from": tournament.status}),
+    )
+    .await?;
+    tx.commit().await?;
+    publish(live, tournament.id).await;
+    Ok(tournaments::Model {
+        status: TournamentStatus::Cancelled,
+        cancelled_at: Some(now),
+        updated_at: now,
+        live_version: tournament.live_version + 1,
+        ..tournament
+    })
+}
+
+/// Starts a tournament, in one transaction (the actor calls it, then publishes): the
+/// checked-in players are shuffled and seated, everyone still `registered` becomes `no_show`
+/// with a strike, the waitlist is closed, chips in play and the clock are set, and the
+/// tournament moves to `running`.
+pub async fn start(db: &DatabaseConnection, tournament_id: Uuid, by: Uuid, now: DateTime<Utc>) -> AppResult<()> {
+    let tx = db::begin_write(db).await?;
+    let tournament = lock(&tx, tournament_id).await?;
+    match tournament.status {
+        TournamentStatus::Registration => {}
+        TournamentStatus::Running | TournamentStatus::Finished => return Err(already_started()),
+        TournamentStatus::Cancelled | TournamentStatus::Announced => {
+            return Err(AppError::new(ErrorCode::InvalidStatus, "only a tournament in registration can start"));
+        }
+    }
+    let checked_in: Vec<Uuid> = registrations::Entity::find()
+        .filter(registrations::Column::TournamentId.eq(tournament_id))
+        .filter(registrations::Column::Status.eq(RegistrationStatus::CheckedIn))
+        .order_by_asc(registrations::Column::CreatedAt)
+        .order_by_asc(registrations::Column::Id)
+        .all(&tx)
+        .await?
+        .into_iter()
+        .map(|registration| registration.id)
+        .collect();
+    if checked_in.len() < 2 {
+        return Err(AppError::new(ErrorCode::NotEnoughPlayers, "at least two checked-in players are needed to start"));
+    }
+    let template = blind_templates::Entity::find_by_id(tournament.blind_template_id)
+        .one(&tx)
+        .await?
+        .ok_or_else(|| AppError::Internal(anyhow::anyhow!("tournament {tournament_id} lost its blind template")))?;
+
+    let seating = seat_players(&checked_in, &mut rand::rng());
+    let seats = seating.iter().map(|assignment| table_seats::ActiveModel {
+        id: Set(Uuid::now_v7()),
+        tournament_id: Set(tournament_id),
+        registration_id: Set(assignment.player),
+        table_no: Set(assignment.table_no),
+        seat_no: Set(assignment.seat_no),
+        active: Set(true),
+        created_at: Set(now),
+        updated_at: Set(now),
+    });
+    table_seats::Entity::insert_many(seats).exec_without_returning(&tx).await?;
+
+    // In player order, as every transaction that locks several profiles takes them.
+    let no_shows = registrations::Entity::find()
+        .filter(registrations::Column::TournamentId.eq(tournament_id))
+        .filter(registrations::Column::Status.eq(RegistrationStatus::Registered))
+        .order_by_asc(registrations::Column::UserId)
+        .all(&tx)
+        .await?;
+    set_status(&tx, tournament_id, RegistrationStatus::Registered, RegistrationStatus::NoShow, now).await?;
+    for registration in &no_shows {
+        if let Some(user_id) = registration.user_id {
+            strikes::issue(&tx, user_id, tournament_id, registration.id, StrikeReason::NoShow, now).await?;
+        }
+    }
+    // The roster is fixed from here: nobody waits for a seat any more.
+    let closed_waitlist =
+        set_status(&tx, tournament_id, RegistrationStatus::Waitlist, RegistrationStatus::Cancelled, now).await?;
+
+    let players = i64::try_from(checked_in.len()).unwrap_or(i64::MAX);
+    let running = tournaments::Entity::update_many()
+        .col_expr(tournaments::Column::Status, Expr::value(TournamentStatus::Running))
+        .col_expr(tournaments::Column::StartedAt, Expr::value(now))
+        .col_expr(tournaments::Column::ClockLevels, Expr::value(template.levels.clone()))
+        .col_expr(tournaments::Column::CurrentLevelIdx, Expr::value(0))
+        .col_expr(tournaments::Column::LevelStartedAt, Expr::value(now))
+        .col_expr(tournaments::Column::PausedAt, Expr::value(Option::<DateTime<Utc>>::None))
+        .col_expr(tournaments::Column::ChipsInPlay, Expr::value(template.starting_stack.saturating_mul(players)));
+    let decided_on = (tournament.live_version, TournamentStatus::Registration);
+    if !advance_live_version(&tx, tournament_id, decided_on, running, now).await? {
+        return Err(already_started());
+    }
+    audit::record(
+        &tx,
+        Some(by),
+        "tournament.start",
+        ("tournament", tournament_id.to_string()),
+        json!({
+            "players": players,
+            "tables": table_count(checked_in.len()),
+            "noShows": no_shows.len(),
+            "waitlistClosed": closed_waitlist,
+        }),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+fn already_started() -> AppError {
+    AppError::new(ErrorCode::TournamentAlreadyStarted, "the tournament has already started")
+}
+
+/// Moves every registration of the tournament in `from` to `to`; returns how many moved.
+async fn set_status(
+    conn: &impl ConnectionTrait,
+    tournament_id: Uuid,
+    from: RegistrationStatus,
+    to: RegistrationStatus,
+    now: DateTime<Utc>,
+) -> AppResult<u64> {
+    let mut update = registrations::Entity::update_many()
+        .col_expr(registrations::Column::Status, Expr::value(to))
+        .col_expr(registrations::Column::UpdatedAt, Expr::value(now));
+    if to == RegistrationStatus::Cancelled {
+        update = update.col_expr(registrations::Column::CancelledAt, Expr::value(now));
+    }
+    let moved = update
+        .filter(registrations::Column::TournamentId.eq(tournament_id))
+        .filter(registrations::Column::Status.eq(from))
+        .exec(conn)
+        .await?;
+    Ok(moved.rows_affected)
+}
