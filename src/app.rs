@@ -9,6 +9,7 @@ use sea_orm::DatabaseConnection;
 use crate::auth::SignIn;
 use crate::config::Config;
 use crate::live::LiveRegistry;
+use crate::live::socket::SocketBroadcaster;
 use crate::notifications::Notifier;
 use crate::storage::Storage;
 
@@ -24,6 +25,8 @@ pub struct App {
     pub notifier: Notifier,
     /// Finds or starts the actor of a live tournament.
     pub live: LiveRegistry,
+    /// The Socket.IO side of the live engine, for closing a banned account's connections.
+    pub live_sockets: Arc<SocketBroadcaster>,
     /// Where uploaded files are kept (`STORAGE_URL`).
     pub storage: Storage,
 }

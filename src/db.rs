@@ -37,6 +37,24 @@ where
     Ok(rows)
 }
 
+/// Rows per multi-row `INSERT`: even at 60 columns a statement stays under SQLite's 32,766
+/// bind parameters (PostgreSQL allows 65,535), whatever the size of the field.
+pub const ROWS_PER_INSERT: usize = 500;
+
+/// Inserts `rows` `ROWS_PER_INSERT` at a time: every bulk write goes through here, so none
+/// outgrows a statement's bind parameters (a field of 10,000 players seated or confirmed).
+pub async fn insert_chunked<A>(conn: &impl ConnectionTrait, mut rows: Vec<A>) -> Result<(), DbErr>
+where
+    A: sea_orm::ActiveModelTrait + Send,
+{
+    while !rows.is_empty() {
+        let rest = rows.split_off(rows.len().min(ROWS_PER_INSERT));
+        let chunk = std::mem::replace(&mut rows, rest);
+        <A::Entity as sea_orm::EntityTrait>::insert_many(chunk).exec_without_returning(conn).await?;
+    }
+    Ok(())
+}
+
 /// Connects to `url`. For a SQLite file its folder is created when missing, so a bare
 /// `floor serve` works on an empty machine.
 pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {

@@ -14,12 +14,13 @@ use floor_entities::{
 };
 use sea_orm::sea_query::{Expr, ExprTrait, OnConflict, Query};
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
-    Set,
+    ColumnTrait, Condition, ConnectionTrait, DatabaseTransaction, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
 };
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::auth::permissions::{Permission, has_permission};
 use crate::db::{IDS_PER_STATEMENT, find_where_in};
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::notifications::{Journaled, Notifier};
@@ -97,10 +98,40 @@ pub fn ensure_mergeable(main: &users::Model, duplicate: &users::Model) -> AppRes
     Ok(())
 }
 
+/// Refuses a merge that `caller` may not make, with both accounts locked: a merge into the
+/// caller's own account (`INVALID_STATUS`: it would hand the caller whatever the duplicate
+/// held), and, unless the caller may manage organizers, a merge that would move the
+/// duplicate's club staff roles (owner, td) to the main account (`FORBIDDEN`).
+pub async fn ensure_may_merge(
+    tx: &DatabaseTransaction,
+    caller: &users::Model,
+    main: &users::Model,
+    duplicate: &users::Model,
+) -> AppResult<()> {
+    if main.id == caller.id {
+        return Err(AppError::new(ErrorCode::InvalidStatus, "you cannot merge an account into your own"));
+    }
+    if has_permission(caller.admin_role, Permission::OrganizersManage) {
+        return Ok(());
+    }
+    let staff = organizer_members::Entity::find()
+        .filter(organizer_members::Column::UserId.eq(duplicate.id))
+        .filter(organizer_members::Column::Role.is_in([MemberRole::Owner, MemberRole::Td]))
+        .count(tx)
+        .await?;
+    if staff > 0 {
+        return Err(AppError::new(
+            ErrorCode::Forbidden,
+            "the duplicate is club staff: moving its owner or td roles needs organizers.manage",
+        ));
+    }
+    Ok(())
+}
+
 /// Merges `duplicate` into `main` inside `tx`. The caller has checked that they differ and
 /// holds both rows ([`lock_accounts`]).
 ///
-/// The duplicate is banned first, guarded by its status (`INVALID_STATUS` when it is no
+/// The duplicate is banned first, for good (it remembers `main`), guarded by its status (`INVALID_STATUS` when it is no
 /// longer active). Then the locks, in the order every writer uses
 /// (`rating::lock_participants`): the tournaments the duplicate played or works in, in id
 /// order; then the staff of its clubs; then both profiles. So no registration, confirmation
@@ -114,6 +145,7 @@ pub async fn merge_accounts(
 ) -> AppResult<Merged> {
     let banned = users::Entity::update_many()
         .col_expr(users::Column::Status, Expr::value(UserStatus::Banned))
+        .col_expr(users::Column::MergedIntoUserId, Expr::value(Some(main)))
         .col_expr(users::Column::UpdatedAt, Expr::value(now))
         .filter(users::Column::Id.eq(duplicate))
         .filter(users::Column::Status.eq(UserStatus::Active))

@@ -25,7 +25,7 @@ use uuid::Uuid;
 
 use self::fcm::{FcmSender, PushConfigError, SendOutcome};
 use crate::config::FcmSettings;
-use crate::db::IDS_PER_STATEMENT;
+use crate::db::{self, IDS_PER_STATEMENT};
 use crate::error::AppResult;
 
 /// The kinds of the spec's event table; the journal stores their wire names.
@@ -139,7 +139,7 @@ impl Notifier {
 
     /// Writes the journal row of `notice` for each distinct recipient, in `conn` (which may be
     /// the caller's transaction); sends nothing. A notice without a dedup key is written
-    /// `IDS_PER_STATEMENT` rows per statement. With a key, a recipient who already has a row
+    /// in multi-row statements ([`db::insert_chunked`]). With a key, a recipient who already has a row
     /// with it gets none (`ON CONFLICT DO NOTHING`, one statement per recipient, so exactly
     /// the rows written are known and pushed even when a concurrent writer raced us).
     pub async fn journal(&self, conn: &impl ConnectionTrait, notice: Notice) -> AppResult<Journaled> {
@@ -162,11 +162,9 @@ impl Notifier {
             .map(|recipient| (recipient, Uuid::now_v7()))
             .collect();
         if notice.dedup_key.is_none() {
-            for chunk in planned.chunks(IDS_PER_STATEMENT) {
-                notifications::Entity::insert_many(chunk.iter().map(|(recipient, id)| row(*recipient, *id)))
-                    .exec_without_returning(conn)
-                    .await?;
-            }
+            let rows: Vec<notifications::ActiveModel> =
+                planned.iter().map(|(recipient, id)| row(*recipient, *id)).collect();
+            db::insert_chunked(conn, rows).await?;
             return Ok(Journaled { notice, rows: planned });
         }
         let mut rows = Vec::with_capacity(planned.len());

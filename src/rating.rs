@@ -175,9 +175,7 @@ pub async fn write_results(
             skill_alpha: Set(config.skill_alpha),
         });
     }
-    if !rows.is_empty() {
-        results::Entity::insert_many(rows).exec_without_returning(conn).await?;
-    }
+    db::insert_chunked(conn, rows).await?;
     Ok(awards)
 }
 

@@ -1,5 +1,6 @@
 //! Sign-up: an account made for a phone, with its empty player profile, takes over what that
-//! phone earned as a guest (the guests seated under it and their results).
+//! phone did as a guest: the guests seated under it, their registrations (so one person
+//! never holds two places in a tournament) and their results.
 
 use chrono::Utc;
 use floor_entities::enums::UserStatus;
@@ -15,6 +16,7 @@ use crate::db;
 use crate::domain::Phone;
 use crate::error::AppResult;
 use crate::seed::DEFAULT_SKILL_INITIAL;
+use crate::tournaments::registrations::claim_guest_registrations;
 use crate::tournaments::results::claim_guest_results;
 
 /// The account with `phone`, created (with its profile) when missing. Takes the phone's
@@ -27,7 +29,8 @@ pub async fn find_or_create_account(tx: &DatabaseTransaction, phone: &Phone) -> 
     }
 }
 
-/// Creates a user with an empty player profile and links the guests seated with this phone.
+/// Creates a user with an empty player profile; the guests seated with this phone become
+/// its, with their places (the same registration rows) and their results.
 pub async fn create_account(conn: &impl ConnectionTrait, phone: &Phone) -> AppResult<users::Model> {
     let now = Utc::now();
     let user = users::ActiveModel {
@@ -40,6 +43,7 @@ pub async fn create_account(conn: &impl ConnectionTrait, phone: &Phone) -> AppRe
         consent_accepted_at: Set(None),
         admin_role: Set(None),
         status: Set(UserStatus::Active),
+        merged_into_user_id: Set(None),
         created_at: Set(now),
         updated_at: Set(now),
     }
@@ -73,6 +77,7 @@ pub async fn create_account(conn: &impl ConnectionTrait, phone: &Phone) -> AppRe
             .filter(guest_players::Column::Id.is_in(guests.iter().copied()))
             .exec(conn)
             .await?;
+        claim_guest_registrations(conn, user.id, &guests).await?;
         claim_guest_results(conn, user.id, &guests).await?;
     }
     Ok(user)

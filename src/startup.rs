@@ -59,7 +59,16 @@ impl Application {
         let storage = Storage::open(config.storage_url.as_ref().map(Secret::expose))?;
         tracing::info!(?storage, "uploads storage");
         let (live, broadcaster) = live::start(&db, notifier.clone()).await.context("starting the live engine")?;
-        let state = AppState(Arc::new(App { config, db, sign_in, redis, notifier, live, storage }));
+        let state = AppState(Arc::new(App {
+            config,
+            db,
+            sign_in,
+            redis,
+            notifier,
+            live,
+            live_sockets: broadcaster.clone(),
+            storage,
+        }));
         let router = live::socket::serve_beside(
             http::router(state.clone()),
             &broadcaster,

@@ -24,6 +24,8 @@ pub struct Model {
     pub admin_role: Option<AdminRole>,
     /// Set by platform admins through a guarded update; a banned account cannot sign in.
     pub status: UserStatus,
+    /// The account this one was merged into: set by a merge, which leaves it banned for good.
+    pub merged_into_user_id: Option<Uuid>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

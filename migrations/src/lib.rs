@@ -18,6 +18,8 @@ mod m20261122_000006_create_engagement;
 mod m20261122_000007_relax_late_cancel_strikes;
 mod m20261122_000008_add_result_skill_alpha;
 mod m20261122_000009_create_job_runs;
+mod m20261124_000010_keep_one_place_per_person;
+mod m20261124_000012_add_user_merged_into;
 
 /// Every table the migrations create, in creation order.
 pub const TABLES: &[&str] = &[
@@ -69,6 +71,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000007_relax_late_cancel_strikes::Migration),
             Box::new(m20261122_000008_add_result_skill_alpha::Migration),
             Box::new(m20261122_000009_create_job_runs::Migration),
+            Box::new(m20261124_000010_keep_one_place_per_person::Migration),
+            Box::new(m20261124_000012_add_user_merged_into::Migration),
         ]
     }
 }

@@ -18,6 +18,8 @@ const POSTGRES_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 enum Scenario {
     RoundTrip,
     Constraints,
+    ClaimedGuests,
+    DoubleResults,
 }
 
 async fn connect(url: &str) -> Result<DatabaseConnection, DbErr> {
@@ -30,6 +32,8 @@ async fn run(scenario: Scenario, db: &DatabaseConnection) {
     match scenario {
         Scenario::RoundTrip => round_trip(db).await,
         Scenario::Constraints => constraints(db).await,
+        Scenario::ClaimedGuests => claimed_guests(db).await,
+        Scenario::DoubleResults => double_results(db).await,
     }
 }
 
@@ -142,27 +146,20 @@ fn seat(id: Uuid, tournament: Uuid, registration: Uuid, table_no: i32, seat_no: 
     ]
 }
 
-async fn constraints(db: &DatabaseConnection) {
-    Migrator::up(db, None).await.expect("migrate up");
+/// What [`a_running_tournament`] made.
+struct RunningTournament {
+    city: Uuid,
+    tournament: Uuid,
+}
 
-    let missing_city = insert(
-        db,
-        "city_translations",
-        vec![("city_id", Expr::val(Uuid::new_v4())), ("locale", Expr::val("ru")), ("name", Expr::val("Нигде"))],
-    )
-    .await;
-    assert!(missing_city.is_err(), "a translation needs its city");
-
+/// A running tournament of a club at a venue in Moscow, with its season and blind template.
+async fn a_running_tournament(db: &DatabaseConnection) -> RunningTournament {
     let city = Uuid::new_v4();
     let organizer = Uuid::new_v4();
     let location = Uuid::new_v4();
     let season = Uuid::new_v4();
     let template = Uuid::new_v4();
     let tournament = Uuid::new_v4();
-    let (alice, bob) = (Uuid::new_v4(), Uuid::new_v4());
-    let (reg_alice, reg_bob) = (Uuid::new_v4(), Uuid::new_v4());
-    let (seat_alice, seat_bob) = (Uuid::new_v4(), Uuid::new_v4());
-
     let setup: Vec<(&str, Vec<(&str, Expr)>)> = vec![
         ("cities", vec![("id", Expr::val(city)), ("slug", Expr::val("moscow")), ("created_at", now())]),
         (
@@ -225,6 +222,30 @@ async fn constraints(db: &DatabaseConnection) {
                 ("updated_at", now()),
             ],
         ),
+    ];
+    for (table, values) in setup {
+        insert(db, table, values).await.unwrap_or_else(|err| panic!("insert into {table}: {err}"));
+    }
+    RunningTournament { city, tournament }
+}
+
+async fn constraints(db: &DatabaseConnection) {
+    Migrator::up(db, None).await.expect("migrate up");
+
+    let missing_city = insert(
+        db,
+        "city_translations",
+        vec![("city_id", Expr::val(Uuid::new_v4())), ("locale", Expr::val("ru")), ("name", Expr::val("Нигде"))],
+    )
+    .await;
+    assert!(missing_city.is_err(), "a translation needs its city");
+
+    let RunningTournament { city, tournament } = a_running_tournament(db).await;
+    let (alice, bob) = (Uuid::new_v4(), Uuid::new_v4());
+    let (reg_alice, reg_bob) = (Uuid::new_v4(), Uuid::new_v4());
+    let (seat_alice, seat_bob) = (Uuid::new_v4(), Uuid::new_v4());
+
+    let setup: Vec<(&str, Vec<(&str, Expr)>)> = vec![
         (
             "users",
             vec![
@@ -421,4 +442,157 @@ async fn schema_enforces_its_keys_and_one_player_per_occupied_seat_on_sqlite() {
 #[tokio::test]
 async fn schema_enforces_its_keys_and_one_player_per_occupied_seat_on_postgres() {
     on_postgres(Scenario::Constraints).await;
+}
+
+/// The migrations before `m20261124_000010_keep_one_place_per_person`.
+const BEFORE_ONE_PLACE_PER_PERSON: u32 = 9;
+
+fn user(id: Uuid, phone: &str) -> (&'static str, Vec<(&'static str, Expr)>) {
+    ("users", vec![("id", Expr::val(id)), ("phone", Expr::val(phone)), ("created_at", now()), ("updated_at", now())])
+}
+
+fn registration(
+    id: Uuid,
+    tournament: Uuid,
+    user: Option<Uuid>,
+    guest: Option<Uuid>,
+) -> (&'static str, Vec<(&'static str, Expr)>) {
+    (
+        "registrations",
+        vec![
+            ("id", Expr::val(id)),
+            ("tournament_id", Expr::val(tournament)),
+            ("user_id", Expr::val(user)),
+            ("guest_id", Expr::val(guest)),
+            ("status", Expr::val("checked_in")),
+            ("source", Expr::val("walk_in")),
+            ("created_at", now()),
+            ("updated_at", now()),
+        ],
+    )
+}
+
+fn result(
+    id: Uuid,
+    tournament: Uuid,
+    registration: Uuid,
+    user: Uuid,
+    place: i32,
+) -> (&'static str, Vec<(&'static str, Expr)>) {
+    (
+        "results",
+        vec![
+            ("id", Expr::val(id)),
+            ("tournament_id", Expr::val(tournament)),
+            ("registration_id", Expr::val(registration)),
+            ("user_id", Expr::val(user)),
+            ("place", Expr::val(place)),
+            ("season_points", Expr::val(10)),
+            ("xp", Expr::val(10)),
+            ("created_at", now()),
+        ],
+    )
+}
+
+async fn insert_all(db: &DatabaseConnection, rows: Vec<(&str, Vec<(&str, Expr)>)>) {
+    for (table, values) in rows {
+        insert(db, table, values).await.unwrap_or_else(|err| panic!("insert into {table}: {err}"));
+    }
+}
+
+/// The registrations that carry both an account and a guest.
+async fn claimed_places(db: &DatabaseConnection) -> i64 {
+    let row = db
+        .query_one_raw(Statement::from_string(
+            db.get_database_backend(),
+            "SELECT COUNT(*) AS n FROM registrations WHERE user_id IS NOT NULL AND guest_id IS NOT NULL",
+        ))
+        .await
+        .expect("count")
+        .expect("count row");
+    row.try_get::<i64>("", "n").expect("count value")
+}
+
+/// Places of guests claimed before the migration move to their accounts, except where that
+/// would give an account a second place; then an account holds one result per tournament.
+async fn claimed_guests(db: &DatabaseConnection) {
+    Migrator::up(db, Some(BEFORE_ONE_PLACE_PER_PERSON)).await.expect("migrate up to the job runs");
+    let RunningTournament { tournament, .. } = a_running_tournament(db).await;
+    let (anna, boris) = (Uuid::new_v4(), Uuid::new_v4());
+    let (guest_anna, guest_boris) = (Uuid::new_v4(), Uuid::new_v4());
+    let (place_anna, place_guest_boris, place_boris) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+    let guest = |id: Uuid, phone: &'static str, claimed_by: Uuid| {
+        (
+            "guest_players",
+            vec![
+                ("id", Expr::val(id)),
+                ("phone", Expr::val(phone)),
+                ("name", Expr::val("Guest")),
+                ("claimed_by_user_id", Expr::val(claimed_by)),
+                ("created_at", now()),
+            ],
+        )
+    };
+    insert_all(
+        db,
+        vec![
+            user(anna, "+79990000011"),
+            user(boris, "+79990000012"),
+            guest(guest_anna, "+79990000011", anna),
+            guest(guest_boris, "+79990000012", boris),
+            registration(place_anna, tournament, None, Some(guest_anna)),
+            registration(place_guest_boris, tournament, None, Some(guest_boris)),
+            registration(place_boris, tournament, Some(boris), None),
+        ],
+    )
+    .await;
+
+    Migrator::up(db, None).await.expect("migrate up");
+    assert_eq!(claimed_places(db).await, 1, "Anna's guest place is hers now; Boris already had one, his stays apart");
+    insert_all(db, vec![result(Uuid::new_v4(), tournament, place_anna, anna, 1)]).await;
+    let second = result(Uuid::new_v4(), tournament, place_boris, anna, 2);
+    assert!(insert(db, second.0, second.1).await.is_err(), "one result per account and tournament");
+}
+
+/// Two results of one account in one tournament cannot be settled by a migration: it stops
+/// and names them.
+async fn double_results(db: &DatabaseConnection) {
+    Migrator::up(db, Some(BEFORE_ONE_PLACE_PER_PERSON)).await.expect("migrate up to the job runs");
+    let RunningTournament { tournament, .. } = a_running_tournament(db).await;
+    let anna = Uuid::new_v4();
+    let (first, second) = (Uuid::new_v4(), Uuid::new_v4());
+    insert_all(
+        db,
+        vec![
+            user(anna, "+79990000021"),
+            registration(first, tournament, Some(anna), None),
+            registration(second, tournament, None, None),
+            result(Uuid::new_v4(), tournament, first, anna, 1),
+            result(Uuid::new_v4(), tournament, second, anna, 2),
+        ],
+    )
+    .await;
+    let refused = Migrator::up(db, None).await.expect_err("the migration stops");
+    let text = refused.to_string();
+    assert!(text.contains("two results in one tournament") && text.contains(&anna.to_string()), "{text}");
+}
+
+#[tokio::test]
+async fn claimed_guests_places_move_to_their_accounts_on_sqlite() {
+    on_sqlite(Scenario::ClaimedGuests).await;
+}
+
+#[tokio::test]
+async fn claimed_guests_places_move_to_their_accounts_on_postgres() {
+    on_postgres(Scenario::ClaimedGuests).await;
+}
+
+#[tokio::test]
+async fn two_results_of_one_account_stop_the_migration_on_sqlite() {
+    on_sqlite(Scenario::DoubleResults).await;
+}
+
+#[tokio::test]
+async fn two_results_of_one_account_stop_the_migration_on_postgres() {
+    on_postgres(Scenario::DoubleResults).await;
 }

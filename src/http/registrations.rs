@@ -157,8 +157,9 @@ async fn check_in_player(
     Ok(Json(registration_view(&app.db, row).await?))
 }
 
-/// Removes the arrival mark: back to the waitlist for a player promoted from it, else to
-/// `registered`.
+/// Removes the arrival mark: back to the waitlist for a player promoted from it; a walk-in
+/// (let in at the door) is cancelled, so it can never become a no-show; anyone else goes back
+/// to `registered`.
 #[utoipa::path(post, path = "/tournaments/{id}/cancel-check-in", tag = "registration", security(("bearer" = [])),
     params(("id" = Uuid, Path)), request_body = RegistrationRef,
     responses(

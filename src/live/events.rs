@@ -87,6 +87,12 @@ pub fn room(tournament_id: Uuid) -> String {
     format!("tournament:{tournament_id}")
 }
 
+/// The room of one account's sockets (joined at connect, never by a client's `join`), so a
+/// ban reaches every connection of the account on every node.
+pub fn user_room(user_id: Uuid) -> String {
+    format!("user:{user_id}")
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -111,5 +117,6 @@ mod tests {
     fn event_names_are_the_contracts() {
         assert_eq!(ClientEvent::ALL.map(ClientEvent::name), ["join", "leave"]);
         assert_eq!(room(Uuid::nil()), "tournament:00000000-0000-0000-0000-000000000000");
+        assert_eq!(user_room(Uuid::nil()), "user:00000000-0000-0000-0000-000000000000");
     }
 }

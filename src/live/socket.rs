@@ -16,10 +16,11 @@ use socketioxide::adapter::{Adapter, Emitter, LocalAdapter};
 use socketioxide::extract::{AckSender, SocketRef, State, TryData};
 use socketioxide::handler::ConnectHandler;
 use socketioxide_redis::{RedisAdapter, RedisAdapterCtr};
+use uuid::Uuid;
 
 use super::LiveRegistry;
 use super::bus::Bus;
-use super::events::{ClientEvent, JoinAck, RoomRequest, ServerEvent, room};
+use super::events::{ClientEvent, JoinAck, RoomRequest, ServerEvent, room, user_room};
 use crate::auth::sessions::signed_in_user;
 use crate::auth::tokens::JwtKeys;
 use crate::error::{AppError, ErrorCode};
@@ -61,6 +62,29 @@ impl Broadcaster for SocketBroadcaster {
     }
 }
 
+impl SocketBroadcaster {
+    /// Closes every live connection of `user_id`, on every node: a banned account leaves the
+    /// live rooms as it leaves the API (and its handshake is refused from then on).
+    pub async fn disconnect_user(&self, user_id: Uuid) {
+        let closed = match self.io.get() {
+            Some(LiveIo::Local(io)) => disconnect_room(io, user_room(user_id)).await,
+            Some(LiveIo::Redis(io)) => disconnect_room(io, user_room(user_id)).await,
+            None => return,
+        };
+        if let Err(err) = closed {
+            tracing::warn!(%user_id, error = %err, "could not close the live connections of an account");
+        }
+    }
+}
+
+async fn disconnect_room<A: Adapter>(io: &SocketIo<A>, room: String) -> Result<(), String> {
+    let Some(namespace) = io.of(NAMESPACE) else { return Err("the /live namespace is missing".to_owned()) };
+    match tokio::time::timeout(BROADCAST_TIMEOUT, namespace.to(room).disconnect()).await {
+        Ok(closed) => closed.map_err(|err| err.to_string()),
+        Err(_) => Err("closing the connections timed out".to_owned()),
+    }
+}
+
 /// The longest a broadcast may hold the tournament's actor (a Redis that stopped answering).
 const BROADCAST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -96,7 +120,7 @@ pub async fn serve_beside(
     let (router, io) = match redis_url {
         None => {
             let (layer, io) = SocketIo::builder().with_state(hub).build_layer();
-            io.ns(NAMESPACE, on_connect::<LocalAdapter>.with(authenticate));
+            io.ns(NAMESPACE, on_connect::<LocalAdapter>.with(authenticate::<LocalAdapter>));
             (router.layer(layer), LiveIo::Local(io))
         }
         Some(url) => {
@@ -109,7 +133,7 @@ pub async fn serve_beside(
                 RedisAdapterCtr::new_with_redis(&client).await.context("connecting the Socket.IO adapter to Redis")?;
             let (layer, io) =
                 SocketIo::builder().with_state(hub).with_adapter::<RedisAdapter<_>>(adapter).build_layer();
-            io.ns(NAMESPACE, on_connect::<RedisAdapter<Emitter>>.with(authenticate))
+            io.ns(NAMESPACE, on_connect::<RedisAdapter<Emitter>>.with(authenticate::<RedisAdapter<Emitter>>))
                 .await
                 .map_err(|err| anyhow::anyhow!("subscribing the /live namespace in Redis: {err}"))?;
             (router.layer(layer), LiveIo::Redis(io))
@@ -149,12 +173,23 @@ impl fmt::Display for Unauthorized {
 
 impl std::error::Error for Unauthorized {}
 
+/// The account a socket signed in as at its handshake.
+#[derive(Clone, Copy)]
+struct SignedInAs(Uuid);
+
 /// Admits a socket whose `auth.token` is a valid access token of an active account, as an
-/// HTTP request would be admitted.
-async fn authenticate(TryData(handshake): TryData<Handshake>, State(hub): State<LiveHub>) -> Result<(), Unauthorized> {
+/// HTTP request would be admitted, and remembers the account.
+async fn authenticate<A: Adapter>(
+    socket: SocketRef<A>,
+    TryData(handshake): TryData<Handshake>,
+    State(hub): State<LiveHub>,
+) -> Result<(), Unauthorized> {
     let handshake = handshake.map_err(|_| Unauthorized)?;
     match signed_in_user(&hub.db, &hub.jwt, &handshake.token).await {
-        Ok(_) => Ok(()),
+        Ok(user) => {
+            socket.extensions.insert(SignedInAs(user.id));
+            Ok(())
+        }
         Err(AppError::Internal(cause)) => {
             tracing::warn!(error = ?cause, "could not read the account of a live connection");
             Err(Unauthorized)
@@ -163,8 +198,11 @@ async fn authenticate(TryData(handshake): TryData<Handshake>, State(hub): State<
     }
 }
 
-/// Gives every client event its handler.
+/// Puts the socket in its account's room and gives every client event its handler.
 async fn on_connect<A: Adapter>(socket: SocketRef<A>) {
+    if let Some(SignedInAs(user_id)) = socket.extensions.get::<SignedInAs>() {
+        socket.join(user_room(user_id));
+    }
     for event in ClientEvent::ALL {
         match event {
             ClientEvent::Join => socket.on(event.name(), join),

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use floor_actors::live::{Broadcaster, LiveStore, Registry};
 use floor_actors::rules::seating::{seat_players, table_count};
-use floor_entities::enums::{RegistrationStatus, StrikeReason, TournamentStatus, TournamentType};
+use floor_entities::enums::{RegistrationSource, RegistrationStatus, StrikeReason, TournamentStatus, TournamentType};
 use floor_entities::{blind_templates, registrations, table_seats, tournament_translations, tournaments};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
@@ -378,17 +378,20 @@ pub async fn start(db: &DatabaseConnection, tournament_id: Uuid, by: Uuid, now: 
         .ok_or_else(|| AppError::Internal(anyhow::anyhow!("tournament {tournament_id} lost its blind template")))?;
 
     let seating = seat_players(&checked_in, &mut rand::rng());
-    let seats = seating.iter().map(|assignment| table_seats::ActiveModel {
-        id: Set(Uuid::now_v7()),
-        tournament_id: Set(tournament_id),
-        registration_id: Set(assignment.player),
-        table_no: Set(assignment.table_no),
-        seat_no: Set(assignment.seat_no),
-        active: Set(true),
-        created_at: Set(now),
-        updated_at: Set(now),
-    });
-    table_seats::Entity::insert_many(seats).exec_without_returning(&tx).await?;
+    let seats: Vec<table_seats::ActiveModel> = seating
+        .iter()
+        .map(|assignment| table_seats::ActiveModel {
+            id: Set(Uuid::now_v7()),
+            tournament_id: Set(tournament_id),
+            registration_id: Set(assignment.player),
+            table_no: Set(assignment.table_no),
+            seat_no: Set(assignment.seat_no),
+            active: Set(true),
+            created_at: Set(now),
+            updated_at: Set(now),
+        })
+        .collect();
+    db::insert_chunked(&tx, seats).await?;
 
     // In player order, as every transaction that locks several profiles takes them.
     let no_shows = registrations::Entity::find()
@@ -399,7 +402,9 @@ pub async fn start(db: &DatabaseConnection, tournament_id: Uuid, by: Uuid, now: 
         .await?;
     set_status(&tx, tournament_id, RegistrationStatus::Registered, RegistrationStatus::NoShow, now).await?;
     for registration in &no_shows {
-        if let Some(user_id) = registration.user_id {
+        // A person is struck only for a place they asked for themselves: a walk-in left
+        // `registered` (by data older than walk-ins being cancelled when taken back) is not theirs.
+        if let (Some(user_id), RegistrationSource::App) = (registration.user_id, registration.source) {
             strikes::issue(&tx, user_id, tournament_id, registration.id, StrikeReason::NoShow, now).await?;
         }
     }

@@ -97,7 +97,8 @@ pub async fn display_title(conn: &impl ConnectionTrait, tournament_id: Uuid) -> 
 }
 
 /// The name each registration is shown under: the nickname when set, else the name; a
-/// guest's walk-in name. Never a phone.
+/// guest's walk-in name (also for the account that claimed the guest, until it has a name of
+/// its own). Never a phone.
 pub async fn player_names<'a>(
     conn: &impl ConnectionTrait,
     registrations: impl Iterator<Item = &'a registration_rows::Model>,
@@ -119,11 +120,8 @@ pub async fn player_names<'a>(
     Ok(registrations
         .into_iter()
         .filter_map(|r| {
-            let name = match (r.user_id, r.guest_id) {
-                (Some(user_id), _) => users.get(&user_id),
-                (None, Some(guest_id)) => guests.get(&guest_id),
-                (None, None) => None,
-            };
+            // An account that took over a guest's place keeps the walk-in name until it names itself.
+            let name = r.user_id.and_then(|id| users.get(&id)).or_else(|| r.guest_id.and_then(|id| guests.get(&id)));
             Some((r.id, name?.clone()))
         })
         .collect())

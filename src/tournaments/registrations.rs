@@ -20,6 +20,7 @@ use uuid::Uuid;
 
 use super::{UNNAMED_PLAYER, display_title, lock, taken_seats};
 use crate::accounts::find_user;
+use crate::db::IDS_PER_STATEMENT;
 use crate::domain::Phone;
 use crate::error::{AppError, AppResult, ErrorCode, OnUniqueViolation};
 use crate::follows::followers_of;
@@ -312,8 +313,10 @@ pub async fn check_in(
 }
 
 /// `cancel-check-in` by the club: a player who came from the waitlist returns to it (keeping
-/// their place at its head) and the seat they give back goes to the next in the queue;
-/// anyone else returns to `registered`.
+/// their place at its head) and the seat they give back goes to the next in the queue; a
+/// person the club let in at the door (a walk-in) is cancelled, since they never asked for a
+/// place the club could now hold against them as a no-show; anyone else returns to
+/// `registered`.
 pub async fn cancel_check_in(
     db: &DatabaseConnection,
     notifier: &Notifier,
@@ -323,11 +326,18 @@ pub async fn cancel_check_in(
     let (tx, tournament, now) = begin_while_open(db, tournament_id).await?;
     let refusal = "only a checked-in player can have the check-in cancelled";
     let row = club_row(&tx, &tournament, registration_id, RegistrationStatus::CheckedIn, refusal).await?;
-    let back_to = if row.seated_from_waitlist { RegistrationStatus::Waitlist } else { RegistrationStatus::Registered };
+    let back_to = match (row.seated_from_waitlist, row.source) {
+        (true, _) => RegistrationStatus::Waitlist,
+        (false, RegistrationSource::WalkIn) => RegistrationStatus::Cancelled,
+        (false, RegistrationSource::App) => RegistrationStatus::Registered,
+    };
     let mut active: registrations::ActiveModel = row.into();
     active.status = Set(back_to);
     active.seated_from_waitlist = Set(false);
     active.checked_in_at = Set(None);
+    if back_to == RegistrationStatus::Cancelled {
+        active.cancelled_at = Set(Some(now));
+    }
     active.updated_at = Set(now);
     let registration = active.update(&tx).await?;
     let promoted = fill_free_seats(&tx, notifier, &tournament, Some(registration.id)).await?;
@@ -401,6 +411,30 @@ pub async fn walk_in(
     };
     tx.commit().await?;
     Ok(registration)
+}
+
+/// A new account takes over the places its phone held as a guest: every registration of
+/// `guest_ids` becomes the account's (the same row, keeping the guest as its trace). So the
+/// account registering again is `ALREADY_REGISTERED`, a walk-in of its phone finds that row,
+/// and the unique key of one registration per account and tournament covers it. The account
+/// is new, so it holds no registration these could clash with.
+pub async fn claim_guest_registrations(
+    conn: &impl ConnectionTrait,
+    user_id: Uuid,
+    guest_ids: &[Uuid],
+) -> AppResult<u64> {
+    let mut claimed = 0;
+    for chunk in guest_ids.chunks(IDS_PER_STATEMENT) {
+        claimed += registrations::Entity::update_many()
+            .col_expr(registrations::Column::UserId, Expr::value(Some(user_id)))
+            .col_expr(registrations::Column::UpdatedAt, Expr::value(Utc::now()))
+            .filter(registrations::Column::GuestId.is_in(chunk.iter().copied()))
+            .filter(registrations::Column::UserId.is_null())
+            .exec(conn)
+            .await?
+            .rows_affected;
+    }
+    Ok(claimed)
 }
 
 /// The guest seated under `phone`, made with `name` on first sight.

@@ -16,6 +16,7 @@ mod dealers;
 mod devices;
 mod errors;
 mod health;
+mod integrity;
 mod jobs;
 mod live;
 mod members;

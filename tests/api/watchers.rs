@@ -24,6 +24,8 @@ pub enum Seen {
     Error(String),
     /// A `state` broadcast.
     State(Value),
+    /// The connection was closed (by the server, or the transport dropped).
+    Closed,
 }
 
 pub struct Watcher {
@@ -44,7 +46,7 @@ impl TestApp {
     /// Opens a connection to `/live` with `auth: {token}` (no auth at all for `None`).
     pub async fn watch(&self, token: Option<&str>, transport: TransportType) -> Watcher {
         let (sender, seen) = mpsc::unbounded_channel();
-        let (on_state, on_connect, on_error) = (sender.clone(), sender.clone(), sender);
+        let (on_state, on_connect, on_error, on_close) = (sender.clone(), sender.clone(), sender.clone(), sender);
         let mut builder = ClientBuilder::new(self.base.clone())
             .namespace("/live")
             .transport_type(transport)
@@ -59,6 +61,10 @@ impl TestApp {
             })
             .on("error", move |payload, _| {
                 let _ = on_error.send(Seen::Error(first_value(payload).to_string()));
+                async {}.boxed()
+            })
+            .on("close", move |_, _| {
+                let _ = on_close.send(Seen::Closed);
                 async {}.boxed()
             });
         if let Some(token) = token {
@@ -88,7 +94,7 @@ impl Watcher {
                 Some(Seen::Connected) => return Ok(()),
                 Some(Seen::Error(text)) => return Err(text),
                 Some(Seen::State(_)) => continue,
-                None => return Err("no answer".to_owned()),
+                Some(Seen::Closed) | None => return Err("no answer".to_owned()),
             }
         }
     }
@@ -153,6 +159,19 @@ impl Watcher {
             Ok(Some(Seen::State(state))) => Some(state),
             _ => None,
         }
+    }
+
+    /// Whether the server closes the connection within `wait` (whatever else arrives first).
+    pub async fn closed_within(&mut self, wait: Duration) -> bool {
+        let waiting = async {
+            while let Some(seen) = self.seen.recv().await {
+                if matches!(seen, Seen::Closed) {
+                    return true;
+                }
+            }
+            true
+        };
+        tokio::time::timeout(wait, waiting).await.unwrap_or(false)
     }
 
     pub async fn close(self) {

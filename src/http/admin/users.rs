@@ -39,6 +39,8 @@ pub struct AdminUserView {
     pub admin_role: Option<AdminRole>,
     /// `banned`: the account cannot sign in.
     pub status: UserStatus,
+    /// The account this one was merged into; such an account stays banned for good.
+    pub merged_into_user_id: Option<Uuid>,
     pub created_at: DateTime<Utc>,
     pub profile: RatingView,
 }
@@ -87,6 +89,7 @@ async fn admin_user_views(conn: &impl ConnectionTrait, users: Vec<users::Model>)
             city_slug: user.city_slug,
             admin_role: user.admin_role,
             status: user.status,
+            merged_into_user_id: user.merged_into_user_id,
             created_at: user.created_at,
             profile: profile.into(),
         })
@@ -185,7 +188,8 @@ fn ensure_may_ban(caller: &AuthUser, target: &users::Model) -> AppResult<()> {
 }
 
 /// Bans or unbans an account. A ban signs all its apps out (its refresh tokens are
-/// revoked; its access tokens stop working at once, since every request reads the account).
+/// revoked; its access tokens stop working at once, since every request reads the account;
+/// its live Socket.IO connections are closed). A merged duplicate stays banned.
 /// The same status again changes nothing.
 #[utoipa::path(patch, path = "/admin/users/{id}", tag = "admin", security(("bearer" = [])),
     params(("id" = Uuid, Path)), request_body = StatusChange,
@@ -195,7 +199,7 @@ fn ensure_may_ban(caller: &AuthUser, target: &users::Model) -> AppResult<()> {
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
         (status = 403, description = "FORBIDDEN: needs moderation; banning an account with a platform role needs admins.manage", body = ErrorBody),
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
-        (status = 409, description = "INVALID_STATUS: banning yourself, or the status changed meanwhile", body = ErrorBody),
+        (status = 409, description = "INVALID_STATUS: banning yourself, unbanning a merged duplicate, or the status changed meanwhile", body = ErrorBody),
     ))]
 async fn set_user_status(
     State(app): State<AppState>,
@@ -210,6 +214,12 @@ async fn set_user_status(
     }
     if body.status == UserStatus::Banned {
         ensure_may_ban(&admin.user, &user)?;
+    }
+    if let Some(main) = user.merged_into_user_id {
+        return Err(AppError::new(
+            ErrorCode::InvalidStatus,
+            format!("this account was merged into {main}: its history moved there, and it stays banned"),
+        ));
     }
     let now = Utc::now();
     // Guarded by the status read: of two moderators acting at once, the second gets 409.
@@ -246,6 +256,9 @@ async fn set_user_status(
     let user = users::Entity::find_by_id(user.id).one(&tx).await?.ok_or_else(|| AppError::not_found("user"))?;
     let view = admin_user_view(&tx, user).await?;
     tx.commit().await?;
+    if body.status == UserStatus::Banned {
+        app.live_sockets.disconnect_user(user_id).await;
+    }
     Ok(Json(view))
 }
 
@@ -272,9 +285,9 @@ pub struct MergeRequest {
         (status = 200, description = "The main account after the merge", body = AdminUserView),
         (status = 400, description = "VALIDATION_ERROR: duplicateUserId missing, malformed or equal to {id}", body = ErrorBody),
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
-        (status = 403, description = "FORBIDDEN: needs moderation; a duplicate with a platform role needs admins.manage", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN: needs moderation; a duplicate with a platform role needs admins.manage; a duplicate who is a club owner or td needs organizers.manage", body = ErrorBody),
         (status = 404, description = "NOT_FOUND: either account", body = ErrorBody),
-        (status = 409, description = "INVALID_STATUS: the duplicate is your own account, or either account is banned (a merged duplicate is)", body = ErrorBody),
+        (status = 409, description = "INVALID_STATUS: either account is your own, or either account is banned (a merged duplicate is)", body = ErrorBody),
     ))]
 async fn merge_users(
     State(app): State<AppState>,
@@ -288,6 +301,7 @@ async fn merge_users(
     let tx = db::begin_write(&app.db).await?;
     let (main, duplicate) = merge::lock_accounts(&tx, main_id, body.duplicate_user_id).await?;
     ensure_may_ban(&admin.user, &duplicate)?;
+    merge::ensure_may_merge(&tx, &admin.user.0, &main, &duplicate).await?;
     merge::ensure_mergeable(&main, &duplicate)?;
     let merged = merge::merge_accounts(&tx, &app.notifier, main.id, duplicate.id, Utc::now()).await?;
     audit::record(
@@ -300,6 +314,7 @@ async fn merge_users(
     .await?;
     let view = admin_user_view(&tx, main).await?;
     tx.commit().await?;
+    app.live_sockets.disconnect_user(duplicate.id).await;
     app.notifier.push_in_background(&app.db, merged.promotions);
     Ok(Json(view))
 }
