@@ -17,6 +17,7 @@ mod devices;
 mod errors;
 mod health;
 mod jobs;
+mod limits;
 mod live;
 mod members;
 mod metrics;
