@@ -23,7 +23,7 @@ use axum::response::{IntoResponse, Response};
 use governor::middleware::NoOpMiddleware;
 use ipnet::IpNet;
 use tower::{Layer, Service};
-use tower_governor::governor::{GovernorConfig, GovernorConfigBuilder};
+use tower_governor::governor::{GovernorConfig, GovernorConfigBuilder, SharedRateLimiter};
 use tower_governor::key_extractor::{GlobalKeyExtractor, KeyExtractor};
 use tower_governor::{GovernorError, GovernorLayer};
 use utoipa::openapi::schema::{ObjectBuilder, Type};
@@ -62,6 +62,9 @@ impl Limited {
     }
 }
 
+/// How often the addresses whose budgets are full again are forgotten.
+const SWEEP_EVERY: Duration = Duration::from_secs(60);
+
 /// The abuse limits of one node, with their budgets; the state of [`limit_abuse`].
 pub struct AbuseLimits {
     /// API paths (as routed, under [`API_PREFIX`]) whose `GET` anyone may call.
@@ -71,24 +74,61 @@ pub struct AbuseLimits {
     code_checks: GovernorLayer<ClientAddress, NoOpMiddleware, Body>,
     refreshes: GovernorLayer<ClientAddress, NoOpMiddleware, Body>,
     public_read_budget: GovernorLayer<ClientAddress, NoOpMiddleware, Body>,
+    /// The per-address budgets' stores, swept of addresses that are owed nothing.
+    per_client_budgets: Vec<SharedRateLimiter<IpAddr, NoOpMiddleware>>,
 }
 
 impl AbuseLimits {
     /// Fresh budgets for `settings`; the public reads are the ones `contract` lets anyone make.
     pub fn new(settings: &LimitSettings, contract: &OpenApiDoc) -> Self {
         let client = ClientAddress { trusted_proxies: settings.trusted_proxies.clone().into() };
+        let mut per_client_budgets = Vec::new();
+        let mut per_client = |rate: Rate, limited: Limited| {
+            let (layer, budget) = governor_layer(rate, client.clone(), limited.what());
+            per_client_budgets.push(budget);
+            layer
+        };
+        let code_requests = per_client(settings.code_requests, Limited::CodeRequest);
+        let code_checks = per_client(settings.code_checks, Limited::CodeCheck);
+        let refreshes = per_client(settings.refreshes, Limited::Refresh);
+        let public_read_budget = per_client(settings.public_reads, Limited::PublicRead);
+        let (code_requests_global, _) = governor_layer(
+            settings.code_requests_global,
+            GlobalKeyExtractor,
+            "too many sign-in codes are being requested right now",
+        );
         Self {
             public_reads: public_reads(contract).into_iter().map(|path| format!("{API_PREFIX}{path}")).collect(),
-            code_requests: governor_layer(settings.code_requests, client.clone(), Limited::CodeRequest.what()),
-            code_requests_global: governor_layer(
-                settings.code_requests_global,
-                GlobalKeyExtractor,
-                "too many sign-in codes are being requested right now",
-            ),
-            code_checks: governor_layer(settings.code_checks, client.clone(), Limited::CodeCheck.what()),
-            refreshes: governor_layer(settings.refreshes, client.clone(), Limited::Refresh.what()),
-            public_read_budget: governor_layer(settings.public_reads, client.clone(), Limited::PublicRead.what()),
+            code_requests,
+            code_requests_global,
+            code_checks,
+            refreshes,
+            public_read_budget,
+            per_client_budgets,
         }
+    }
+
+    /// Forgets the addresses whose budgets are full again (they would start full anyway), so
+    /// a stream of ever new addresses does not hold memory for good.
+    pub fn forget_idle_clients(&self) {
+        for budget in &self.per_client_budgets {
+            budget.retain_recent();
+            budget.shrink_to_fit();
+        }
+    }
+
+    /// Sweeps idle addresses every minute for as long as these limits are in use.
+    pub fn spawn_sweeper(self: &Arc<Self>) {
+        let limits = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(SWEEP_EVERY);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            loop {
+                every.tick().await;
+                let Some(limits) = limits.upgrade() else { break };
+                limits.forget_idle_clients();
+            }
+        });
     }
 
     /// What the routed request `method path` is limited as, if at all.
@@ -133,8 +173,13 @@ where
     answer.unwrap_or_else(|never| match never {})
 }
 
-/// A layer spending one budget of `rate` per key, answering `429` in the contract's shape.
-fn governor_layer<K: KeyExtractor>(rate: Rate, key: K, what: &'static str) -> GovernorLayer<K, NoOpMiddleware, Body> {
+/// A layer spending one budget of `rate` per key, answering `429` in the contract's shape, and
+/// the store of those budgets.
+fn governor_layer<K: KeyExtractor>(
+    rate: Rate,
+    key: K,
+    what: &'static str,
+) -> (GovernorLayer<K, NoOpMiddleware, Body>, SharedRateLimiter<K::Key, NoOpMiddleware>) {
     // Clamped so the builder's only refusal (a zero burst or period) cannot happen.
     let config: GovernorConfig<K, NoOpMiddleware> = GovernorConfigBuilder::default()
         .period(rate.interval().max(Duration::from_nanos(1)))
@@ -142,7 +187,8 @@ fn governor_layer<K: KeyExtractor>(rate: Rate, key: K, what: &'static str) -> Go
         .key_extractor(key)
         .finish()
         .expect("a non-zero burst and period always make a governor configuration");
-    GovernorLayer::new(config).error_handler(move |error| refusal(error, what))
+    let budgets = config.limiter().clone();
+    (GovernorLayer::new(config).error_handler(move |error| refusal(error, what)), budgets)
 }
 
 /// `429 RATE_LIMITED` with `Retry-After` in whole seconds, rounded up so that a client waiting
@@ -363,6 +409,18 @@ mod tests {
         assert_eq!(limits.classify(&Method::PATCH, &at("/tournaments/{id}")), None);
         assert_eq!(limits.classify(&Method::GET, &at("/auth/me")), None);
         assert_eq!(limits.classify(&Method::POST, "/auth/otp/request"), None);
+    }
+
+    #[test]
+    fn sweeping_idle_clients_keeps_every_spent_budget() {
+        let settings = LimitSettings { code_requests: Rate::new(1, Duration::from_secs(3600)), ..Default::default() };
+        let limits = AbuseLimits::new(&settings, &OpenApiDoc::default());
+        let code_requests = &limits.per_client_budgets[0];
+        let client = ip("203.0.113.7");
+        assert!(code_requests.check_key(&client).is_ok());
+        limits.forget_idle_clients();
+        assert_eq!(code_requests.len(), 1, "an address still owed time is remembered");
+        assert!(code_requests.check_key(&client).is_err(), "sweeping gives no budget back");
     }
 
     #[test]

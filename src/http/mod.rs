@@ -120,6 +120,7 @@ pub fn router(state: AppState) -> Router {
     let (api, openapi) = api_parts();
     let files = uploads::files_router(state.clone());
     let abuse_limits = Arc::new(limits::AbuseLimits::new(&state.config.limits, &openapi));
+    abuse_limits.spawn_sweeper();
     let api = api
         .route_layer(middleware::from_fn_with_state(abuse_limits, limits::limit_abuse))
         .method_not_allowed_fallback(method_not_allowed)
