@@ -3,11 +3,13 @@
 
 pub mod channels;
 pub mod fcm;
+pub mod limits;
 
 use std::fmt;
 
 pub use self::channels::ChannelSettings;
 pub use self::fcm::FcmSettings;
+pub use self::limits::{LimitSettings, Rate};
 use crate::domain::Phone;
 
 /// Where the service runs. Production tightens every default.
@@ -76,6 +78,8 @@ pub struct Config {
     /// `FCM_SERVICE_ACCOUNT_JSON` and its companions: unset means notifications are journaled
     /// but never pushed.
     pub fcm: Option<FcmSettings>,
+    /// `RATE_LIMIT_*` and `TRUSTED_PROXIES`: the abuse limits and who may name the client.
+    pub limits: LimitSettings,
 }
 
 /// Why the service refuses to start. Its text is the one line an operator sees.
@@ -162,6 +166,7 @@ impl Config {
             otel_endpoint: get("OTEL_EXPORTER_OTLP_ENDPOINT"),
             channels: ChannelSettings::from_env(get),
             fcm: FcmSettings::from_env(get)?,
+            limits: LimitSettings::from_env(get)?,
         })
     }
 
@@ -209,6 +214,7 @@ mod tests {
         assert!(config.redis_url.is_none());
         assert!(!config.otp_log_codes);
         assert!(config.platform_admin_phones.is_empty());
+        assert_eq!(config.limits, LimitSettings::default());
     }
 
     #[test]
@@ -269,6 +275,10 @@ mod tests {
         assert!(err.to_string().starts_with("APP_ENV"));
         let err = config(&[("PLATFORM_ADMIN_PHONES", "admin")]).expect_err("refused");
         assert!(err.to_string().starts_with("PLATFORM_ADMIN_PHONES"));
+        let err = config(&[("RATE_LIMIT_CODE_REQUESTS", "lots")]).expect_err("refused");
+        assert!(err.to_string().starts_with("RATE_LIMIT_CODE_REQUESTS"));
+        let err = config(&[("TRUSTED_PROXIES", "the-load-balancer")]).expect_err("refused");
+        assert!(err.to_string().starts_with("TRUSTED_PROXIES"));
     }
 
     #[test]

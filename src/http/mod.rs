@@ -10,6 +10,7 @@ mod devices;
 pub mod extract;
 mod health;
 mod leaderboards;
+pub mod limits;
 mod live;
 mod locations;
 mod me;
@@ -29,9 +30,11 @@ mod uploads;
 mod validate;
 pub mod views;
 
-use axum::Router;
+use std::sync::Arc;
+
 use axum::http::{HeaderName, Request};
 use axum::response::{IntoResponse, Response};
+use axum::{Router, middleware};
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
@@ -99,16 +102,29 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(health::router())
 }
 
+/// The routes and the contract generated from them, with the abuse limits documented on the
+/// operations they guard.
+fn api_parts() -> (Router<AppState>, OpenApiDoc) {
+    let (api, mut openapi) = api().split_for_parts();
+    limits::document(&mut openapi);
+    (api, openapi)
+}
+
 /// The contract as generated from the handlers: what `floor openapi` prints.
 pub fn openapi() -> OpenApiDoc {
-    api().split_for_parts().1
+    api_parts().1
 }
 
 /// The whole HTTP application.
 pub fn router(state: AppState) -> Router {
-    let (api, openapi) = api().split_for_parts();
+    let (api, openapi) = api_parts();
     let files = uploads::files_router(state.clone());
-    let api = api.method_not_allowed_fallback(method_not_allowed).with_state(state);
+    let abuse_limits = Arc::new(limits::AbuseLimits::new(&state.config.limits, &openapi));
+    abuse_limits.spawn_sweeper();
+    let api = api
+        .route_layer(middleware::from_fn_with_state(abuse_limits, limits::limit_abuse))
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(state);
     Router::new()
         .nest(API_PREFIX, api)
         .merge(Scalar::with_url("/docs", openapi).title("Floor API"))

@@ -13,6 +13,8 @@ use uuid::Uuid;
 pub const PLATFORM_ADMIN_PHONE: &str = "+70000000001";
 const POSTGRES_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
 pub const TEST_JWT_SECRET: &str = "test-secret-test-secret-test-secret!";
+/// The abuse limits of a test app: far more than any test sends.
+const GENEROUS_LIMIT: &str = "1000000/1s";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -71,6 +73,13 @@ pub fn test_config(database_url: &str, extra: &[(&str, &str)]) -> Config {
         ("JWT_SECRET", TEST_JWT_SECRET),
         ("PLATFORM_ADMIN_PHONES", PLATFORM_ADMIN_PHONE),
         ("OTP_CHANNELS", "fake"),
+        // Tests sign many people in from one address: the abuse limits stay out of their way
+        // unless a test sets its own.
+        ("RATE_LIMIT_CODE_REQUESTS", GENEROUS_LIMIT),
+        ("RATE_LIMIT_CODE_REQUESTS_GLOBAL", GENEROUS_LIMIT),
+        ("RATE_LIMIT_CODE_CHECKS", GENEROUS_LIMIT),
+        ("RATE_LIMIT_REFRESHES", GENEROUS_LIMIT),
+        ("RATE_LIMIT_PUBLIC_READS", GENEROUS_LIMIT),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v.to_owned()))

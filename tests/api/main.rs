@@ -18,6 +18,7 @@ mod errors;
 mod health;
 mod integrity;
 mod jobs;
+mod limits;
 mod live;
 mod members;
 mod metrics;

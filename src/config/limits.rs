@@ -1,0 +1,217 @@
+//! The abuse limits (`RATE_LIMIT_*`) and the proxies trusted to name the client
+//! (`TRUSTED_PROXIES`); the layers that enforce them are `http::limits`.
+
+use std::fmt;
+use std::net::IpAddr;
+use std::time::Duration;
+
+use ipnet::IpNet;
+
+use super::ConfigError;
+
+/// The most requests one limit may allow per window: enough to switch a limit off in practice,
+/// small enough that `window / count` stays a real interval.
+const MAX_COUNT: u32 = 1_000_000;
+const MIN_WINDOW: Duration = Duration::from_secs(1);
+const MAX_WINDOW: Duration = Duration::from_secs(24 * 60 * 60);
+const RATE_EXPECTED: &str = "<count>/<window>, as 10/10m: 1 to 1000000 requests per 1s to 24h (units s, m, h)";
+
+/// At most `count` requests at once, refilled evenly over `window`: after a burst of `count`,
+/// one more every `window / count`, and the whole budget back after a quiet `window`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Rate {
+    pub count: u32,
+    pub window: Duration,
+}
+
+impl Rate {
+    pub const fn new(count: u32, window: Duration) -> Self {
+        Self { count, window }
+    }
+
+    /// The time one spent request takes to come back.
+    pub fn interval(&self) -> Duration {
+        self.window / self.count.max(1)
+    }
+
+    /// Reads `10/10m`, `600/1m`, `30/m`, `5/3600s`.
+    fn parse(text: &str) -> Option<Self> {
+        let (count, window) = text.split_once('/')?;
+        let count: u32 = count.trim().parse().ok()?;
+        let window = window.trim();
+        let unit = window.chars().last()?;
+        let seconds_per_unit = match unit {
+            's' => 1,
+            'm' => 60,
+            'h' => 60 * 60,
+            _ => return None,
+        };
+        let amount = &window[..window.len() - unit.len_utf8()];
+        let amount: u64 = if amount.is_empty() { 1 } else { amount.parse().ok()? };
+        let window = Duration::from_secs(amount.checked_mul(seconds_per_unit)?);
+        let valid = (1..=MAX_COUNT).contains(&count) && (MIN_WINDOW..=MAX_WINDOW).contains(&window);
+        valid.then_some(Self { count, window })
+    }
+}
+
+impl fmt::Debug for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}s", self.count, self.window.as_secs())
+    }
+}
+
+/// How much each client address (and everyone together, for codes) may ask of the service.
+///
+/// | variable | default | limits |
+/// |---|---|---|
+/// | `RATE_LIMIT_CODE_REQUESTS` | `10/10m` | `POST /auth/otp/request` per client address |
+/// | `RATE_LIMIT_CODE_REQUESTS_GLOBAL` | `30/1m` | `POST /auth/otp/request` from all addresses together |
+/// | `RATE_LIMIT_CODE_CHECKS` | `30/10m` | `POST /auth/otp/verify` per client address |
+/// | `RATE_LIMIT_REFRESHES` | `60/10m` | `POST /auth/refresh` per client address |
+/// | `RATE_LIMIT_PUBLIC_READS` | `600/1m` | the public `GET`s per client address |
+/// | `TRUSTED_PROXIES` | empty | IPs and CIDRs whose `X-Forwarded-For` names the client |
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LimitSettings {
+    /// Peers allowed to name the client in `X-Forwarded-For` (the load balancers); from any
+    /// other peer the header is ignored and the peer is the client.
+    pub trusted_proxies: Vec<IpNet>,
+    /// Codes asked for by one address: each may cost an SMS.
+    pub code_requests: Rate,
+    /// Codes asked for by everyone together: the ceiling of the SMS bill, whatever the number
+    /// of addresses a script cycles through.
+    pub code_requests_global: Rate,
+    /// Codes checked by one address: guessing codes across many phones.
+    pub code_checks: Rate,
+    /// Token refreshes by one address.
+    pub refreshes: Rate,
+    /// Public reads by one address: a generous ceiling against scraping and floods.
+    pub public_reads: Rate,
+}
+
+impl Default for LimitSettings {
+    /// The production defaults.
+    fn default() -> Self {
+        const MINUTE: Duration = Duration::from_secs(60);
+        Self {
+            trusted_proxies: Vec::new(),
+            code_requests: Rate::new(10, 10 * MINUTE),
+            code_requests_global: Rate::new(30, MINUTE),
+            code_checks: Rate::new(30, 10 * MINUTE),
+            refreshes: Rate::new(60, 10 * MINUTE),
+            public_reads: Rate::new(600, MINUTE),
+        }
+    }
+}
+
+impl LimitSettings {
+    /// Reads every limit; `get` already treats blank values as unset. A value that does not
+    /// parse refuses to start, naming its variable.
+    pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let defaults = Self::default();
+        let rate = |name: &'static str, default: Rate| match get(name) {
+            None => Ok(default),
+            Some(text) => Rate::parse(&text).ok_or(ConfigError::Invalid { name, value: text, expected: RATE_EXPECTED }),
+        };
+        Ok(Self {
+            trusted_proxies: match get("TRUSTED_PROXIES") {
+                None => Vec::new(),
+                Some(list) => parse_networks(&list)?,
+            },
+            code_requests: rate("RATE_LIMIT_CODE_REQUESTS", defaults.code_requests)?,
+            code_requests_global: rate("RATE_LIMIT_CODE_REQUESTS_GLOBAL", defaults.code_requests_global)?,
+            code_checks: rate("RATE_LIMIT_CODE_CHECKS", defaults.code_checks)?,
+            refreshes: rate("RATE_LIMIT_REFRESHES", defaults.refreshes)?,
+            public_reads: rate("RATE_LIMIT_PUBLIC_READS", defaults.public_reads)?,
+        })
+    }
+}
+
+/// `10.0.0.0/8, 192.168.1.7, 2001:db8::/32`: a bare address is a network of one.
+fn parse_networks(list: &str) -> Result<Vec<IpNet>, ConfigError> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .map(|item| {
+            item.parse::<IpNet>().or_else(|_| item.parse::<IpAddr>().map(IpNet::from)).map_err(|_| {
+                ConfigError::Invalid {
+                    name: "TRUSTED_PROXIES",
+                    value: item.to_owned(),
+                    expected: "comma-separated IP addresses or CIDR networks",
+                }
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    fn settings(vars: &[(&str, &str)]) -> Result<LimitSettings, ConfigError> {
+        let vars: HashMap<&str, &str> = vars.iter().copied().collect();
+        LimitSettings::from_env(|name| vars.get(name).map(|value| (*value).to_owned()))
+    }
+
+    #[test]
+    fn nothing_set_gives_the_production_defaults() {
+        let limits = settings(&[]).expect("defaults");
+        assert_eq!(limits, LimitSettings::default());
+        assert!(limits.trusted_proxies.is_empty());
+        assert_eq!(limits.code_requests, Rate::new(10, Duration::from_secs(600)));
+        assert_eq!(limits.code_requests_global, Rate::new(30, Duration::from_secs(60)));
+    }
+
+    #[test]
+    fn a_rate_reads_as_a_count_per_window() {
+        for (text, count, seconds) in [
+            ("10/10m", 10, 600),
+            ("600/1m", 600, 60),
+            ("30/m", 30, 60),
+            ("5/3600s", 5, 3600),
+            ("2/24h", 2, 86_400),
+            (" 7 / 2h ", 7, 7200),
+        ] {
+            let limits = settings(&[("RATE_LIMIT_CODE_CHECKS", text)]).expect(text);
+            assert_eq!(limits.code_checks, Rate::new(count, Duration::from_secs(seconds)), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_rate_refills_one_request_every_window_over_count() {
+        assert_eq!(Rate::new(10, Duration::from_secs(600)).interval(), Duration::from_secs(60));
+        assert_eq!(Rate::new(1_000_000, Duration::from_secs(1)).interval(), Duration::from_micros(1));
+    }
+
+    #[test]
+    fn every_limit_refuses_a_bad_rate_naming_its_variable() {
+        for name in [
+            "RATE_LIMIT_CODE_REQUESTS",
+            "RATE_LIMIT_CODE_REQUESTS_GLOBAL",
+            "RATE_LIMIT_CODE_CHECKS",
+            "RATE_LIMIT_REFRESHES",
+            "RATE_LIMIT_PUBLIC_READS",
+        ] {
+            for bad in ["10", "ten/1m", "0/1m", "-1/1m", "10/", "10/1d", "10/0s", "10/25h", "1000001/1s", "10/1.5m"] {
+                let err = settings(&[(name, bad)]).expect_err(bad);
+                assert!(err.to_string().starts_with(name), "{name}={bad}: {err}");
+            }
+        }
+    }
+
+    #[test]
+    fn trusted_proxies_take_addresses_and_networks() {
+        let limits = settings(&[("TRUSTED_PROXIES", "10.0.0.0/8, 192.168.1.7,2001:db8::/32,::1")]).expect("ok");
+        let networks: Vec<String> = limits.trusted_proxies.iter().map(ToString::to_string).collect();
+        assert_eq!(networks, ["10.0.0.0/8", "192.168.1.7/32", "2001:db8::/32", "::1/128"]);
+    }
+
+    #[test]
+    fn a_bad_trusted_proxy_refuses_to_start_naming_the_variable() {
+        for bad in ["load-balancer", "10.0.0.0/33", "10.0.0.1, nope"] {
+            let err = settings(&[("TRUSTED_PROXIES", bad)]).expect_err(bad);
+            assert!(err.to_string().starts_with("TRUSTED_PROXIES"), "{bad}: {err}");
+        }
+    }
+}
