@@ -231,13 +231,28 @@ impl IntoResponse for AppError {
             }
         };
         let body = ErrorBody { error: ErrorObject { code, message, details } };
-        (code.status(), axum::Json(body)).into_response()
+        let mut response = (code.status(), axum::Json(body)).into_response();
+        if code == ErrorCode::RateLimited {
+            // The contract promises `Retry-After` with every 429; a limit that knows its
+            // wait (the abuse limits) puts its own in place of this one second.
+            response.headers_mut().insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(1u32));
+        }
+        response
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_429_tells_when_to_come_back() {
+        let response = AppError::new(ErrorCode::RateLimited, "busy").into_response();
+        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(response.headers().get(axum::http::header::RETRY_AFTER).map(|v| v.as_bytes()), Some(&b"1"[..]));
+        let other = AppError::new(ErrorCode::NotFound, "no").into_response();
+        assert!(other.headers().get(axum::http::header::RETRY_AFTER).is_none());
+    }
 
     #[test]
     fn every_code_serialises_to_its_wire_name() {

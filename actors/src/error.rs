@@ -14,6 +14,8 @@ pub enum Refusal {
     SeatTaken,
     InvalidLevel,
     ResultsAlreadyConfirmed,
+    /// Too many callers wait for tournaments to be opened on this node; come back shortly.
+    Busy,
 }
 
 /// The error of every live command.

@@ -6,7 +6,7 @@
 use chrono::{DateTime, Duration, Utc};
 use floor_entities::job_runs;
 use sea_orm::sea_query::{Expr, OnConflict};
-use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Set};
+use sea_orm::{ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, Set};
 
 /// How long claims are kept, for looking back at what ran and how it ended; older ones are
 /// deleted by the next claim of the same job.
@@ -55,4 +55,59 @@ pub async fn finish(
         .exec(conn)
         .await?;
     Ok(())
+}
+
+/// Which unended or failed claims a node takes over to run them again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Leftovers {
+    /// Claims left unfinished by a node that died: no end stamped and claimed before the
+    /// given time. Checked before every tick.
+    Abandoned,
+    /// Those, and runs that ended in failure (after their retries): checked at boot, which is
+    /// when an operator has usually just fixed what made them fail.
+    AbandonedOrFailed,
+}
+
+/// Takes over the claims of `job` ticked at or after `since` that `leftovers` names and that
+/// were claimed before `claimed_before`; returns the ticks this call took, which this node
+/// must now run. The takeover restamps `claimed_at` only where it still holds the value read,
+/// so of several nodes taking over at once each claim goes to exactly one.
+pub async fn take_over(
+    conn: &impl ConnectionTrait,
+    job: &str,
+    since: DateTime<Utc>,
+    claimed_before: DateTime<Utc>,
+    leftovers: Leftovers,
+    now: DateTime<Utc>,
+) -> Result<Vec<DateTime<Utc>>, DbErr> {
+    let abandoned = Condition::all()
+        .add(job_runs::Column::FinishedAt.is_null())
+        .add(job_runs::Column::ClaimedAt.lt(claimed_before));
+    let wanted = match leftovers {
+        Leftovers::Abandoned => abandoned,
+        Leftovers::AbandonedOrFailed => Condition::any().add(abandoned).add(job_runs::Column::Failure.is_not_null()),
+    };
+    let candidates = job_runs::Entity::find()
+        .filter(job_runs::Column::Job.eq(job))
+        .filter(job_runs::Column::TickAt.gte(since))
+        .filter(wanted)
+        .order_by_asc(job_runs::Column::TickAt)
+        .all(conn)
+        .await?;
+    let mut taken = Vec::new();
+    for claim in candidates {
+        let restamped = job_runs::Entity::update_many()
+            .col_expr(job_runs::Column::ClaimedAt, Expr::value(now))
+            .col_expr(job_runs::Column::FinishedAt, Expr::value(Option::<DateTime<Utc>>::None))
+            .col_expr(job_runs::Column::Failure, Expr::value(Option::<String>::None))
+            .filter(job_runs::Column::Job.eq(job))
+            .filter(job_runs::Column::TickAt.eq(claim.tick_at))
+            .filter(job_runs::Column::ClaimedAt.eq(claim.claimed_at))
+            .exec(conn)
+            .await?;
+        if restamped.rows_affected == 1 {
+            taken.push(claim.tick_at);
+        }
+    }
+    Ok(taken)
 }

@@ -16,19 +16,32 @@ use tracing::Instrument;
 use crate::cli::JobName;
 use crate::notifications::Notifier;
 use crate::seasons;
+pub use claims::Leftovers;
 
 /// Every job `floor serve` schedules.
 const JOBS: [JobName; 2] = [JobName::TournamentReminders, JobName::SeasonRollover];
 
-/// How far a schedule catches up: ticks missed by more than this (a process stalled for long)
-/// are skipped; later ones missed during a slow run still run, one after another.
-const CATCH_UP: chrono::Duration = chrono::Duration::hours(1);
+/// A claim still unfinished this long after it was made belongs to a node that died: a run
+/// takes seconds, and its retries ([`RETRY_DELAYS`]) add under a minute.
+pub const ABANDONED_AFTER: chrono::Duration = chrono::Duration::minutes(15);
 
 /// The job's name on the command line, in logs and in the claims of its ticks.
 pub fn name(job: JobName) -> &'static str {
     match job {
         JobName::TournamentReminders => "tournament-reminders",
         JobName::SeasonRollover => "season-rollover",
+    }
+}
+
+/// How far back a job catches up: ticks that fell while no node ran (at boot) or during a
+/// slow run, and claims abandoned by a node that died, are run when younger than this and
+/// skipped when older. A reminder is still worth sending hours late (the tournament is a day
+/// or its deadline away), one a whole day late is noise; a missed rollover must run even
+/// after a weekend's outage.
+pub fn catch_up(job: JobName) -> chrono::Duration {
+    match job {
+        JobName::TournamentReminders => chrono::Duration::hours(6),
+        JobName::SeasonRollover => chrono::Duration::days(3),
     }
 }
 
@@ -89,6 +102,18 @@ pub async fn run_tick(
     if !claims::claim(db, name(job), tick_at, Utc::now()).await? {
         return Ok(Tick::ClaimedElsewhere);
     }
+    run_claimed(db, notifier, job, tick_at, retry_delays).await.map(|()| Tick::Ran)
+}
+
+/// Runs the tick of `job` at `tick_at` that this node holds the claim of, trying a failed run
+/// again after each of `retry_delays`, and records on the claim how it ended.
+async fn run_claimed(
+    db: &DatabaseConnection,
+    notifier: &Notifier,
+    job: JobName,
+    tick_at: DateTime<Utc>,
+    retry_delays: &[Duration],
+) -> anyhow::Result<()> {
     let mut outcome = run_once(db, notifier, job, tick_at).await;
     for delay in retry_delays {
         let Err(err) = &outcome else { break };
@@ -100,7 +125,52 @@ pub async fn run_tick(
     if let Err(err) = claims::finish(db, name(job), tick_at, failure, Utc::now()).await {
         tracing::warn!(error = %err, "could not record how the tick ended");
     }
-    outcome.map(|()| Tick::Ran)
+    outcome
+}
+
+/// Runs, as of `now`, what of `job` no node has run: the claims other nodes abandoned
+/// (`leftovers` says whether failed runs are taken too) and then, at boot, every tick of the
+/// last [`catch_up`] that nobody claimed. Each is taken by exactly one node. Returns the ticks
+/// this node ran, oldest first; a run that failed is logged and kept on its claim.
+pub async fn catch_up_with(
+    db: &DatabaseConnection,
+    notifier: &Notifier,
+    job: JobName,
+    now: DateTime<Utc>,
+    leftovers: Leftovers,
+    retry_delays: &[Duration],
+) -> anyhow::Result<Vec<DateTime<Utc>>> {
+    let since = now - catch_up(job);
+    let mut ran = Vec::new();
+    let taken = claims::take_over(db, name(job), since, now - ABANDONED_AFTER, leftovers, Utc::now()).await?;
+    for tick_at in taken {
+        tracing::warn!(job = name(job), %tick_at, "a tick no node finished is run again");
+        log_failure(job, tick_at, run_claimed(db, notifier, job, tick_at, retry_delays).await);
+        ran.push(tick_at);
+    }
+    if leftovers == Leftovers::AbandonedOrFailed {
+        let cron = cron_of(job)?;
+        let mut last = since;
+        while let Some(tick_at) = next_tick(&cron, job, last, now).filter(|tick_at| *tick_at <= now) {
+            last = tick_at;
+            match run_tick(db, notifier, job, tick_at, retry_delays).await {
+                Ok(Tick::ClaimedElsewhere) => {}
+                outcome => {
+                    tracing::warn!(job = name(job), %tick_at, "a tick that fell while no node ran is run late");
+                    log_failure(job, tick_at, outcome.map(|_| ()));
+                    ran.push(tick_at);
+                }
+            }
+        }
+    }
+    ran.sort();
+    Ok(ran)
+}
+
+fn log_failure(job: JobName, tick_at: DateTime<Utc>, outcome: anyhow::Result<()>) {
+    if let Err(err) = outcome {
+        tracing::error!(job = name(job), %tick_at, error = ?err, "the job failed");
+    }
 }
 
 /// Starts every job on its schedule; they live as long as the runtime.
@@ -113,7 +183,7 @@ pub fn spawn_schedules(db: &DatabaseConnection, notifier: &Notifier) {
 /// Runs the ticks of `job` one after another, so a run never overlaps the next one here. A
 /// failed or panicking run is logged and the schedule goes on.
 async fn run_on_schedule(db: DatabaseConnection, notifier: Notifier, job: JobName) {
-    let cron = match Cron::from_str(schedule(job)) {
+    let cron = match cron_of(job) {
         Ok(cron) => cron,
         Err(err) => {
             tracing::error!(job = name(job), error = %err, "the job's schedule does not parse; it will not run");
@@ -121,12 +191,14 @@ async fn run_on_schedule(db: DatabaseConnection, notifier: Notifier, job: JobNam
         }
     };
     let mut last = Utc::now();
+    catch_up_in_task(&db, &notifier, job, last, Leftovers::AbandonedOrFailed).await;
     loop {
-        let Some(tick_at) = next_tick(&cron, last, Utc::now()) else {
+        let Some(tick_at) = next_tick(&cron, job, last, Utc::now()) else {
             tracing::error!(job = name(job), "the job's schedule has no next tick; it stops");
             return;
         };
         tokio::time::sleep((tick_at - Utc::now()).to_std().unwrap_or(Duration::ZERO)).await;
+        catch_up_in_task(&db, &notifier, job, Utc::now(), Leftovers::Abandoned).await;
         let span = tracing::info_span!("job", job = name(job), %tick_at);
         // Its own task, so that even a panic only ends this run.
         let run = tokio::spawn({
@@ -143,10 +215,35 @@ async fn run_on_schedule(db: DatabaseConnection, notifier: Notifier, job: JobNam
     }
 }
 
+/// [`catch_up_with`] in its own task, so that neither its failure nor a panic stops the schedule.
+async fn catch_up_in_task(
+    db: &DatabaseConnection,
+    notifier: &Notifier,
+    job: JobName,
+    now: DateTime<Utc>,
+    leftovers: Leftovers,
+) {
+    let span = tracing::info_span!("catch-up", job = name(job), ?leftovers);
+    let run = tokio::spawn({
+        let (db, notifier) = (db.clone(), notifier.clone());
+        async move { catch_up_with(&db, &notifier, job, now, leftovers, &RETRY_DELAYS).await }.instrument(span.clone())
+    });
+    match run.await {
+        Ok(Ok(ran)) if ran.is_empty() => {}
+        Ok(Ok(ran)) => tracing::info!(parent: &span, ticks = ran.len(), "caught up"),
+        Ok(Err(err)) => tracing::error!(parent: &span, error = ?err, "could not catch up; the schedule goes on"),
+        Err(err) => tracing::error!(parent: &span, error = %err, "the catch-up panicked; the schedule goes on"),
+    }
+}
+
+fn cron_of(job: JobName) -> anyhow::Result<Cron> {
+    Ok(Cron::from_str(schedule(job))?)
+}
+
 /// The tick to wait for after the one at `last`: the next match of `cron`, but none older
-/// than [`CATCH_UP`] before `now`.
-fn next_tick(cron: &Cron, last: DateTime<Utc>, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
-    cron.find_next_occurrence(&last.max(now - CATCH_UP), false).ok()
+/// than the job's [`catch_up`] before `now`.
+fn next_tick(cron: &Cron, job: JobName, last: DateTime<Utc>, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    cron.find_next_occurrence(&last.max(now - catch_up(job)), false).ok()
 }
 
 #[cfg(test)]
@@ -158,39 +255,47 @@ mod tests {
         Utc.with_ymd_and_hms(2026, 11, day, hour, minute, second).single().expect("a real time")
     }
 
-    fn cron_of(job: JobName) -> Cron {
-        Cron::from_str(schedule(job)).expect("the schedule parses")
+    fn cron(job: JobName) -> Cron {
+        cron_of(job).expect("the schedule parses")
     }
 
     #[test]
     fn reminders_tick_on_every_fifth_minute() {
-        let cron = cron_of(JobName::TournamentReminders);
+        let (job, cron) = (JobName::TournamentReminders, cron(JobName::TournamentReminders));
         let now = at(22, 15, 57, 42);
-        assert_eq!(next_tick(&cron, now, now), Some(at(22, 16, 0, 0)));
-        assert_eq!(next_tick(&cron, at(22, 16, 0, 0), now), Some(at(22, 16, 5, 0)));
+        assert_eq!(next_tick(&cron, job, now, now), Some(at(22, 16, 0, 0)));
+        assert_eq!(next_tick(&cron, job, at(22, 16, 0, 0), now), Some(at(22, 16, 5, 0)));
     }
 
     #[test]
     fn the_rollover_ticks_at_five_past_midnight_utc() {
-        let cron = cron_of(JobName::SeasonRollover);
+        let (job, cron) = (JobName::SeasonRollover, cron(JobName::SeasonRollover));
         let before = at(22, 0, 1, 0);
-        assert_eq!(next_tick(&cron, before, before), Some(at(22, 0, 5, 0)));
+        assert_eq!(next_tick(&cron, job, before, before), Some(at(22, 0, 5, 0)));
         let after = at(22, 0, 5, 0);
-        assert_eq!(next_tick(&cron, after, after), Some(at(23, 0, 5, 0)));
+        assert_eq!(next_tick(&cron, job, after, after), Some(at(23, 0, 5, 0)));
     }
 
     #[test]
     fn ticks_missed_during_a_slow_run_follow_at_once() {
-        let cron = cron_of(JobName::TournamentReminders);
+        let (job, cron) = (JobName::TournamentReminders, cron(JobName::TournamentReminders));
         // The 16:00 run ended at 16:12: 16:05 and 16:10 are still due, in order.
-        assert_eq!(next_tick(&cron, at(22, 16, 0, 0), at(22, 16, 12, 0)), Some(at(22, 16, 5, 0)));
-        assert_eq!(next_tick(&cron, at(22, 16, 5, 0), at(22, 16, 12, 0)), Some(at(22, 16, 10, 0)));
+        assert_eq!(next_tick(&cron, job, at(22, 16, 0, 0), at(22, 16, 12, 0)), Some(at(22, 16, 5, 0)));
+        assert_eq!(next_tick(&cron, job, at(22, 16, 5, 0), at(22, 16, 12, 0)), Some(at(22, 16, 10, 0)));
     }
 
     #[test]
     fn ticks_missed_longer_ago_than_the_catch_up_are_skipped() {
-        let cron = cron_of(JobName::TournamentReminders);
-        assert_eq!(next_tick(&cron, at(22, 10, 0, 0), at(22, 16, 2, 0)), Some(at(22, 15, 5, 0)));
+        let (job, cron) = (JobName::TournamentReminders, cron(JobName::TournamentReminders));
+        assert_eq!(next_tick(&cron, job, at(22, 4, 0, 0), at(22, 16, 2, 0)), Some(at(22, 10, 5, 0)));
+    }
+
+    #[test]
+    fn a_rollover_missed_over_a_weekend_is_still_run() {
+        let (job, cron) = (JobName::SeasonRollover, cron(JobName::SeasonRollover));
+        // Down from Friday evening to Monday morning: Saturday's, Sunday's and Monday's are due.
+        assert_eq!(next_tick(&cron, job, at(20, 18, 0, 0), at(23, 9, 0, 0)), Some(at(21, 0, 5, 0)));
+        assert_eq!(next_tick(&cron, job, at(16, 18, 0, 0), at(23, 9, 0, 0)), Some(at(21, 0, 5, 0)), "not older");
     }
 
     #[test]

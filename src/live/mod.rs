@@ -65,6 +65,7 @@ fn code_of(refusal: Refusal) -> ErrorCode {
         Refusal::SeatTaken => ErrorCode::SeatTaken,
         Refusal::InvalidLevel => ErrorCode::InvalidLevel,
         Refusal::ResultsAlreadyConfirmed => ErrorCode::ResultsAlreadyConfirmed,
+        Refusal::Busy => ErrorCode::RateLimited,
     }
 }
 

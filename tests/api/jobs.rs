@@ -4,8 +4,10 @@
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use floor::cli::JobName;
 use floor::jobs::reminders::{PERIOD, slot_of};
-use floor::jobs::{self, Tick};
+use floor::jobs::{self, Leftovers, Tick};
+use floor_entities::job_runs;
 use futures::future::join_all;
+use sea_orm::{EntityTrait, Set};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -22,6 +24,9 @@ on_both_databases!(
     a_failed_run_is_kept_with_its_claim_and_the_next_tick_runs,
     a_run_that_fails_for_a_moment_is_tried_again_within_its_tick,
     a_reminder_is_pushed_in_russian_once_to_the_players_device,
+    a_tick_that_fell_while_no_node_ran_is_run_once_at_boot,
+    a_claim_abandoned_by_a_node_that_died_is_run_again_by_one_node,
+    a_failed_tick_is_run_again_at_boot,
 );
 
 /// A tournament of the club starting at `starts_at`, made through the API.
@@ -314,4 +319,116 @@ async fn a_reminder_is_pushed_in_russian_once_to_the_players_device(backend: Bac
     assert_eq!(messages[0]["data"]["kind"], "tournament.reminder");
     assert_eq!(messages[0]["data"]["window"], "deadline");
     assert_eq!(messages[0]["data"]["tournamentId"], id.to_string());
+}
+
+/// Catches up `job` on `app` as a node booting (or ticking) at `now` would.
+async fn catch_up(app: &TestApp, job: JobName, now: DateTime<Utc>, leftovers: Leftovers) -> Vec<DateTime<Utc>> {
+    jobs::catch_up_with(app.db(), &app.state.notifier, job, now, leftovers, &[]).await.expect("the catch-up runs")
+}
+
+/// A claim of a reminders tick as a node leaves it: unfinished, or ended with `failure`.
+async fn leave_claim(app: &TestApp, tick_at: DateTime<Utc>, claimed_at: DateTime<Utc>, failure: Option<&str>) {
+    let claim = job_runs::ActiveModel {
+        job: Set(jobs::name(JobName::TournamentReminders).to_owned()),
+        tick_at: Set(tick_at),
+        claimed_at: Set(claimed_at),
+        finished_at: Set(failure.map(|_| claimed_at)),
+        failure: Set(failure.map(str::to_owned)),
+    };
+    job_runs::Entity::insert(claim).exec_without_returning(app.db()).await.expect("the claim is stored");
+}
+
+async fn a_tick_that_fell_while_no_node_ran_is_run_once_at_boot(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let second = app.second_node(&[]).await;
+    let club = app.create_club("Aces", "+79990700601").await;
+    let starts_at = round_start();
+    let missed = tournament_at(&app, &club, 10, starts_at).await;
+    // Its day-before moment fell seven hours before the boot: older than the catch-up window.
+    let too_old = tournament_at(&app, &club, 10, starts_at - Duration::hours(7)).await;
+    let player = app.sign_in("+79990700602").await;
+    register(&app, missed, &player).await;
+    register(&app, too_old, &player).await;
+
+    // Every node was down from well before the day-before moment until half an hour after it.
+    let moment = starts_at - Duration::hours(24);
+    let boot = moment + Duration::minutes(30);
+    let booted = [&app, &second, &app, &second];
+    let ran = join_all(
+        booted.iter().map(|node| catch_up(node, JobName::TournamentReminders, boot, Leftovers::AbandonedOrFailed)),
+    )
+    .await;
+    let ran: Vec<DateTime<Utc>> = ran.into_iter().flatten().collect();
+    assert!(ran.contains(&tick_before(moment)), "{ran:?}");
+    let window = jobs::catch_up(JobName::TournamentReminders);
+    assert_eq!(
+        ran.len() as i64,
+        window.num_minutes() / PERIOD.num_minutes(),
+        "each tick of the window ran once, on one node"
+    );
+    assert!(ran.iter().all(|tick| *tick > boot - window && *tick <= boot), "{ran:?}");
+    assert_eq!(reminders(&app, player.user_id, Some(missed), Some("24h")).await, 1, "sent once, late");
+    assert_eq!(reminders(&app, player.user_id, Some(too_old), None).await, 0, "older than the window");
+
+    assert!(
+        catch_up(&app, JobName::TournamentReminders, boot, Leftovers::AbandonedOrFailed).await.is_empty(),
+        "a second boot runs nothing"
+    );
+    assert_eq!(reminders(&app, player.user_id, None, None).await, 1);
+}
+
+async fn a_claim_abandoned_by_a_node_that_died_is_run_again_by_one_node(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let second = app.second_node(&[]).await;
+    let club = app.create_club("Aces", "+79990700701").await;
+    let starts_at = round_start();
+    let id = tournament_at(&app, &club, 10, starts_at).await;
+    let player = app.sign_in("+79990700702").await;
+    register(&app, id, &player).await;
+
+    // A node claimed the day-before tick and died before it sent anything; a younger claim is
+    // of a node still running its tick.
+    let tick = tick_before(starts_at - Duration::hours(24));
+    let now = tick + jobs::ABANDONED_AFTER + Duration::minutes(1);
+    leave_claim(&app, tick, tick, None).await;
+    let running = tick + PERIOD * 3;
+    leave_claim(&app, running, now - Duration::minutes(1), None).await;
+
+    let nodes = [&app, &second, &app, &second];
+    let ran =
+        join_all(nodes.iter().map(|node| catch_up(node, JobName::TournamentReminders, now, Leftovers::Abandoned)))
+            .await;
+    let ran: Vec<DateTime<Utc>> = ran.into_iter().flatten().collect();
+    assert_eq!(ran, [tick], "one node runs the abandoned tick; the running one is left to its node");
+    assert_eq!(reminders(&app, player.user_id, Some(id), Some("24h")).await, 1);
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM job_runs WHERE finished_at IS NOT NULL AND failure IS NULL").await,
+        1,
+        "the claim records the run"
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM job_runs WHERE finished_at IS NULL").await, 1);
+}
+
+async fn a_failed_tick_is_run_again_at_boot(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let club = app.create_club("Aces", "+79990700801").await;
+    let starts_at = round_start();
+    let id = tournament_at(&app, &club, 10, starts_at).await;
+    let player = app.sign_in("+79990700802").await;
+    register(&app, id, &player).await;
+
+    let tick = tick_before(starts_at - Duration::hours(24));
+    leave_claim(&app, tick, tick, Some("the database was away")).await;
+    let now = tick + Duration::minutes(20);
+    assert!(catch_up(&app, JobName::TournamentReminders, now, Leftovers::Abandoned).await.is_empty(), "not on a tick");
+    assert_eq!(reminders(&app, player.user_id, None, None).await, 0);
+
+    let ran = catch_up(&app, JobName::TournamentReminders, now, Leftovers::AbandonedOrFailed).await;
+    assert!(ran.contains(&tick), "{ran:?}");
+    assert_eq!(reminders(&app, player.user_id, Some(id), Some("24h")).await, 1);
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM job_runs WHERE failure IS NOT NULL").await,
+        0,
+        "the claim now records the success"
+    );
 }

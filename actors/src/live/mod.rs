@@ -9,6 +9,8 @@ pub mod store;
 
 #[cfg(test)]
 mod clock_tests;
+#[cfg(test)]
+mod registry_tests;
 
 pub use actor::{Command, Elimination, Outcome, TournamentActor, TournamentMsg};
 pub use game::{Change, ClockAction, Game, Player, Seat};

@@ -2,6 +2,12 @@
 //! supervisor that restarts a failed actor from the database. It also keeps each actor's
 //! latest LiveState, so reads never wait for the actor nor touch the database, and it lets
 //! go of actors whose tournament ended or that sat idle.
+//!
+//! Finding a tournament that has no actor yet (a cold start) reads the database in the
+//! caller's task, not in the supervisor's: the supervisor only starts actors from games
+//! already loaded, so a flood of reads of unknown tournaments cannot hold up the start of a
+//! real one. Unknown ids are answered by a version lookup without loading anything, and how
+//! many cold starts may wait at once is bounded: callers beyond that are told to come back.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -9,12 +15,13 @@ use std::time::Duration;
 
 use floor_entities::enums::TournamentStatus;
 use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
-use tokio::sync::watch;
+use tokio::sync::{Semaphore, watch};
 use tokio::time::Instant;
 use uuid::Uuid;
 
-use crate::error::{LiveError, LiveResult};
+use crate::error::{LiveError, LiveResult, Refusal};
 use crate::live::actor::{Command, Outcome, TimeSource, TournamentActor, TournamentMsg, to_millis};
+use crate::live::game::Game;
 use crate::live::state::{LiveState, Snapshot};
 use crate::live::store::{Broadcaster, LiveStore};
 
@@ -27,6 +34,13 @@ const REAP_EVERY: Duration = Duration::from_secs(60);
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the supervisor waits before trying again to rebuild an actor it could not.
 const REBUILD_RETRY: Duration = Duration::from_secs(5);
+/// How many cold starts may be under way or waiting at once on a node: more callers are
+/// refused at once ([`Refusal::Busy`]) rather than queued without bound. Finding out that a
+/// tournament does not exist takes one indexed read, so only a flood fills it.
+pub const COLD_START_QUEUE: usize = 256;
+/// How many games are loaded from the database at once for cold starts, so that a burst of
+/// first reads (a morning of tournaments, a restart) leaves the pool to the running ones.
+pub const COLD_LOADS: usize = 16;
 
 /// A running actor and its latest LiveState.
 #[derive(Clone)]
@@ -48,24 +62,43 @@ fn entries(map: &Entries) -> MutexGuard<'_, HashMap<Uuid, Entry>> {
 pub struct Registry<S, B> {
     entries: Entries,
     supervisor: ActorRef<SupervisorMsg>,
-    _ports: std::marker::PhantomData<(S, B)>,
+    store: Arc<S>,
+    cold_starts: ColdStarts,
+    _broadcaster: std::marker::PhantomData<B>,
 }
 
 impl<S, B> Clone for Registry<S, B> {
     fn clone(&self) -> Self {
-        Self { entries: self.entries.clone(), supervisor: self.supervisor.clone(), _ports: std::marker::PhantomData }
+        Self {
+            entries: self.entries.clone(),
+            supervisor: self.supervisor.clone(),
+            store: self.store.clone(),
+            cold_starts: self.cold_starts.clone(),
+            _broadcaster: std::marker::PhantomData,
+        }
     }
+}
+
+/// The bounds of cold starts: places in the queue, and permits to load a game.
+#[derive(Clone)]
+struct ColdStarts {
+    queue: Arc<Semaphore>,
+    loads: Arc<Semaphore>,
 }
 
 impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
     /// Starts the supervisor.
     pub async fn start(store: Arc<S>, broadcaster: Arc<B>, now: TimeSource) -> anyhow::Result<Self> {
         let entries: Entries = Arc::default();
-        let supervisor = LiveSupervisor { store, broadcaster, now, entries: entries.clone() };
+        let supervisor = LiveSupervisor { store: store.clone(), broadcaster, now, entries: entries.clone() };
         let (supervisor, _) = Actor::spawn(None, supervisor, ())
             .await
             .map_err(|err| anyhow::anyhow!("starting the live supervisor: {err}"))?;
-        Ok(Self { entries, supervisor, _ports: std::marker::PhantomData })
+        let cold_starts = ColdStarts {
+            queue: Arc::new(Semaphore::new(COLD_START_QUEUE)),
+            loads: Arc::new(Semaphore::new(COLD_LOADS)),
+        };
+        Ok(Self { entries, supervisor, store, cold_starts, _broadcaster: std::marker::PhantomData })
     }
 
     /// The latest LiveState of a tournament, from its actor (started if needed).
@@ -156,12 +189,31 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
         self.supervisor.stop(None);
     }
 
+    fn running(&self, tournament_id: Uuid) -> Option<Entry> {
+        let mut map = entries(&self.entries);
+        let entry = map.get_mut(&tournament_id)?;
+        entry.last_used = Instant::now();
+        Some(entry.clone())
+    }
+
     async fn entry(&self, tournament_id: Uuid) -> LiveResult<Entry> {
-        if let Some(entry) = entries(&self.entries).get_mut(&tournament_id) {
-            entry.last_used = Instant::now();
-            return Ok(entry.clone());
+        if let Some(entry) = self.running(tournament_id) {
+            return Ok(entry);
         }
-        match self.supervisor.call(|reply| SupervisorMsg::Spawn { tournament_id, reply }, None).await {
+        let Ok(_place) = self.cold_starts.queue.try_acquire() else {
+            return Err(LiveError::refused(Refusal::Busy, "too many tournaments are being opened at once; try again"));
+        };
+        if self.store.version(tournament_id).await?.is_none() {
+            return Err(LiveError::not_found("tournament"));
+        }
+        let _load = self.cold_starts.loads.acquire().await.map_err(|err| LiveError::Internal(err.into()))?;
+        // Another caller may have started it while this one waited for its turn.
+        if let Some(entry) = self.running(tournament_id) {
+            return Ok(entry);
+        }
+        let game = self.store.load(tournament_id).await?.ok_or_else(|| LiveError::not_found("tournament"))?;
+        let game = Box::new(game);
+        match self.supervisor.call(|reply| SupervisorMsg::Adopt { game, reply: Some(reply) }, None).await {
             Ok(ractor::rpc::CallResult::Success(entry)) => entry,
             Ok(_) => Err(LiveError::Internal(anyhow::anyhow!("the live supervisor did not answer"))),
             Err(err) => Err(LiveError::Internal(anyhow::anyhow!("the live supervisor is gone: {err}"))),
@@ -177,8 +229,10 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
 }
 
 enum SupervisorMsg {
-    /// Returns the tournament's actor, starting it from the database when there is none.
-    Spawn { tournament_id: Uuid, reply: RpcReplyPort<LiveResult<Entry>> },
+    /// Starts an actor for a game loaded from the database, unless its tournament has one
+    /// by now, and answers with the tournament's actor. Without a reply (a rebuild), the new
+    /// actor tells the watchers what it found.
+    Adopt { game: Box<Game>, reply: Option<RpcReplyPort<LiveResult<Entry>>> },
     /// Lets go of the actors of ended tournaments and of idle ones.
     Reap,
     /// Tries again to rebuild the actor of a running tournament.
@@ -198,16 +252,17 @@ struct SupervisorState {
 }
 
 impl<S: LiveStore, B: Broadcaster> LiveSupervisor<S, B> {
-    async fn spawn(
+    /// The tournament's actor: the registered one, or a new one running `game`. No I/O.
+    async fn adopt(
         &self,
         myself: &ActorRef<SupervisorMsg>,
         state: &mut SupervisorState,
-        tournament_id: Uuid,
+        game: Game,
     ) -> LiveResult<Entry> {
+        let tournament_id = game.tournament_id;
         if let Some(entry) = entries(&self.entries).get(&tournament_id) {
             return Ok(entry.clone());
         }
-        let game = self.store.load(tournament_id).await?.ok_or_else(|| LiveError::not_found("tournament"))?;
         let (published, snapshot) = watch::channel(Arc::new(LiveState::of(&game, to_millis((self.now)()))));
         let actor = TournamentActor { store: self.store.clone(), broadcaster: self.broadcaster.clone(), now: self.now };
         let (actor, _) = Actor::spawn_linked(None, actor, (game, published), myself.get_cell())
@@ -219,22 +274,25 @@ impl<S: LiveStore, B: Broadcaster> LiveSupervisor<S, B> {
         Ok(entry)
     }
 
-    /// Rebuilds a tournament's actor from the database; when the database cannot answer, tries
-    /// again a little later (so a running clock gets its actor back) instead of at once.
-    async fn rebuild(&self, myself: &ActorRef<SupervisorMsg>, state: &mut SupervisorState, tournament_id: Uuid) {
-        match self.spawn(myself, state, tournament_id).await {
-            // The old actor may have died between a change and its broadcast: the new one
-            // tells the watchers what it found.
-            Ok(entry) => {
-                let _ = entry.actor.cast(TournamentMsg::Announce { reply: None });
-            }
-            Err(err) => {
-                tracing::error!(%tournament_id, error = %err, "could not rebuild a tournament actor; trying again");
-                if !matches!(err, LiveError::Refused { .. }) {
-                    myself.send_after(REBUILD_RETRY, move || SupervisorMsg::Rebuild { tournament_id });
+    /// Rebuilds a tournament's actor from the database, loaded in a task of its own so the
+    /// supervisor goes on; when the database cannot answer, tries again a little later (so a
+    /// running clock gets its actor back) instead of at once.
+    fn rebuild(&self, myself: &ActorRef<SupervisorMsg>, tournament_id: Uuid) {
+        let (store, myself) = (self.store.clone(), myself.clone());
+        tokio::spawn(async move {
+            match store.load(tournament_id).await {
+                Ok(Some(game)) => {
+                    let _ = myself.cast(SupervisorMsg::Adopt { game: Box::new(game), reply: None });
+                }
+                Ok(None) => tracing::warn!(%tournament_id, "the tournament of a stopped actor is gone"),
+                Err(err) => {
+                    tracing::error!(%tournament_id, error = %err, "could not rebuild a tournament actor; trying again");
+                    if !matches!(err, LiveError::Refused { .. }) {
+                        myself.send_after(REBUILD_RETRY, move || SupervisorMsg::Rebuild { tournament_id });
+                    }
                 }
             }
-        }
+        });
     }
 
     /// Ended tournaments need no actor; idle ones get one again on their next read. A
@@ -278,11 +336,19 @@ impl<S: LiveStore, B: Broadcaster> Actor for LiveSupervisor<S, B> {
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         match message {
-            SupervisorMsg::Spawn { tournament_id, reply } => {
-                let _ = reply.send(self.spawn(&myself, state, tournament_id).await);
+            SupervisorMsg::Adopt { game, reply: Some(reply) } => {
+                let _ = reply.send(self.adopt(&myself, state, *game).await);
             }
+            // The old actor may have died between a change and its broadcast: the new one
+            // tells the watchers what it found.
+            SupervisorMsg::Adopt { game, reply: None } => match self.adopt(&myself, state, *game).await {
+                Ok(entry) => {
+                    let _ = entry.actor.cast(TournamentMsg::Announce { reply: None });
+                }
+                Err(err) => tracing::error!(error = %err, "could not start a rebuilt tournament actor"),
+            },
             SupervisorMsg::Reap => self.reap(),
-            SupervisorMsg::Rebuild { tournament_id } => self.rebuild(&myself, state, tournament_id).await,
+            SupervisorMsg::Rebuild { tournament_id } => self.rebuild(&myself, tournament_id),
         }
         Ok(())
     }
@@ -312,7 +378,7 @@ impl<S: LiveStore, B: Broadcaster> Actor for LiveSupervisor<S, B> {
         };
         if was_registered {
             tracing::warn!(%tournament_id, ?failure, "a tournament actor stopped unexpectedly; rebuilding it");
-            self.rebuild(&myself, state, tournament_id).await;
+            self.rebuild(&myself, tournament_id);
         }
         Ok(())
     }
