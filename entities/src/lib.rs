@@ -14,6 +14,7 @@ pub mod dealer_invites;
 pub mod dealer_profiles;
 pub mod follows;
 pub mod guest_players;
+pub mod idempotency_keys;
 pub mod job_runs;
 pub mod level_tier_translations;
 pub mod level_tiers;
@@ -49,6 +50,7 @@ pub mod prelude {
     pub use super::enums::*;
     pub use super::follows::Entity as Follows;
     pub use super::guest_players::Entity as GuestPlayers;
+    pub use super::idempotency_keys::Entity as IdempotencyKeys;
     pub use super::job_runs::Entity as JobRuns;
     pub use super::level_tier_translations::Entity as LevelTierTranslations;
     pub use super::level_tiers::Entity as LevelTiers;

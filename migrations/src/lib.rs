@@ -20,6 +20,7 @@ mod m20261122_000008_add_result_skill_alpha;
 mod m20261122_000009_create_job_runs;
 mod m20261124_000010_keep_one_place_per_person;
 mod m20261124_000012_add_user_merged_into;
+mod m20261124_000013_create_idempotency_keys;
 
 /// Every table the migrations create, in creation order.
 pub const TABLES: &[&str] = &[
@@ -54,6 +55,7 @@ pub const TABLES: &[&str] = &[
     "notifications",
     "audit_log",
     "job_runs",
+    "idempotency_keys",
 ];
 
 pub struct Migrator;
@@ -73,6 +75,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000009_create_job_runs::Migration),
             Box::new(m20261124_000010_keep_one_place_per_person::Migration),
             Box::new(m20261124_000012_add_user_merged_into::Migration),
+            Box::new(m20261124_000013_create_idempotency_keys::Migration),
         ]
     }
 }

@@ -9,6 +9,7 @@ mod dealers;
 mod devices;
 pub mod extract;
 mod health;
+mod idempotency;
 mod leaderboards;
 pub mod limits;
 mod live;
@@ -107,6 +108,7 @@ fn api() -> OpenApiRouter<AppState> {
 fn api_parts() -> (Router<AppState>, OpenApiDoc) {
     let (api, mut openapi) = api().split_for_parts();
     limits::document(&mut openapi);
+    idempotency::document(&mut openapi);
     (api, openapi)
 }
 
@@ -121,7 +123,9 @@ pub fn router(state: AppState) -> Router {
     let files = uploads::files_router(state.clone());
     let abuse_limits = Arc::new(limits::AbuseLimits::new(&state.config.limits, &openapi));
     abuse_limits.spawn_sweeper();
+    let idempotency = idempotency::Idempotency::new(state.clone(), &openapi);
     let api = api
+        .route_layer(middleware::from_fn_with_state(idempotency, idempotency::answer_once))
         .route_layer(middleware::from_fn_with_state(abuse_limits, limits::limit_abuse))
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state);

@@ -143,9 +143,18 @@ pub struct Session {
 pub struct Reply {
     pub status: StatusCode,
     pub body: Value,
+    pub headers: reqwest::header::HeaderMap,
 }
 
 impl Reply {
+    /// The status, headers and JSON body (null when there is none) of `response`.
+    pub async fn read(response: reqwest::Response) -> Self {
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = response.bytes().await.expect("a body");
+        Self { status, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null), headers }
+    }
+
     /// The contract's error code, when the body is an error.
     pub fn code(&self) -> &str {
         self.body["error"]["code"].as_str().unwrap_or("")
@@ -176,17 +185,29 @@ impl TestApp {
 
     /// Sends `method path` with an optional JSON body and bearer token.
     pub async fn call(&self, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> Reply {
+        self.call_with(method, path, token, body, &[]).await
+    }
+
+    /// [`Self::call`] with extra request headers.
+    pub async fn call_with(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+        headers: &[(&str, &str)],
+    ) -> Reply {
         let mut request = self.client.request(method, self.url(path));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
         if let Some(token) = token {
             request = request.bearer_auth(token);
         }
         if let Some(body) = body {
             request = request.json(&body);
         }
-        let response = request.send().await.expect("the server answers");
-        let status = response.status();
-        let bytes = response.bytes().await.expect("a body");
-        Reply { status, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null) }
+        Reply::read(request.send().await.expect("the server answers")).await
     }
 
     pub async fn get(&self, path: &str, token: Option<&str>) -> Reply {

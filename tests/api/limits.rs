@@ -60,11 +60,9 @@ async fn get_with(app: &TestApp, path: &str, token: Option<&str>) -> Answer {
 }
 
 async fn answer(request: reqwest::RequestBuilder) -> Answer {
-    let response = request.send().await.expect("the server answers");
-    let status = response.status();
-    let retry_after = response.headers().get("retry-after").and_then(|value| value.to_str().ok()).map(str::to_owned);
-    let bytes = response.bytes().await.expect("a body");
-    Answer { reply: Reply { status, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null) }, retry_after }
+    let reply = Reply::read(request.send().await.expect("the server answers")).await;
+    let retry_after = reply.headers.get("retry-after").and_then(|value| value.to_str().ok()).map(str::to_owned);
+    Answer { reply, retry_after }
 }
 
 async fn request_code_from(app: &TestApp, phone: &str, forwarded_for: Option<&str>) -> Answer {

@@ -43,15 +43,15 @@ on_both_databases!(
 );
 
 /// A tournament whose `count` players (phones from `prefix`) registered and were checked in.
-struct Ready {
-    club: Club,
-    id: Uuid,
-    players: Vec<Session>,
+pub(crate) struct Ready {
+    pub club: Club,
+    pub id: Uuid,
+    pub players: Vec<Session>,
     /// The players' registration ids, in the order of `players`.
-    registrations: Vec<Uuid>,
+    pub registrations: Vec<Uuid>,
 }
 
-async fn ready(app: &TestApp, owner_phone: &str, prefix: u32, count: u32) -> Ready {
+pub(crate) async fn ready(app: &TestApp, owner_phone: &str, prefix: u32, count: u32) -> Ready {
     let club = app.create_club("Aces", owner_phone).await;
     let id = app.create_tournament(&club, 100, Duration::days(1)).await;
     let players = app.sign_in_players(prefix, count).await;
@@ -74,11 +74,11 @@ async fn staff(app: &TestApp, club: &Club, path: &str, body: Value) -> Reply {
 }
 
 impl Ready {
-    fn path(&self, action: &str) -> String {
+    pub fn path(&self, action: &str) -> String {
         format!("/tournaments/{}/{action}", self.id)
     }
 
-    async fn start(&self, app: &TestApp) -> Value {
+    pub async fn start(&self, app: &TestApp) -> Value {
         staff(app, &self.club, &self.path("start"), json!({})).await.assert_ok().clone()
     }
 
@@ -91,7 +91,7 @@ impl Ready {
             .await
     }
 
-    async fn live(&self, app: &TestApp) -> Value {
+    pub async fn live(&self, app: &TestApp) -> Value {
         app.get(&self.path("live"), None).await.assert_ok().clone()
     }
 }
@@ -111,11 +111,11 @@ fn seats(state: &Value) -> Vec<(Uuid, i64, i64)> {
     seats
 }
 
-fn seated_ids(state: &Value) -> Vec<Uuid> {
+pub(crate) fn seated_ids(state: &Value) -> Vec<Uuid> {
     seats(state).into_iter().map(|(id, _, _)| id).collect()
 }
 
-fn version(state: &Value) -> i64 {
+pub(crate) fn version(state: &Value) -> i64 {
     state["version"].as_i64().expect("a version")
 }
 

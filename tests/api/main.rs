@@ -16,6 +16,7 @@ mod dealers;
 mod devices;
 mod errors;
 mod health;
+mod idempotency;
 mod integrity;
 mod jobs;
 mod limits;

@@ -70,10 +70,7 @@ impl TestApp {
         if let Some(token) = token {
             request = request.bearer_auth(token);
         }
-        let response = request.send().await.expect("the server answers");
-        let status = response.status();
-        let bytes = response.bytes().await.expect("a body");
-        Reply { status, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null) }
+        Reply::read(request.send().await.expect("the server answers")).await
     }
 
     /// Uploads `bytes` as the `file` field, declared as `filename` of `content_type`.
