@@ -99,7 +99,19 @@ pub async fn run_tick(
     tick_at: DateTime<Utc>,
     retry_delays: &[Duration],
 ) -> anyhow::Result<Tick> {
-    if !claims::claim(db, name(job), tick_at, Utc::now()).await? {
+    claim_and_run(db, notifier, job, tick_at, Utc::now(), retry_delays).await
+}
+
+/// [`run_tick`] with the claim stamped `claimed_at`.
+async fn claim_and_run(
+    db: &DatabaseConnection,
+    notifier: &Notifier,
+    job: JobName,
+    tick_at: DateTime<Utc>,
+    claimed_at: DateTime<Utc>,
+    retry_delays: &[Duration],
+) -> anyhow::Result<Tick> {
+    if !claims::claim(db, name(job), tick_at, claimed_at).await? {
         return Ok(Tick::ClaimedElsewhere);
     }
     run_claimed(db, notifier, job, tick_at, retry_delays).await.map(|()| Tick::Ran)
@@ -141,8 +153,11 @@ pub async fn catch_up_with(
     retry_delays: &[Duration],
 ) -> anyhow::Result<Vec<DateTime<Utc>>> {
     let since = now - catch_up(job);
+    // What this node claims is stamped no earlier than `now`, so that no node catching up as of
+    // the same moment takes it for abandoned while it runs.
+    let claimed_at = now.max(Utc::now());
     let mut ran = Vec::new();
-    let taken = claims::take_over(db, name(job), since, now - ABANDONED_AFTER, leftovers, Utc::now()).await?;
+    let taken = claims::take_over(db, name(job), since, now - ABANDONED_AFTER, leftovers, claimed_at).await?;
     for tick_at in taken {
         tracing::warn!(job = name(job), %tick_at, "a tick no node finished is run again");
         log_failure(job, tick_at, run_claimed(db, notifier, job, tick_at, retry_delays).await);
@@ -153,7 +168,7 @@ pub async fn catch_up_with(
         let mut last = since;
         while let Some(tick_at) = next_tick(&cron, job, last, now).filter(|tick_at| *tick_at <= now) {
             last = tick_at;
-            match run_tick(db, notifier, job, tick_at, retry_delays).await {
+            match claim_and_run(db, notifier, job, tick_at, claimed_at, retry_delays).await {
                 Ok(Tick::ClaimedElsewhere) => {}
                 outcome => {
                     tracing::warn!(job = name(job), %tick_at, "a tick that fell while no node ran is run late");
