@@ -173,43 +173,39 @@ impl fmt::Display for Unauthorized {
 
 impl std::error::Error for Unauthorized {}
 
-/// The account a socket signed in as at its handshake.
-#[derive(Clone, Copy)]
-struct SignedInAs(Uuid);
-
 /// Admits a socket whose `auth.token` is a valid access token of an active account, as an
-/// HTTP request would be admitted, and remembers the account.
+/// HTTP request would be admitted, puts it in its account's room and gives every client event
+/// its handler. All of it happens here, before socketioxide sends the namespace's connect
+/// packet: the connect handler runs later, in a task of its own, and a client that emits
+/// `join` the moment it is connected could otherwise reach a socket with no `join` handler
+/// yet, and never get its ack.
 async fn authenticate<A: Adapter>(
     socket: SocketRef<A>,
     TryData(handshake): TryData<Handshake>,
     State(hub): State<LiveHub>,
 ) -> Result<(), Unauthorized> {
     let handshake = handshake.map_err(|_| Unauthorized)?;
-    match signed_in_user(&hub.db, &hub.jwt, &handshake.token).await {
-        Ok(user) => {
-            socket.extensions.insert(SignedInAs(user.id));
-            Ok(())
-        }
+    let user = match signed_in_user(&hub.db, &hub.jwt, &handshake.token).await {
+        Ok(user) => user,
         Err(AppError::Internal(cause)) => {
             tracing::warn!(error = ?cause, "could not read the account of a live connection");
-            Err(Unauthorized)
+            return Err(Unauthorized);
         }
-        Err(AppError::Api { .. }) => Err(Unauthorized),
-    }
-}
-
-/// Puts the socket in its account's room and gives every client event its handler.
-async fn on_connect<A: Adapter>(socket: SocketRef<A>) {
-    if let Some(SignedInAs(user_id)) = socket.extensions.get::<SignedInAs>() {
-        socket.join(user_room(user_id));
-    }
+        Err(AppError::Api { .. }) => return Err(Unauthorized),
+    };
+    socket.join(user_room(user.id));
     for event in ClientEvent::ALL {
         match event {
             ClientEvent::Join => socket.on(event.name(), join),
             ClientEvent::Leave => socket.on(event.name(), leave),
         }
     }
+    Ok(())
 }
+
+/// Everything a connection needs is set up by [`authenticate`], before the client hears it is
+/// connected; socketioxide still wants a connect handler.
+async fn on_connect<A: Adapter>(_: SocketRef<A>) {}
 
 /// Joins the tournament's room and acks the current LiveState. The socket joins before the
 /// state is read, so a change in between reaches it as a `state` event; clients keep the

@@ -34,6 +34,7 @@ on_both_databases!(
     a_watcher_receives_every_version_in_order,
     the_live_state_is_public_with_an_etag_and_no_phone,
     live_connections_need_a_valid_token,
+    a_burst_of_connections_joining_at_once_gets_every_join_acked,
     only_the_clubs_owner_or_td_run_the_game_day,
     cancelling_a_running_tournament_reaches_the_watchers,
     a_recount_rebuilds_results_keeping_their_time,
@@ -665,6 +666,28 @@ async fn live_connections_need_a_valid_token(backend: Backend) {
     day.start(&app).await;
     assert_eq!(polling.next_state().await["status"], "running");
     polling.close().await;
+}
+
+/// Sockets that emit `join` the moment they are connected, many at once, each get their ack:
+/// the handlers are in place before the client hears it is connected.
+async fn a_burst_of_connections_joining_at_once_gets_every_join_acked(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let day = ready(&app, "+79990400181", 419, 2).await;
+    let (app, token, tournament) = (&app, &day.players[0].access_token, day.id);
+    for name in ["websocket", "polling"] {
+        let burst = (0..60).map(|_| async move {
+            let transport = if name == "polling" { TransportType::Polling } else { TransportType::Websocket };
+            let mut watcher = app.watch(Some(token), transport).await;
+            watcher.connected().await.expect("accepted");
+            let ack = watcher.join(tournament).await;
+            watcher.close().await;
+            ack
+        });
+        for ack in join_all(burst).await {
+            assert_eq!(ack["ok"], true, "{name}: {ack}");
+            assert_eq!(ack["state"]["tournamentId"], day.id.to_string());
+        }
+    }
 }
 
 async fn only_the_clubs_owner_or_td_run_the_game_day(backend: Backend) {
