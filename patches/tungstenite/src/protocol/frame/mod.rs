@@ -260,6 +260,13 @@ impl FrameCodec {
 
         trace!("writing frame {frame}");
 
+        // PATCH (floor, see PATCHES.md): a large unmasked frame with nothing queued before it
+        // goes out straight from its payload, without a copy into `out_buffer`; only what the
+        // stream does not take at once is queued.
+        if self.out_buffer.is_empty() && frame.len() > OUT_BUFFER_KEEP && frame.header().mask.is_none() {
+            return self.write_frame_direct(stream, &frame);
+        }
+
         self.out_buffer.reserve(frame.len());
         frame.format_into_buf(&mut self.out_buffer).expect("Bug: can't write to vector");
 
@@ -268,6 +275,47 @@ impl FrameCodec {
         } else {
             Ok(())
         }
+    }
+
+    /// PATCH (floor, see PATCHES.md): writes the header and payload of an unmasked `frame`
+    /// with vectored writes; what the stream does not take (`WouldBlock`) is queued in
+    /// `out_buffer`, and the `WouldBlock` returned as [`Self::buffer_frame`] would.
+    fn write_frame_direct<Stream>(&mut self, stream: &mut Stream, frame: &Frame) -> Result<()>
+    where
+        Stream: Write,
+    {
+        let payload = frame.payload();
+        let mut head_bytes = [0u8; FrameHeader::MAX_SIZE];
+        let mut cursor = Cursor::new(&mut head_bytes[..]);
+        frame.header().format(payload.len() as u64, &mut cursor)?;
+        let head_len = cursor.position() as usize;
+        let head = &head_bytes[..head_len];
+        let total = head.len() + payload.len();
+        let mut done = 0;
+        while done < total {
+            let slices = if done < head.len() {
+                [io::IoSlice::new(&head[done..]), io::IoSlice::new(payload)]
+            } else {
+                [io::IoSlice::new(&payload[done - head.len()..]), io::IoSlice::new(&[])]
+            };
+            match stream.write_vectored(&slices) {
+                Ok(0) => {
+                    return Err(IoError::new(IoErrorKind::ConnectionReset, "Connection reset while sending").into())
+                }
+                Ok(written) => done += written,
+                Err(err) if err.kind() == IoErrorKind::Interrupted => {}
+                Err(err) => {
+                    if done < head.len() {
+                        self.out_buffer.extend_from_slice(&head[done..]);
+                        self.out_buffer.extend_from_slice(payload);
+                    } else {
+                        self.out_buffer.extend_from_slice(&payload[done - head.len()..]);
+                    }
+                    return Err(err.into());
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Writes the out_buffer to the provided stream.
