@@ -36,6 +36,10 @@ impl ClientEvent {
 #[serde(rename_all = "camelCase")]
 pub struct RoomRequest {
     pub tournament_id: Uuid,
+    /// On `join`: a change that touched only the clock comes as a small `clock` event
+    /// instead of the full `state`. Absent means false; `leave` ignores it.
+    #[serde(default)]
+    pub compact: bool,
 }
 
 /// The ack of `join`: `{ok: true, state}` or `{ok: false, error: {code, message}}`.
@@ -71,6 +75,8 @@ impl<'a> JoinAck<'a> {
 pub enum ServerEvent<'a> {
     /// The full LiveState after a change.
     State(&'a LiveState),
+    /// To compact watchers, after a change that touched only the clock.
+    Clock(ClockUpdate<'a>),
 }
 
 impl ServerEvent<'_> {
@@ -78,13 +84,68 @@ impl ServerEvent<'_> {
     pub const fn name(&self) -> &'static str {
         match self {
             Self::State(_) => "state",
+            Self::Clock(_) => "clock",
         }
+    }
+}
+
+/// The payload of `clock`: what a clock press changes, with the version it makes, so a
+/// client holding the state before it knows it missed nothing.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClockUpdate<'a> {
+    tournament_id: Uuid,
+    version: i64,
+    server_time: chrono::DateTime<chrono::Utc>,
+    clock: ClockTimes<'a>,
+    status: floor_entities::enums::TournamentStatus,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ClockTimes<'a> {
+    current_level_idx: usize,
+    level_started_at: &'a Option<chrono::DateTime<chrono::Utc>>,
+    paused_at: &'a Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl<'a> ClockUpdate<'a> {
+    /// The `clock` event for `after`, when the change from `before` to it touched only the
+    /// clock's position (level, start, pause) and made exactly the next version; `None` when
+    /// the full state must go.
+    pub fn between(before: &LiveState, after: &'a LiveState) -> Option<Self> {
+        let only_the_clock = after.version == before.version + 1
+            && after.tournament_id == before.tournament_id
+            && after.status == before.status
+            && after.clock.levels == before.clock.levels
+            && after.remaining == before.remaining
+            && after.entrants == before.entrants
+            && after.chips_in_play == before.chips_in_play
+            && after.avg_stack == before.avg_stack
+            && after.tables == before.tables
+            && after.eliminations == before.eliminations;
+        only_the_clock.then_some(Self {
+            tournament_id: after.tournament_id,
+            version: after.version,
+            server_time: after.server_time,
+            clock: ClockTimes {
+                current_level_idx: after.clock.current_level_idx,
+                level_started_at: &after.clock.level_started_at,
+                paused_at: &after.clock.paused_at,
+            },
+            status: after.status,
+        })
     }
 }
 
 /// The room of one tournament's watchers.
 pub fn room(tournament_id: Uuid) -> String {
     format!("tournament:{tournament_id}")
+}
+
+/// The room of one tournament's compact watchers (see [`ClockUpdate`]).
+pub fn compact_room(tournament_id: Uuid) -> String {
+    format!("tournament:{tournament_id}:compact")
 }
 
 /// The room of one account's sockets (joined at connect, never by a client's `join`), so a
@@ -113,10 +174,60 @@ mod tests {
         assert!(serde_json::from_value::<RoomRequest>(json!({"tournament_id": id})).is_err());
     }
 
+    fn state(version: i64) -> LiveState {
+        use floor_actors::live::state::ClockView;
+        LiveState {
+            tournament_id: Uuid::nil(),
+            version,
+            status: floor_entities::enums::TournamentStatus::Running,
+            server_time: chrono::Utc::now(),
+            clock: ClockView { current_level_idx: 0, level_started_at: None, paused_at: None, levels: Vec::new() },
+            remaining: 10,
+            entrants: 10,
+            chips_in_play: 100_000,
+            avg_stack: 10_000,
+            tables: Vec::new(),
+            eliminations: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_change_of_the_clock_alone_is_a_clock_event_and_anything_else_the_state() {
+        let before = state(7);
+        let mut paused = state(8);
+        paused.clock.paused_at = Some(chrono::Utc::now());
+        let update = ClockUpdate::between(&before, &paused).expect("only the clock moved");
+        let wire = serde_json::to_value(&update).expect("json");
+        assert_eq!(wire["version"], 8);
+        assert_eq!(wire["status"], "running");
+        assert!(wire["clock"]["pausedAt"].is_string());
+        assert_eq!(wire["clock"].as_object().map(|clock| clock.len()), Some(3), "no levels: {wire}");
+
+        let mut eliminated = state(8);
+        eliminated.remaining = 9;
+        assert!(ClockUpdate::between(&before, &eliminated).is_none());
+        let mut finished = state(8);
+        finished.status = floor_entities::enums::TournamentStatus::Finished;
+        assert!(ClockUpdate::between(&before, &finished).is_none());
+        assert!(ClockUpdate::between(&before, &state(9)).is_none(), "a version was skipped: the state goes");
+        assert!(ClockUpdate::between(&before, &state(7)).is_none());
+    }
+
+    #[test]
+    fn compact_is_off_unless_asked() {
+        let id = Uuid::now_v7();
+        let plain: RoomRequest = serde_json::from_value(json!({"tournamentId": id})).expect("parses");
+        assert!(!plain.compact);
+        let compact: RoomRequest =
+            serde_json::from_value(json!({"tournamentId": id, "compact": true})).expect("parses");
+        assert!(compact.compact);
+    }
+
     #[test]
     fn event_names_are_the_contracts() {
         assert_eq!(ClientEvent::ALL.map(ClientEvent::name), ["join", "leave"]);
         assert_eq!(room(Uuid::nil()), "tournament:00000000-0000-0000-0000-000000000000");
+        assert_eq!(compact_room(Uuid::nil()), "tournament:00000000-0000-0000-0000-000000000000:compact");
         assert_eq!(user_room(Uuid::nil()), "user:00000000-0000-0000-0000-000000000000");
     }
 }

@@ -3,12 +3,14 @@
 //! out through the socketioxide adapter (local, or Redis so it reaches every node),
 //! serialised once per change for the whole room.
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use anyhow::Context;
 use axum::Router;
 use floor_actors::live::{Broadcaster, Snapshot};
+use floor_entities::enums::TournamentStatus;
 use sea_orm::DatabaseConnection;
 use serde::Deserialize;
 use socketioxide::SocketIo;
@@ -20,7 +22,7 @@ use uuid::Uuid;
 
 use super::LiveRegistry;
 use super::bus::Bus;
-use super::events::{ClientEvent, JoinAck, RoomRequest, ServerEvent, room, user_room};
+use super::events::{ClientEvent, ClockUpdate, JoinAck, RoomRequest, ServerEvent, compact_room, room, user_room};
 use crate::auth::sessions::signed_in_user;
 use crate::auth::tokens::JwtKeys;
 use crate::error::{AppError, ErrorCode};
@@ -44,13 +46,25 @@ pub struct SocketBroadcaster {
     io: OnceLock<LiveIo>,
     /// With several nodes: where the others hear that this one changed a tournament.
     bus: OnceLock<Bus>,
+    /// The last LiveState sent of each live tournament, to tell a change of the clock alone
+    /// (a `clock` event to compact watchers) from any other.
+    last_sent: Mutex<HashMap<Uuid, Snapshot>>,
 }
 
 impl Broadcaster for SocketBroadcaster {
     async fn broadcast(&self, state: Snapshot) {
+        let previous = {
+            let mut last_sent = self.last_sent.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if matches!(state.status, TournamentStatus::Finished | TournamentStatus::Cancelled) {
+                last_sent.remove(&state.tournament_id)
+            } else {
+                last_sent.insert(state.tournament_id, state.clone())
+            }
+        };
+        let compact = previous.as_deref().and_then(|before| ClockUpdate::between(before, &state));
         let sent = match self.io.get() {
-            Some(LiveIo::Local(io)) => emit_state(io, &state).await,
-            Some(LiveIo::Redis(io)) => emit_state(io, &state).await,
+            Some(LiveIo::Local(io)) => emit_state(io, &state, compact).await,
+            Some(LiveIo::Redis(io)) => emit_state(io, &state, compact).await,
             None => return,
         };
         if let Err(err) = sent {
@@ -88,11 +102,23 @@ async fn disconnect_room<A: Adapter>(io: &SocketIo<A>, room: String) -> Result<(
 /// The longest a broadcast may hold the tournament's actor (a Redis that stopped answering).
 const BROADCAST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
-async fn emit_state<A: Adapter>(io: &SocketIo<A>, state: &Snapshot) -> Result<(), String> {
-    let Some(namespace) = io.of(NAMESPACE) else { return Err("the /live namespace is missing".to_owned()) };
-    let event = ServerEvent::State(state);
-    let emit = namespace.to(room(state.tournament_id)).emit(event.name(), &event);
-    match tokio::time::timeout(BROADCAST_TIMEOUT, emit).await {
+/// Sends `state` to the tournament's room, and to its compact room either `compact` (the
+/// change touched only the clock) or the state as well.
+async fn emit_state<A: Adapter>(
+    io: &SocketIo<A>,
+    state: &Snapshot,
+    compact: Option<ClockUpdate<'_>>,
+) -> Result<(), String> {
+    let (Some(watchers), Some(compact_watchers)) = (io.of(NAMESPACE), io.of(NAMESPACE)) else {
+        return Err("the /live namespace is missing".to_owned());
+    };
+    let full = ServerEvent::State(state);
+    let compact = compact.map_or(ServerEvent::State(state), ServerEvent::Clock);
+    let emits = async {
+        watchers.to(room(state.tournament_id)).emit(full.name(), &full).await?;
+        compact_watchers.to(compact_room(state.tournament_id)).emit(compact.name(), &compact).await
+    };
+    match tokio::time::timeout(BROADCAST_TIMEOUT, emits).await {
         Ok(sent) => sent.map_err(|err| err.to_string()),
         Err(_) => Err("the broadcast timed out".to_owned()),
     }
@@ -244,12 +270,13 @@ async fn join<A: Adapter>(
 ) {
     let sent = match request {
         Err(_) => ack.send(&refusal(AppError::invalid_field("tournamentId", "send {tournamentId: <uuid>}"))),
-        Ok(RoomRequest { tournament_id }) => {
-            socket.join(room(tournament_id));
+        Ok(RoomRequest { tournament_id, compact }) => {
+            let watchers = if compact { compact_room(tournament_id) } else { room(tournament_id) };
+            socket.join(watchers.clone());
             match hub.live.snapshot(tournament_id).await {
                 Ok(state) => ack.send(&JoinAck::joined(&state)),
                 Err(err) => {
-                    socket.leave(room(tournament_id));
+                    socket.leave(watchers);
                     ack.send(&refusal(err.into()))
                 }
             }
@@ -271,7 +298,8 @@ fn refusal(err: AppError) -> JoinAck<'static> {
 }
 
 async fn leave<A: Adapter>(socket: SocketRef<A>, TryData(request): TryData<RoomRequest>) {
-    if let Ok(RoomRequest { tournament_id }) = request {
+    if let Ok(RoomRequest { tournament_id, .. }) = request {
         socket.leave(room(tournament_id));
+        socket.leave(compact_room(tournament_id));
     }
 }

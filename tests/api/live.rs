@@ -35,6 +35,7 @@ on_both_databases!(
     the_live_state_is_public_with_an_etag_and_no_phone,
     live_connections_need_a_valid_token,
     a_burst_of_connections_joining_at_once_gets_every_join_acked,
+    a_compact_watcher_gets_clock_presses_as_small_clock_events,
     only_the_clubs_owner_or_td_run_the_game_day,
     cancelling_a_running_tournament_reaches_the_watchers,
     a_recount_rebuilds_results_keeping_their_time,
@@ -687,6 +688,56 @@ async fn a_burst_of_connections_joining_at_once_gets_every_join_acked(backend: B
             assert_eq!(ack["ok"], true, "{name}: {ack}");
             assert_eq!(ack["state"]["tournamentId"], day.id.to_string());
         }
+    }
+}
+
+/// `join` with `compact: true`: a press that moves only the clock comes as a `clock` event of
+/// a few hundred bytes; everything else, and every watcher that did not ask, gets `state`.
+async fn a_compact_watcher_gets_clock_presses_as_small_clock_events(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let day = ready(&app, "+79990400191", 420, 4).await;
+    let token = &day.players[0].access_token;
+    let mut full = app.watcher(token).await;
+    let mut compact = app.watcher(token).await;
+    assert_eq!(full.join(day.id).await["ok"], true);
+    let joined = compact.join_with(json!({"tournamentId": day.id, "compact": true})).await;
+    assert_eq!(joined["ok"], true);
+    assert!(joined["state"]["tables"].is_array(), "the ack is the full state");
+
+    let started = day.start(&app).await;
+    for watcher in [&mut full, &mut compact] {
+        let (event, state) = watcher.next_update().await;
+        assert_eq!((event, version(&state)), ("state", version(&started)), "a start is not a clock press");
+    }
+    let paused = day.press(&app, "pause", json!({})).await.assert_ok().clone();
+    let (event, state) = full.next_update().await;
+    assert_eq!((event, version(&state)), ("state", version(&paused)), "no change for who did not ask");
+    let (event, clock) = compact.next_update().await;
+    assert_eq!(event, "clock");
+    assert_eq!(clock["version"], paused["version"]);
+    assert_eq!(clock["tournamentId"], day.id.to_string());
+    assert_eq!(clock["status"], "running");
+    assert_eq!(clock["clock"]["pausedAt"], paused["clock"]["pausedAt"]);
+    assert_eq!(clock["clock"]["currentLevelIdx"], 0);
+    assert!(clock["serverTime"].is_string());
+    assert!(clock.get("tables").is_none() && clock["clock"].get("levels").is_none(), "{clock}");
+    let clock_bytes = clock.to_string().len();
+    let state_bytes = state.to_string().len();
+    assert!(clock_bytes < 300 && clock_bytes * 5 < state_bytes, "{clock_bytes} against {state_bytes} bytes");
+
+    day.press(&app, "resume", json!({})).await.assert_ok();
+    let moved = day.press(&app, "level", json!({"direction": "next"})).await.assert_ok().clone();
+    let (first, second) = (compact.next_update().await, compact.next_update().await);
+    assert_eq!((first.0, second.0), ("clock", "clock"));
+    assert_eq!(version(&second.1), version(&moved), "versions stay one sequence");
+    assert_eq!(second.1["clock"]["currentLevelIdx"], 1);
+
+    let out = seated_ids(&started)[0];
+    let eliminated = day.eliminate(&app, out).await.assert_ok()["state"].clone();
+    let (event, state) = compact.next_update().await;
+    assert_eq!((event, version(&state)), ("state", version(&eliminated)), "an elimination sends the state");
+    for _ in 0..3 {
+        assert_eq!(full.next_update().await.0, "state");
     }
 }
 

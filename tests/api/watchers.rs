@@ -24,6 +24,8 @@ pub enum Seen {
     Error(String),
     /// A `state` broadcast.
     State(Value),
+    /// A `clock` broadcast (to compact watchers).
+    Clock(Value),
     /// The connection was closed (by the server, or the transport dropped).
     Closed,
 }
@@ -46,13 +48,18 @@ impl TestApp {
     /// Opens a connection to `/live` with `auth: {token}` (no auth at all for `None`).
     pub async fn watch(&self, token: Option<&str>, transport: TransportType) -> Watcher {
         let (sender, seen) = mpsc::unbounded_channel();
-        let (on_state, on_connect, on_error, on_close) = (sender.clone(), sender.clone(), sender.clone(), sender);
+        let (on_state, on_clock, on_connect) = (sender.clone(), sender.clone(), sender.clone());
+        let (on_error, on_close) = (sender.clone(), sender);
         let mut builder = ClientBuilder::new(self.base.clone())
             .namespace("/live")
             .transport_type(transport)
             .reconnect(false)
             .on("state", move |payload, _| {
                 let _ = on_state.send(Seen::State(first_value(payload)));
+                async {}.boxed()
+            })
+            .on("clock", move |payload, _| {
+                let _ = on_clock.send(Seen::Clock(first_value(payload)));
                 async {}.boxed()
             })
             .on("open", move |_, _| {
@@ -93,7 +100,7 @@ impl Watcher {
             match self.next().await {
                 Some(Seen::Connected) => return Ok(()),
                 Some(Seen::Error(text)) => return Err(text),
-                Some(Seen::State(_)) => continue,
+                Some(Seen::State(_) | Seen::Clock(_)) => continue,
                 Some(Seen::Closed) | None => return Err("no answer".to_owned()),
             }
         }
@@ -127,6 +134,18 @@ impl Watcher {
 
     pub async fn leave(&self, tournament_id: Uuid) {
         self.client.emit("leave", json!({"tournamentId": tournament_id})).await.expect("leave is sent");
+    }
+
+    /// The next broadcast, `state` or `clock`, with its event name.
+    pub async fn next_update(&mut self) -> (&'static str, Value) {
+        loop {
+            match self.next().await {
+                Some(Seen::State(state)) => return ("state", state),
+                Some(Seen::Clock(clock)) => return ("clock", clock),
+                Some(_) => continue,
+                None => panic!("no broadcast arrived"),
+            }
+        }
     }
 
     /// The next `state` broadcast.
