@@ -80,7 +80,7 @@ impl Application {
         .await?;
         live::resume_running(&state.live, &state.db).await.context("resuming the running tournaments")?;
         let address = SocketAddr::from(([0, 0, 0, 0], state.config.port));
-        let listener = TcpListener::bind(address).await.with_context(|| format!("binding {address}"))?;
+        let listener = listen(address).with_context(|| format!("binding {address}"))?;
         Ok(Self { listener, router, state })
     }
 
@@ -108,4 +108,17 @@ impl Application {
         self.state.live.shutdown();
         Ok(())
     }
+}
+
+/// How many connections may wait to be accepted (the kernel caps it at `net.core.somaxconn`).
+/// tokio's `bind` asks for 1,024: a venue's phones reconnecting at once (10,000 in a burst of
+/// 500 at a time) overflowed it thousands of times, and every dropped SYN costs its client a
+/// one-second retransmit.
+const ACCEPT_BACKLOG: u32 = 8192;
+
+fn listen(address: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if address.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    socket.listen(ACCEPT_BACKLOG)
 }
