@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use floor_actors::error::{LiveError, Refusal};
-use floor_actors::live::Registry;
+use floor_actors::live::{Fanout, Registry};
 use floor_entities::enums::TournamentStatus;
 use floor_entities::tournaments;
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect};
@@ -22,8 +22,9 @@ use self::store::SeaOrmStore;
 use crate::error::{AppError, ErrorCode, FieldProblem};
 use crate::notifications::Notifier;
 
-/// The registry of tournament actors as the server runs it.
-pub type LiveRegistry = Registry<SeaOrmStore, SocketBroadcaster>;
+/// The registry of tournament actors as the server runs it: each actor hands its states to
+/// the fan-out and answers; the fan-out sends them to the Socket.IO rooms in order.
+pub type LiveRegistry = Registry<SeaOrmStore, Fanout<SocketBroadcaster>>;
 
 /// Starts the live engine's supervisor. The broadcaster goes live once Socket.IO is served
 /// ([`socket::serve_beside`]), and [`resume_running`] then wakes the running tournaments.
@@ -32,9 +33,9 @@ pub async fn start(
     notifier: Notifier,
 ) -> anyhow::Result<(LiveRegistry, Arc<SocketBroadcaster>)> {
     let store = Arc::new(SeaOrmStore { db: db.clone(), notifier });
-    let broadcaster = Arc::new(SocketBroadcaster::default());
-    let registry = Registry::start(store, broadcaster.clone(), Utc::now).await?;
-    Ok((registry, broadcaster))
+    let sockets = Arc::new(SocketBroadcaster::default());
+    let registry = Registry::start(store, Arc::new(Fanout::new(sockets.clone())), Utc::now).await?;
+    Ok((registry, sockets))
 }
 
 /// Starts an actor for every tournament that was running when the server stopped, so its

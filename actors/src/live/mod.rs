@@ -2,6 +2,7 @@
 //! LiveState it publishes, and the ports it persists and broadcasts through.
 
 pub mod actor;
+pub mod fanout;
 pub mod game;
 pub mod registry;
 pub mod state;
@@ -13,6 +14,7 @@ mod clock_tests;
 mod registry_tests;
 
 pub use actor::{Command, Elimination, Outcome, TournamentActor, TournamentMsg};
+pub use fanout::Fanout;
 pub use game::{Change, ClockAction, Game, Player, Seat};
 pub use registry::Registry;
 pub use state::{LiveState, Snapshot};

@@ -49,7 +49,8 @@ pub trait LiveStore: Send + Sync + 'static {
 }
 
 /// Fans a new LiveState out to the tournament's watchers. Awaited by the actor, so the
-/// watchers of one tournament see the versions in order.
+/// watchers of one tournament see the versions in order ([`super::Fanout`] makes that wait
+/// a hand-over to the tournament's own sender).
 pub trait Broadcaster: Send + Sync + 'static {
     fn broadcast(&self, state: Snapshot) -> impl Future<Output = ()> + Send;
 }
