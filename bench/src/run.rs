@@ -1,0 +1,254 @@
+//! One measurement of N watchers: a fresh server and tournament, the watchers connected and
+//! joined, the rounds triggered and timed, the deliveries judged.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use tokio::sync::Semaphore;
+use tokio::sync::mpsc::{self, UnboundedReceiver};
+use tokio::task::JoinSet;
+use tokio::time::timeout_at;
+
+use crate::report::{self, Report, Round};
+use crate::server::{self, Server, ServerSettings};
+use crate::setup::Api;
+use crate::tally::{self, Counts};
+use crate::watcher::{self, Report as Heard, Target, Transport};
+
+/// What every run shares (the command line less the list of N).
+pub struct Settings {
+    pub floor: PathBuf,
+    pub rounds: usize,
+    pub players: usize,
+    pub eliminated: usize,
+    pub ramp: usize,
+    pub transport: Transport,
+    pub redis_url: Option<String>,
+    pub compact: bool,
+    pub port: u16,
+}
+
+/// A round waits this long for every joined watcher to have the change…
+const ROUND_TIMEOUT: Duration = Duration::from_secs(30);
+/// …then this long more, for duplicates to show.
+const SETTLE: Duration = Duration::from_millis(300);
+/// The longest the joins may take all together (each watcher gives up after 30 s itself).
+const JOINS_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// What the watchers have told so far.
+struct Watchers {
+    /// Per watcher: the version its join's ack carried, once joined.
+    joined_version: Vec<Option<i64>>,
+    /// Per watcher: the versions it read after joining, in order.
+    received: Vec<Vec<i64>>,
+    /// Per watcher: whether it has the current round's version.
+    has_current: Vec<bool>,
+    failures: BTreeMap<String, usize>,
+    closed: BTreeMap<String, usize>,
+    clock_events: u64,
+    last_join: Option<Instant>,
+}
+
+impl Watchers {
+    fn new(n: usize) -> Self {
+        Self {
+            joined_version: vec![None; n],
+            received: vec![Vec::new(); n],
+            has_current: vec![false; n],
+            failures: BTreeMap::new(),
+            closed: BTreeMap::new(),
+            clock_events: 0,
+            last_join: None,
+        }
+    }
+
+    fn joined(&self) -> usize {
+        self.joined_version.iter().flatten().count()
+    }
+
+    /// Takes in one report; `Some(at)` when it is the first delivery of `current` to its watcher.
+    fn hear(&mut self, heard: Heard, current: Option<i64>) -> Option<Instant> {
+        match heard {
+            Heard::Joined { idx, version, at } => {
+                self.joined_version[idx] = Some(version);
+                self.last_join = Some(self.last_join.map_or(at, |last| last.max(at)));
+            }
+            Heard::Failed { reason, .. } => *self.failures.entry(reason).or_default() += 1,
+            Heard::Closed { reason, .. } => *self.closed.entry(reason).or_default() += 1,
+            Heard::Delivered { idx, version, clock, at } => {
+                self.received[idx].push(version);
+                self.clock_events += u64::from(clock);
+                if current == Some(version) && !self.has_current[idx] {
+                    self.has_current[idx] = true;
+                    return Some(at);
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Measures N watchers against a fresh server.
+pub async fn measure(settings: &Settings, n: usize) -> anyhow::Result<Report> {
+    let server_settings =
+        ServerSettings { floor: &settings.floor, port: settings.port, redis_url: settings.redis_url.as_deref() };
+    let mut server = Server::start(&server_settings).await?;
+    let origin = format!("http://127.0.0.1:{}", settings.port);
+    let api = Api::sign_in(&mut server, &origin).await.context("signing the admin in")?;
+    let tournament = api.prepare(settings.players, settings.eliminated).await.context("preparing the tournament")?;
+    eprintln!("N={n}: tournament {} ready, LiveState {} bytes; connecting", tournament.id, tournament.live_bytes);
+
+    let log_from = server.log_len();
+    let rss_before = server.rss_kib()?;
+    let target = Arc::new(Target {
+        addr: SocketAddr::from(([127, 0, 0, 1], settings.port)),
+        base: origin.clone(),
+        transport: settings.transport,
+        http: reqwest::Client::builder().build()?,
+        token: api.token.clone(),
+        tournament_id: tournament.id.clone(),
+        compact: settings.compact,
+    });
+    let (reports_tx, mut reports) = mpsc::unbounded_channel();
+    let ramp = Arc::new(Semaphore::new(settings.ramp));
+    let mut tasks = JoinSet::new();
+    let mut watchers = Watchers::new(n);
+    let first_attempt = Instant::now();
+    for idx in 0..n {
+        let permit = ramp.clone().acquire_owned().await?;
+        tasks.spawn(watcher::watch(idx, target.clone(), permit, reports_tx.clone()));
+    }
+    drop(reports_tx);
+    let joins_deadline = tokio::time::Instant::now() + JOINS_TIMEOUT;
+    while watchers.joined() + watchers.failures.values().sum::<usize>() < n {
+        match timeout_at(joins_deadline, reports.recv()).await {
+            Ok(Some(heard)) => {
+                watchers.hear(heard, None);
+            }
+            Ok(None) | Err(_) => break,
+        }
+    }
+    let joined = watchers.joined();
+    let connect_wall = watchers.last_join.map_or(Duration::ZERO, |last| last - first_attempt);
+    let rss_connected = server.rss_kib()?;
+    eprintln!("N={n}: {joined} joined in {:.2} s; {} rounds", connect_wall.as_secs_f64(), settings.rounds);
+
+    let mut rounds = Vec::with_capacity(settings.rounds);
+    let mut made = Vec::with_capacity(settings.rounds);
+    let mut version_gaps = 0;
+    let mut previous = tournament.version;
+    for i in 0..settings.rounds {
+        let trigger = if i % 2 == 0 { "pause" } else { "resume" };
+        let path = format!("/tournaments/{}/{trigger}", tournament.id);
+        watchers.has_current.fill(false);
+        let (server_cpu, bench_cpu) = (server.cpu_seconds()?, server::process_cpu_seconds("self")?);
+        let sent = Instant::now();
+        let (version, answered) = api.trigger(&path).await?;
+        let answer = answered - sent;
+        made.push(version);
+        version_gaps += usize::from(version != previous + 1);
+        previous = version;
+        let deliveries = collect_round(&mut reports, &mut watchers, version, sent, joined).await;
+        let round = Round::new(
+            trigger,
+            version,
+            answer,
+            deliveries,
+            server.cpu_seconds()? - server_cpu,
+            server::process_cpu_seconds("self")? - bench_cpu,
+        );
+        rounds.push(round);
+    }
+    let rss_after_rounds = server.rss_kib()?;
+    tasks.abort_all();
+    while tasks.join_next().await.is_some() {}
+    // Watchers whose connection ended before the abort have reported it.
+    while let Ok(heard) = reports.try_recv() {
+        watchers.hear(heard, None);
+    }
+    let server_log = server.log_since(log_from);
+    server.stop().await?;
+
+    let mut correctness = Counts::default();
+    for (joined_version, received) in watchers.joined_version.iter().zip(&watchers.received) {
+        if let Some(joined_version) = joined_version {
+            correctness.add(&tally::judge(*joined_version, received, &made));
+        }
+    }
+    let ok = joined == n && watchers.closed.is_empty() && correctness.is_perfect() && correctness.expected > 0;
+    let mut report = Report {
+        watchers: n,
+        transport: settings.transport,
+        adapter: if settings.redis_url.is_some() { "redis" } else { "local" },
+        compact: settings.compact,
+        players: settings.players,
+        eliminated: settings.eliminated,
+        live_state_bytes: tournament.live_bytes,
+        joined,
+        lost: n - joined,
+        failures: watchers.failures,
+        closed: watchers.closed,
+        connect_wall_s: connect_wall.as_secs_f64(),
+        rss_before_mib: mib(rss_before),
+        rss_connected_mib: mib(rss_connected),
+        rss_per_connection_kib: (joined > 0).then(|| (rss_connected as f64 - rss_before as f64) / joined as f64),
+        rss_after_rounds_mib: mib(rss_after_rounds),
+        median_first_ms: None,
+        median_p50_ms: None,
+        median_p99_ms: None,
+        median_last_ms: None,
+        median_server_cpu_s: None,
+        median_bench_cpu_s: None,
+        answer_p50_ms: None,
+        answer_max_ms: None,
+        version_gaps,
+        clock_events: watchers.clock_events,
+        server_log,
+        correctness,
+        rounds,
+        ok,
+    };
+    report.summarise();
+    Ok(report)
+}
+
+/// Takes in reports until every joined watcher has `version` or the round times out, then
+/// for [`SETTLE`] more; the delivery times of `version` (ms after `sent`).
+async fn collect_round(
+    reports: &mut UnboundedReceiver<Heard>,
+    watchers: &mut Watchers,
+    version: i64,
+    sent: Instant,
+    joined: usize,
+) -> Vec<f64> {
+    let mut deliveries = Vec::with_capacity(joined);
+    let mut deadline = tokio::time::Instant::from_std(sent + ROUND_TIMEOUT);
+    let mut settling = false;
+    loop {
+        if !settling && deliveries.len() >= joined {
+            settling = true;
+            deadline = tokio::time::Instant::now() + SETTLE;
+        }
+        match timeout_at(deadline, reports.recv()).await {
+            Ok(Some(heard)) => {
+                if let Some(at) = watchers.hear(heard, Some(version)) {
+                    deliveries.push(report::ms(at.saturating_duration_since(sent)));
+                }
+            }
+            Ok(None) => return deliveries,
+            Err(_) if settling => return deliveries,
+            Err(_) => {
+                settling = true;
+                deadline = tokio::time::Instant::now() + SETTLE;
+            }
+        }
+    }
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}

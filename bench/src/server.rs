@@ -1,0 +1,251 @@
+//! The floor under measurement: a fresh `floor serve` in a fresh directory (SQLite, uploads),
+//! its sign-in codes caught from its stdout, and its memory and CPU read from `/proc`.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+
+/// Linux reports CPU time in `/proc/<pid>/stat` in clock ticks of `USER_HZ`, which the kernel
+/// fixes at 100 for user space on every architecture floor runs on (`getconf CLK_TCK`).
+const CLOCK_TICKS_PER_SECOND: f64 = 100.0;
+/// The platform admin the tournament is prepared with (the server's `PLATFORM_ADMIN_PHONES`).
+pub const ADMIN_PHONE: &str = "+70000000001";
+
+/// What the server is started with.
+pub struct ServerSettings<'a> {
+    pub floor: &'a Path,
+    pub port: u16,
+    pub redis_url: Option<&'a str>,
+}
+
+/// A running `floor serve`; killed when dropped.
+pub struct Server {
+    child: Child,
+    pid: u32,
+    dir: PathBuf,
+    /// Sign-in codes as the server prints them, `(phone, code)`.
+    codes: mpsc::UnboundedReceiver<(String, String)>,
+    /// Everything else it prints: warnings and errors only (`RUST_LOG=warn`).
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+/// The most log lines kept of one server.
+const LOG_LINES_KEPT: usize = 10_000;
+
+impl Server {
+    /// Starts floor and waits until its port accepts connections.
+    pub async fn start(settings: &ServerSettings<'_>) -> anyhow::Result<Self> {
+        let port = settings.port;
+        if TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            bail!("port {port} is already taken: stop what listens there, or pass another --port");
+        }
+        let dir = std::env::temp_dir().join(format!("floor-bench-{}-{}", std::process::id(), uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let mut command = Command::new(settings.floor);
+        command
+            .arg("serve")
+            .current_dir(&dir)
+            .env("APP_ENV", "test")
+            .env("PORT", port.to_string())
+            .env("DATABASE_URL", format!("sqlite://{}/db.sqlite?mode=rwc", dir.display()))
+            .env("OTP_LOG_CODES", "true")
+            .env("PLATFORM_ADMIN_PHONES", ADMIN_PHONE)
+            .env("JWT_SECRET", "bench-secret-bench-secret-bench-secret")
+            .env("STORAGE_URL", format!("file://{}/uploads", dir.display()))
+            .env("RUST_LOG", "warn")
+            .env_remove("REDIS_URL")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true);
+        if let Some(url) = settings.redis_url {
+            command.env("REDIS_URL", url);
+        }
+        let mut child = command.spawn().with_context(|| format!("starting {}", settings.floor.display()))?;
+        let pid = child.id().context("floor exited at once")?;
+        let stdout = child.stdout.take().context("floor's stdout")?;
+        let (codes_tx, codes) = mpsc::unbounded_channel();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let log_tx = log.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stdout).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                match sign_in_code(&line) {
+                    Some((phone, code)) => {
+                        let _ = codes_tx.send((phone.to_owned(), code.to_owned()));
+                    }
+                    None => {
+                        let mut log = log_tx.lock().unwrap_or_else(PoisonError::into_inner);
+                        if log.len() < LOG_LINES_KEPT {
+                            log.push(line);
+                        }
+                    }
+                }
+            }
+        });
+        let server = Self { child, pid, dir, codes, log };
+        server.wait_for_port(port).await
+    }
+
+    async fn wait_for_port(mut self, port: u16) -> anyhow::Result<Self> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+                return Ok(self);
+            }
+            if let Some(status) = self.child.try_wait()? {
+                bail!("floor exited before serving: {status}");
+            }
+            if Instant::now() > deadline {
+                bail!("floor did not serve port {port} within 60 s");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// The next sign-in code the server prints for `phone`.
+    pub async fn sign_in_code(&mut self, phone: &str) -> anyhow::Result<String> {
+        let wait = async {
+            while let Some((to, code)) = self.codes.recv().await {
+                if to == phone {
+                    return Some(code);
+                }
+            }
+            None
+        };
+        match tokio::time::timeout(Duration::from_secs(10), wait).await {
+            Ok(Some(code)) => Ok(code),
+            _ => bail!("floor printed no `OTP {phone} <code>` line (is OTP_LOG_CODES honoured?)"),
+        }
+    }
+
+    /// How many lines the server has logged so far.
+    pub fn log_len(&self) -> usize {
+        self.log.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    /// The lines the server logged after the first `from`.
+    pub fn log_since(&self, from: usize) -> Vec<String> {
+        let log = self.log.lock().unwrap_or_else(PoisonError::into_inner);
+        log.get(from..).unwrap_or_default().to_vec()
+    }
+
+    /// The server's resident memory, KiB.
+    pub fn rss_kib(&self) -> anyhow::Result<u64> {
+        process_rss_kib(self.pid)
+    }
+
+    /// The server's CPU time so far (user + system), seconds.
+    pub fn cpu_seconds(&self) -> anyhow::Result<f64> {
+        process_cpu_seconds(self.pid)
+    }
+
+    /// Kills the server and removes its directory.
+    pub async fn stop(mut self) -> anyhow::Result<()> {
+        self.child.start_kill()?;
+        self.child.wait().await?;
+        Ok(())
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // The child is killed by `kill_on_drop`; a file it still holds goes with the directory.
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Resident memory of a process, KiB.
+pub fn process_rss_kib(pid: u32) -> anyhow::Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).context("reading /proc/<pid>/status")?;
+    rss_kib(&status).context("no VmRSS in /proc/<pid>/status")
+}
+
+/// CPU time of a process so far (user + system), seconds.
+pub fn process_cpu_seconds(pid: impl std::fmt::Display) -> anyhow::Result<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).context("reading /proc/<pid>/stat")?;
+    let ticks = cpu_ticks(&stat).context("an unreadable /proc/<pid>/stat")?;
+    Ok(ticks as f64 / CLOCK_TICKS_PER_SECOND)
+}
+
+/// `VmRSS` of a `/proc/<pid>/status`, KiB.
+fn rss_kib(status: &str) -> Option<u64> {
+    let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// `utime + stime` of a `/proc/<pid>/stat`, ticks. Fields are counted after the command's
+/// closing parenthesis, since the command itself may hold spaces and parentheses.
+fn cpu_ticks(stat: &str) -> Option<u64> {
+    let after_command = &stat[stat.rfind(')')? + 1..];
+    let mut fields = after_command.split_whitespace().skip(11);
+    let user: u64 = fields.next()?.parse().ok()?;
+    let system: u64 = fields.next()?.parse().ok()?;
+    Some(user + system)
+}
+
+/// `(phone, code)` of the line floor prints for a sign-in code with `OTP_LOG_CODES`.
+fn sign_in_code(line: &str) -> Option<(&str, &str)> {
+    let mut words = line.strip_prefix("OTP ")?.split(' ');
+    let (phone, code) = (words.next()?, words.next()?);
+    let valid = phone.starts_with('+') && !code.is_empty() && code.bytes().all(|byte| byte.is_ascii_digit());
+    (valid && words.next().is_none()).then_some((phone, code))
+}
+
+/// This process's open-files limit (soft, hard), from `/proc/self/limits`.
+pub fn open_files_limit() -> anyhow::Result<(u64, u64)> {
+    let limits = std::fs::read_to_string("/proc/self/limits").context("reading /proc/self/limits")?;
+    parse_open_files_limit(&limits).context("no open-files limit in /proc/self/limits")
+}
+
+fn parse_open_files_limit(limits: &str) -> Option<(u64, u64)> {
+    let line = limits.lines().find_map(|line| line.strip_prefix("Max open files"))?;
+    let mut values = line.split_whitespace().map(|word| match word {
+        "unlimited" => Some(u64::MAX),
+        number => number.parse().ok(),
+    });
+    Some((values.next()??, values.next()??))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resident_memory_is_read_from_the_status_file() {
+        let status = "Name:\tfloor\nVmPeak:\t  900 kB\nVmRSS:\t   45236 kB\nRssAnon:\t 30000 kB\n";
+        assert_eq!(rss_kib(status), Some(45_236));
+        assert_eq!(rss_kib("Name:\tfloor\n"), None);
+    }
+
+    #[test]
+    fn cpu_time_is_user_plus_system_counted_after_the_command() {
+        let stat = "4242 (tokio (rt) x) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 31 0 0 20 0 3 0 1000 0 0";
+        assert_eq!(cpu_ticks(stat), Some(281));
+        assert_eq!(cpu_ticks("4242 (floor) S 1"), None);
+    }
+
+    #[test]
+    fn only_a_well_formed_otp_line_is_a_sign_in_code() {
+        assert_eq!(sign_in_code("OTP +70000000001 123456"), Some(("+70000000001", "123456")));
+        assert_eq!(sign_in_code("2026-01-01 WARN OTP +70000000001 123456"), None);
+        assert_eq!(sign_in_code("OTP +70000000001 12a456"), None);
+        assert_eq!(sign_in_code("OTP +70000000001 123456 extra"), None);
+    }
+
+    #[test]
+    fn the_open_files_limit_is_soft_then_hard() {
+        let limits = "Limit                     Soft Limit           Hard Limit           Units\n\
+                      Max processes             96365                96365                processes\n\
+                      Max open files            1024                 20000                files\n";
+        assert_eq!(parse_open_files_limit(limits), Some((1024, 20_000)));
+        let unlimited = "Max open files            unlimited            unlimited            files\n";
+        assert_eq!(parse_open_files_limit(unlimited), Some((u64::MAX, u64::MAX)));
+    }
+}

@@ -1,0 +1,140 @@
+//! The tournament under measurement, prepared over the API as a club would: the platform
+//! admin signs in, opens a club, a hall and a tournament, seats `players` walk-ins, starts it
+//! and eliminates `eliminated` of them (so the LiveState has its usual size, ~65 KB with
+//! 470/100). Then the triggers of the rounds: pause and resume, answered with the LiveState.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use futures_util::{StreamExt, TryStreamExt};
+use reqwest::Method;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::server::{ADMIN_PHONE, Server};
+
+/// Walk-ins sent at once: each is a small transaction, and SQLite writes one at a time anyway.
+const WALK_INS_AT_ONCE: usize = 8;
+
+/// The API as the platform admin.
+pub struct Api {
+    http: reqwest::Client,
+    /// `http://host:port/api/v1`.
+    base: String,
+    /// The admin's access token: it also passes `/live`.
+    pub token: String,
+}
+
+/// The prepared tournament.
+pub struct Tournament {
+    pub id: String,
+    /// Size of `GET /tournaments/{id}/live`: the LiveState every `state` event carries.
+    pub live_bytes: usize,
+    pub version: i64,
+}
+
+/// The part of a LiveState a trigger's answer is read for.
+#[derive(Deserialize)]
+struct Versioned {
+    version: i64,
+}
+
+impl Api {
+    /// Signs the platform admin in with the code the server prints.
+    pub async fn sign_in(server: &mut Server, origin: &str) -> anyhow::Result<Self> {
+        let http = reqwest::Client::builder().timeout(Duration::from_secs(60)).build()?;
+        let mut api = Self { http, base: format!("{origin}/api/v1"), token: String::new() };
+        api.call(Method::POST, "/auth/otp/request", Some(json!({ "phone": ADMIN_PHONE }))).await?;
+        let code = server.sign_in_code(ADMIN_PHONE).await?;
+        let tokens =
+            api.call(Method::POST, "/auth/otp/verify", Some(json!({ "phone": ADMIN_PHONE, "code": code }))).await?;
+        api.token = tokens["accessToken"].as_str().context("no accessToken in the sign-in answer")?.to_owned();
+        Ok(api)
+    }
+
+    /// Prepares the tournament like `../shared/perf/setup-floor.py`.
+    pub async fn prepare(&self, players: usize, eliminated: usize) -> anyhow::Result<Tournament> {
+        let club = self
+            .call(Method::POST, "/admin/organizers", Some(json!({ "name": "Perf club", "ownerPhone": ADMIN_PHONE })))
+            .await?;
+        let club = text(&club["id"])?;
+        let cities = self.call(Method::GET, "/cities", None).await?;
+        let city = text(&cities["items"][0]["slug"])?;
+        let hall = json!({ "name": "Perf hall", "citySlug": city, "address": "1 Main st",
+            "timezone": "Europe/Moscow", "lat": 55.75, "lng": 37.61 });
+        let hall = self.call(Method::POST, &format!("/organizers/{club}/locations"), Some(hall)).await?;
+        let templates = self.call(Method::GET, &format!("/organizers/{club}/blind-templates"), None).await?;
+        let starts_at = (chrono::Utc::now() + chrono::Duration::hours(6)).format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+        let tournament = json!({
+            "locationId": hall["id"], "blindTemplateId": templates["items"][0]["id"], "type": "mtt",
+            "startsAt": starts_at, "capacity": players.max(2),
+            "translations": { "ru": { "title": "Замер", "subtitle": "нагрузка" }, "en": { "title": "Perf", "subtitle": "load" } },
+        });
+        let tournament = self.call(Method::POST, &format!("/organizers/{club}/tournaments"), Some(tournament)).await?;
+        let id = text(&tournament["id"])?;
+
+        let walk_in = format!("/tournaments/{id}/walk-in");
+        futures_util::stream::iter(0..players)
+            .map(|i| {
+                let player =
+                    json!({ "phone": format!("+7990{i:07}"), "name": format!("Игрок Номер {i:04} из турнира") });
+                self.call(Method::POST, &walk_in, Some(player))
+            })
+            .buffer_unordered(WALK_INS_AT_ONCE)
+            .try_for_each(|_| std::future::ready(Ok(())))
+            .await?;
+        let started = self.call(Method::POST, &format!("/tournaments/{id}/start"), None).await?;
+        let seated = started["tables"].as_array().into_iter().flatten().flat_map(|table| {
+            table["seats"].as_array().into_iter().flatten().filter_map(|seat| seat["registrationId"].as_str())
+        });
+        for registration in seated.take(eliminated) {
+            let elimination = json!({ "tournamentId": id, "registrationId": registration });
+            self.call(Method::POST, "/eliminations", Some(elimination)).await?;
+        }
+
+        let live = self.request(Method::GET, &format!("/tournaments/{id}/live"), None).await?;
+        let version = serde_json::from_slice::<Versioned>(&live).context("the LiveState has no version")?.version;
+        Ok(Tournament { id, live_bytes: live.len(), version })
+    }
+
+    /// `POST path` (a clock command): the version of the LiveState it answers with, and when
+    /// the whole answer had come.
+    pub async fn trigger(&self, path: &str) -> anyhow::Result<(i64, Instant)> {
+        let answer = self.request(Method::POST, path, None).await?;
+        let answered = Instant::now();
+        let version =
+            serde_json::from_slice::<Versioned>(&answer).with_context(|| format!("POST {path}: no version"))?;
+        Ok((version.version, answered))
+    }
+
+    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> anyhow::Result<Value> {
+        let answer = self.request(method.clone(), path, body).await?;
+        if answer.is_empty() {
+            return Ok(Value::Null);
+        }
+        serde_json::from_slice(&answer).with_context(|| format!("{method} {path}: not JSON"))
+    }
+
+    /// One request as the admin; the body of a 2xx answer.
+    async fn request(&self, method: Method, path: &str, body: Option<Value>) -> anyhow::Result<Vec<u8>> {
+        let mut request = self.http.request(method.clone(), format!("{}{path}", self.base));
+        if !self.token.is_empty() {
+            request = request.bearer_auth(&self.token);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.with_context(|| format!("{method} {path}"))?;
+        let status = response.status();
+        let answer = response.bytes().await.with_context(|| format!("{method} {path}"))?;
+        if !status.is_success() {
+            let excerpt = String::from_utf8_lossy(&answer[..answer.len().min(300)]).into_owned();
+            bail!("{method} {path}: {status} {excerpt}");
+        }
+        Ok(answer.into())
+    }
+}
+
+fn text(value: &Value) -> anyhow::Result<String> {
+    value.as_str().map(str::to_owned).with_context(|| format!("expected a string, got {value}"))
+}

@@ -1,0 +1,228 @@
+//! One watcher: connects to `/live` over WebSocket or long-polling, joins the tournament's
+//! room, then reports every `state` (or `clock`) it reads with the instant it had it whole.
+//! It looks only at a packet's first bytes (see [`crate::engineio`]) and reports through an
+//! unbounded channel, so a round costs the benchmark little CPU beside the server.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::OwnedSemaphorePermit;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::time::timeout;
+
+use crate::engineio::{self, ENGINE_IO_PATH, JOIN_ACK_ID, PONG, Packet};
+use crate::polling::PollConn;
+use crate::ws::WsConn;
+
+/// How the watchers reach Engine.IO.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    #[value(name = "websocket")]
+    WebSocket,
+    Polling,
+}
+
+impl Transport {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::WebSocket => "websocket",
+            Self::Polling => "polling",
+        }
+    }
+}
+
+/// Everything a watcher needs to connect and join.
+pub struct Target {
+    pub addr: SocketAddr,
+    /// `http://host:port`, for long-polling.
+    pub base: String,
+    pub transport: Transport,
+    /// The shared HTTP client of long-polling.
+    pub http: reqwest::Client,
+    pub token: String,
+    pub tournament_id: String,
+    pub compact: bool,
+}
+
+/// What watchers tell the benchmark.
+#[derive(Debug)]
+pub enum Report {
+    /// The join's ack (of watcher `idx`) said ok, carrying this LiveState version.
+    Joined { idx: usize, version: i64, at: Instant },
+    /// The watcher never joined; `reason` is short and stable, so failures group by it.
+    Failed { reason: String },
+    /// A `state` (or, `clock` true, a `clock` update) of this version was read whole.
+    Delivered { idx: usize, version: i64, clock: bool, at: Instant },
+    /// A joined watcher's connection ended before the benchmark closed it.
+    Closed { reason: String },
+}
+
+/// Up to the connect of `/live`: TCP, upgrade or first poll, Engine.IO open, Socket.IO connect.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(15);
+/// A join whose ack has not come this long after it was sent is lost.
+const JOIN_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Connects, joins (holding `permit` until then, which bounds the handshakes in flight), and
+/// reports until the connection ends or the task is aborted.
+pub async fn watch(idx: usize, target: Arc<Target>, permit: OwnedSemaphorePermit, reports: UnboundedSender<Report>) {
+    let joined = join(&target).await;
+    let at = Instant::now();
+    drop(permit);
+    let mut link = match joined {
+        Ok((link, version)) => {
+            let _ = reports.send(Report::Joined { idx, version, at });
+            link
+        }
+        Err(reason) => {
+            let _ = reports.send(Report::Failed { reason });
+            return;
+        }
+    };
+    let reason = loop {
+        let action = match link.next_packet().await {
+            Ok(Some(packet)) => Action::of(engineio::parse(packet)),
+            Ok(None) => break "closed by the server".to_owned(),
+            Err(err) => break cause("read", &err),
+        };
+        match action {
+            Action::Pong => {
+                if let Err(err) = link.send(PONG).await {
+                    break cause("pong", &err);
+                }
+            }
+            Action::Deliver { version, clock } => {
+                let _ = reports.send(Report::Delivered { idx, version, clock, at: Instant::now() });
+            }
+            Action::Unreadable => break "a state without a version".to_owned(),
+            Action::Stop(reason) => break reason.to_owned(),
+            Action::Nothing => {}
+        }
+    };
+    let _ = reports.send(Report::Closed { reason });
+}
+
+/// What a joined watcher does about one packet (owned, so the packet's borrow ends first).
+enum Action {
+    Pong,
+    Deliver { version: i64, clock: bool },
+    Unreadable,
+    Stop(&'static str),
+    Nothing,
+}
+
+impl Action {
+    fn of(packet: Packet<'_>) -> Self {
+        match packet {
+            Packet::Ping => Self::Pong,
+            Packet::Event { name: name @ (b"state" | b"clock"), args } => match engineio::live_version(args) {
+                Some(version) => Self::Deliver { version, clock: name == b"clock" },
+                None => Self::Unreadable,
+            },
+            Packet::Disconnected => Self::Stop("disconnected from /live by the server"),
+            Packet::Close => Self::Stop("Engine.IO close from the server"),
+            _ => Self::Nothing,
+        }
+    }
+}
+
+/// Connects and joins; the LiveState version of the ack, or why not.
+async fn join(target: &Target) -> Result<(Link, i64), String> {
+    let mut link = match timeout(HANDSHAKE_TIMEOUT, connect(target)).await {
+        Ok(connected) => connected?,
+        Err(_) => return Err("connect: timeout".to_owned()),
+    };
+    let join = engineio::join(&target.tournament_id, target.compact);
+    link.send(join.as_bytes()).await.map_err(|err| cause("join", &err))?;
+    let ack = async {
+        loop {
+            match link.next_packet().await.map_err(|err| cause("join", &err))? {
+                None => return Err("join: closed".to_owned()),
+                Some(packet) => match engineio::parse(packet) {
+                    // No change happens while watchers join: a `state` before the ack is ignored.
+                    Packet::Ping => link.send(PONG).await.map_err(|err| cause("join", &err))?,
+                    Packet::Ack { id: JOIN_ACK_ID, args } if engineio::ack_is_ok(args) => {
+                        return engineio::live_version(args).ok_or_else(|| "join: an ack without a version".to_owned());
+                    }
+                    Packet::Ack { id: JOIN_ACK_ID, args } => {
+                        return Err(format!("join: refused {}", engineio::ack_error_code(args).unwrap_or("?")));
+                    }
+                    Packet::Disconnected | Packet::Close => return Err("join: disconnected".to_owned()),
+                    _ => {}
+                },
+            }
+        }
+    };
+    match timeout(JOIN_TIMEOUT, ack).await {
+        Ok(version) => Ok((link, version?)),
+        Err(_) => Err("join: timeout".to_owned()),
+    }
+}
+
+/// Opens the transport and connects the `/live` namespace.
+async fn connect(target: &Target) -> Result<Link, String> {
+    let mut link = match target.transport {
+        Transport::WebSocket => {
+            let path = format!("{ENGINE_IO_PATH}?EIO=4&transport=websocket");
+            let mut conn = WsConn::connect(target.addr, &path).await.map_err(|err| cause("websocket", &err))?;
+            // Over WebSocket the open packet is the first message.
+            match conn.next_message().await.map_err(|err| cause("open", &err))? {
+                Some(packet) if matches!(engineio::parse(packet), Packet::Open(_)) => Link::Ws(conn),
+                _ => return Err("open: no open packet".to_owned()),
+            }
+        }
+        Transport::Polling => {
+            Link::Polling(PollConn::open(&target.http, &target.base).await.map_err(|err| cause("polling", &err))?)
+        }
+    };
+    link.send(engineio::connect(&target.token).as_bytes()).await.map_err(|err| cause("connect", &err))?;
+    loop {
+        match link.next_packet().await.map_err(|err| cause("connect", &err))? {
+            None => return Err("connect: closed".to_owned()),
+            Some(packet) => match engineio::parse(packet) {
+                Packet::Connected => return Ok(link),
+                Packet::ConnectError(json) => {
+                    return Err(format!("connect_error: {}", engineio::connect_error_message(json).unwrap_or("?")));
+                }
+                Packet::Ping => link.send(PONG).await.map_err(|err| cause("connect", &err))?,
+                _ => {}
+            },
+        }
+    }
+}
+
+/// A short, stable description of a failure at `step`, so that failures group: an I/O
+/// error by its kind, anything else by its innermost message (outer ones name URLs).
+fn cause(step: &str, err: &anyhow::Error) -> String {
+    let io = err.chain().find_map(|cause| cause.downcast_ref::<std::io::Error>());
+    match io {
+        // EMFILE: the benchmark's own open-files limit.
+        Some(io) if io.raw_os_error() == Some(24) => format!("{step}: too many open files (raise `ulimit -n`)"),
+        Some(io) => format!("{step}: {:?}", io.kind()),
+        None => format!("{step}: {}", err.root_cause()),
+    }
+}
+
+/// The transport under the Socket.IO packets.
+enum Link {
+    Ws(WsConn),
+    Polling(PollConn),
+}
+
+impl Link {
+    async fn send(&mut self, packet: &[u8]) -> anyhow::Result<()> {
+        match self {
+            Self::Ws(conn) => conn.send_text(packet).await,
+            Self::Polling(conn) => conn.send(packet).await,
+        }
+    }
+
+    /// The next Engine.IO packet (over WebSocket only its first bytes), `None` at the end.
+    async fn next_packet(&mut self) -> anyhow::Result<Option<&[u8]>> {
+        match self {
+            Self::Ws(conn) => conn.next_message().await,
+            Self::Polling(conn) => conn.next_packet().await,
+        }
+    }
+}
