@@ -131,10 +131,10 @@ fn settings(cli: &Cli) -> anyhow::Result<Settings> {
     }
     let most = cli.watchers.iter().max().copied().unwrap_or_default();
     let (soft, hard) = server::open_files_limit()?;
-    // Each watcher is a socket here and one in floor, which inherits this limit; over
-    // long-polling two (a `GET` waiting while a `POST` goes, and both kept alive).
-    let per_watcher = if cli.transport == Transport::Polling { 2 } else { 1 };
-    let needed = (most as u64).saturating_mul(per_watcher).saturating_add(100);
+    // Each watcher is a socket here and one in floor, which inherits this limit. Over
+    // long-polling too: a watcher sends its `POST`s between its `GET`s, one request at a time,
+    // so the pool's keep-alive connections number about the watchers.
+    let needed = (most as u64).saturating_add(100);
     if needed > hard {
         bail!("the open-files hard limit is {hard}, too low for {most} watchers: use fewer, or raise it as root");
     }
