@@ -9,6 +9,7 @@ use sea_orm::DatabaseConnection;
 use crate::auth::SignIn;
 use crate::config::Config;
 use crate::live::LiveRegistry;
+use crate::live::json::LiveJson;
 use crate::live::socket::SocketBroadcaster;
 use crate::notifications::Notifier;
 use crate::storage::Storage;
@@ -27,6 +28,8 @@ pub struct App {
     pub live: LiveRegistry,
     /// The Socket.IO side of the live engine, for closing a banned account's connections.
     pub live_sockets: Arc<SocketBroadcaster>,
+    /// The LiveState's JSON for HTTP reads, serialised once per published state.
+    pub live_json: LiveJson,
     /// Where uploaded files are kept (`STORAGE_URL`).
     pub storage: Storage,
 }

@@ -13,6 +13,7 @@ use crate::auth::SignIn;
 use crate::auth::delivery::DeliveryChain;
 use crate::auth::tokens::JwtKeys;
 use crate::config::{Config, Secret};
+use crate::live::json::LiveJson;
 use crate::notifications::Notifier;
 use crate::storage::Storage;
 use crate::{db, http, jobs, live, seed};
@@ -67,6 +68,7 @@ impl Application {
             notifier,
             live,
             live_sockets: broadcaster.clone(),
+            live_json: LiveJson::default(),
             storage,
         }));
         let router = live::socket::serve_beside(

@@ -2,7 +2,7 @@
 //! eliminations, undo, reorder, reseat, confirmation), each run by the tournament's actor.
 
 use axum::extract::State;
-use axum::http::header::{CACHE_CONTROL, ETAG, IF_NONE_MATCH};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -47,8 +47,9 @@ fn etag(state: &LiveState) -> String {
 }
 
 /// The live picture of a tournament, for anyone: clock, tables, eliminations. Read from
-/// the tournament's actor, never from the database; `If-None-Match` with the last `ETag`
-/// gives `304` while nothing changed.
+/// the tournament's actor, never from the database, and serialised once per change (each
+/// answer stamps its own `serverTime`); `If-None-Match` with the last `ETag` gives `304`
+/// while nothing changed.
 #[utoipa::path(get, path = "/tournaments/{id}/live", tag = "live",
     params(("id" = Uuid, Path)),
     responses(
@@ -68,7 +69,8 @@ async fn get_live_state(State(app): State<AppState>, Path(id): Path<Uuid>, heade
     if unchanged {
         return Ok((StatusCode::NOT_MODIFIED, cache).into_response());
     }
-    Ok((cache, Json(current(&snapshot))).into_response())
+    let body = app.live_json.render(&snapshot, Utc::now()).map_err(|err| AppError::Internal(err.into()))?;
+    Ok((cache, [(CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response())
 }
 
 /// Runs one command through the tournament's actor and answers its LiveState.

@@ -3,6 +3,7 @@
 
 pub mod bus;
 pub mod events;
+pub mod json;
 pub mod socket;
 pub mod store;
 
