@@ -71,7 +71,7 @@ pub(crate) async fn ready(app: &TestApp, owner_phone: &str, prefix: u32, count: 
     Ready { club, id, players, registrations }
 }
 
-async fn staff(app: &TestApp, club: &Club, path: &str, body: Value) -> Reply {
+pub(crate) async fn staff(app: &TestApp, club: &Club, path: &str, body: Value) -> Reply {
     app.post(path, Some(&club.owner.access_token), body).await
 }
 

@@ -10,6 +10,7 @@ mod admins;
 mod auth;
 mod broadcasts;
 mod cli;
+mod compression;
 mod content_admin;
 mod dealer_invites;
 mod dealers;
