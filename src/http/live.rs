@@ -16,6 +16,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use super::etag;
 use super::extract::{AuthUser, Json, Path, TournamentAccess, authorize_in_club, club};
 use super::views::ItemList;
 use crate::app::AppState;
@@ -62,10 +63,8 @@ async fn get_live_state(State(app): State<AppState>, Path(id): Path<Uuid>, heade
     let tag = etag(&snapshot);
     let tag_header = HeaderValue::from_str(&tag).map_err(|err| AppError::Internal(err.into()))?;
     let cache = [(CACHE_CONTROL, HeaderValue::from_static("no-cache")), (ETAG, tag_header)];
-    let unchanged = headers
-        .get(IF_NONE_MATCH)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|sent| sent.split(',').any(|candidate| candidate.trim() == tag));
+    let unchanged =
+        headers.get(IF_NONE_MATCH).and_then(|value| value.to_str().ok()).is_some_and(|sent| etag::matches(sent, &tag));
     if unchanged {
         return Ok((StatusCode::NOT_MODIFIED, cache).into_response());
     }

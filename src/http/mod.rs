@@ -7,6 +7,7 @@ mod blind_templates;
 mod dealer_invites;
 mod dealers;
 mod devices;
+mod etag;
 pub mod extract;
 mod health;
 mod idempotency;
@@ -131,6 +132,7 @@ pub fn router(state: AppState) -> Router {
         .route_layer(middleware::from_fn_with_state(abuse_limits, limits::limit_abuse))
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
+        .layer(middleware::from_fn(etag::tag_reads))
         .layer(compression());
     Router::new()
         .nest(API_PREFIX, api)

@@ -16,6 +16,7 @@ mod dealer_invites;
 mod dealers;
 mod devices;
 mod errors;
+mod etags;
 mod health;
 mod idempotency;
 mod integrity;

@@ -1,0 +1,46 @@
+//! Validators for reads: a successful `GET` carries a weak `ETag` of its body, and a matching
+//! `If-None-Match` gets `304` without one, until the content changes.
+
+use axum::http::Method;
+use chrono::Duration;
+use serde_json::json;
+
+use crate::helpers::{Backend, on_both_databases, spawn_app};
+
+on_both_databases!(the_agenda_answers_304_until_it_changes);
+
+async fn the_agenda_answers_304_until_it_changes(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let club = app.create_club("Aces", "+79990002200").await;
+    app.create_tournament(&club, 50, Duration::days(1)).await;
+
+    let first = app.get("/tournaments", None).await;
+    first.assert_ok();
+    let tag = first.headers.get("etag").and_then(|tag| tag.to_str().ok()).expect("an ETag").to_owned();
+    assert!(tag.starts_with("W/\""), "{tag}");
+
+    let again = app.call_with(Method::GET, "/tournaments", None, None, &[("If-None-Match", &tag)]).await;
+    assert_eq!(again.status, 304);
+    assert_eq!(again.body, serde_json::Value::Null, "a 304 has no body");
+    assert_eq!(again.headers.get("etag").and_then(|tag| tag.to_str().ok()), Some(tag.as_str()));
+
+    // Another tag in the list, or none that matches: the whole answer.
+    let other = app.call_with(Method::GET, "/tournaments", None, None, &[("If-None-Match", "W/\"other\"")]).await;
+    assert_eq!(other.body, first.body);
+
+    app.create_tournament(&club, 60, Duration::days(2)).await;
+    let changed = app.call_with(Method::GET, "/tournaments", None, None, &[("If-None-Match", &tag)]).await;
+    assert_eq!(changed.status, 200, "the agenda changed");
+    assert_ne!(changed.headers.get("etag").and_then(|tag| tag.to_str().ok()), Some(tag.as_str()));
+}
+
+#[tokio::test]
+async fn writes_and_errors_carry_no_etag() {
+    let Some(app) = spawn_app(Backend::Sqlite).await else { return };
+    let missing = app.get(&format!("/tournaments/{}", uuid::Uuid::new_v4()), None).await;
+    assert_eq!(missing.status, 404);
+    assert!(missing.headers.get("etag").is_none());
+    let requested = app.post("/auth/otp/request", None, json!({"phone": "+79990002201"})).await;
+    assert!(requested.status.is_success(), "{}", requested.status);
+    assert!(requested.headers.get("etag").is_none());
+}
