@@ -1,5 +1,6 @@
-//! Validators for reads: a successful `GET` carries a weak `ETag` of its body, and a matching
-//! `If-None-Match` gets `304` without one, until the content changes.
+//! Validators for reads: a successful `GET` with a body of 512 bytes or more carries a weak
+//! `ETag` of it, and a matching `If-None-Match` gets `304` without one, until the content
+//! changes.
 
 use axum::http::Method;
 use chrono::Duration;
@@ -13,6 +14,7 @@ async fn the_agenda_answers_304_until_it_changes(backend: Backend) {
     let Some(app) = spawn_app(backend).await else { return };
     let club = app.create_club("Aces", "+79990002200").await;
     app.create_tournament(&club, 50, Duration::days(1)).await;
+    app.create_tournament(&club, 40, Duration::days(3)).await;
 
     let first = app.get("/tournaments", None).await;
     first.assert_ok();
@@ -35,8 +37,11 @@ async fn the_agenda_answers_304_until_it_changes(backend: Backend) {
 }
 
 #[tokio::test]
-async fn writes_and_errors_carry_no_etag() {
+async fn writes_errors_and_small_answers_carry_no_etag() {
     let Some(app) = spawn_app(Backend::Sqlite).await else { return };
+    let health = app.get("/health", None).await;
+    health.assert_ok();
+    assert!(health.headers.get("etag").is_none(), "a 50-byte answer was tagged");
     let missing = app.get(&format!("/tournaments/{}", uuid::Uuid::new_v4()), None).await;
     assert_eq!(missing.status, 404);
     assert!(missing.headers.get("etag").is_none());
