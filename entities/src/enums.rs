@@ -97,6 +97,13 @@ pub enum TournamentStatus {
     Cancelled,
 }
 
+impl TournamentStatus {
+    /// Finished or cancelled: the tournament changes no more.
+    pub const fn is_over(self) -> bool {
+        matches!(self, Self::Finished | Self::Cancelled)
+    }
+}
+
 /// Where a registration stands; `registered` and `checked_in` take a seat of the capacity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, EnumIter, DeriveActiveEnum, Serialize, Deserialize, ToSchema)]
 #[sea_orm(rs_type = "String", db_type = "Text")]

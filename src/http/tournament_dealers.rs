@@ -4,7 +4,7 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
-use floor_entities::enums::{MemberRole, TournamentStatus};
+use floor_entities::enums::MemberRole;
 use floor_entities::{dealer_profiles, tournament_dealers, tournaments, users};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, ModelTrait, QueryFilter,
@@ -292,7 +292,7 @@ async fn find_assignment(
 async fn begin_while_open(app: &AppState, tournament_id: Uuid) -> AppResult<(DatabaseTransaction, tournaments::Model)> {
     let tx = db::begin_write(&app.db).await?;
     let tournament = crate::tournaments::lock(&tx, tournament_id).await?;
-    if matches!(tournament.status, TournamentStatus::Finished | TournamentStatus::Cancelled) {
+    if tournament.status.is_over() {
         return Err(AppError::new(ErrorCode::InvalidStatus, "the tournament is over: its dealers no longer change"));
     }
     Ok((tx, tournament))

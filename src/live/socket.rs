@@ -11,7 +11,6 @@ use anyhow::Context;
 use axum::Router;
 use axum::extract::OriginalUri;
 use floor_actors::live::{Broadcaster, Snapshot};
-use floor_entities::enums::TournamentStatus;
 use sea_orm::DatabaseConnection;
 use serde::Deserialize;
 use socketioxide::adapter::{Adapter, Emitter, LocalAdapter};
@@ -56,7 +55,7 @@ impl Broadcaster for SocketBroadcaster {
     async fn broadcast(&self, state: Snapshot) {
         let previous = {
             let mut last_sent = self.last_sent.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            if matches!(state.status, TournamentStatus::Finished | TournamentStatus::Cancelled) {
+            if state.status.is_over() {
                 last_sent.remove(&state.tournament_id)
             } else {
                 last_sent.insert(state.tournament_id, state.clone())

@@ -8,7 +8,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use floor_entities::enums::TournamentStatus;
 use tokio::sync::mpsc;
 use uuid::Uuid;
 
@@ -38,7 +37,7 @@ impl<B: Broadcaster> Fanout<B> {
     fn queue(&self, state: &Snapshot) -> mpsc::Sender<Snapshot> {
         let mut queues = self.queues.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let queue = queues.entry(state.tournament_id).or_insert_with(|| self.start_worker()).clone();
-        if matches!(state.status, TournamentStatus::Finished | TournamentStatus::Cancelled) {
+        if state.status.is_over() {
             queues.remove(&state.tournament_id);
         }
         queue
@@ -75,6 +74,7 @@ impl<B: Broadcaster> Broadcaster for Fanout<B> {
 mod tests {
     use std::time::Duration;
 
+    use floor_entities::enums::TournamentStatus;
     use tokio::sync::Semaphore;
 
     use super::*;
