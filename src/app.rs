@@ -7,17 +7,24 @@ use std::sync::Arc;
 use sea_orm::DatabaseConnection;
 
 use crate::auth::SignIn;
+use crate::bus::{Bus, Change};
 use crate::config::Config;
 use crate::live::LiveRegistry;
 use crate::live::json::LiveJson;
 use crate::live::socket::SocketBroadcaster;
 use crate::notifications::Notifier;
+use crate::read_cache::ReadCache;
 use crate::storage::Storage;
 
 /// Everything a request handler may need, built once.
 pub struct App {
     pub config: Config,
+    /// Writes, and the reads inside them (on SQLite its one connection serialises writers).
     pub db: DatabaseConnection,
+    /// Reads outside a write: on SQLite a pool of read-only connections that never wait for
+    /// the writer (WAL); on PostgreSQL the same pool as `db`. A handler that only reads
+    /// uses this.
+    pub reads: DatabaseConnection,
     /// Token keys, code channels and the platform's admin phones.
     pub sign_in: SignIn,
     /// Present when `REDIS_URL` is set.
@@ -32,6 +39,21 @@ pub struct App {
     pub live_json: LiveJson,
     /// Where uploaded files are kept (`STORAGE_URL`).
     pub storage: Storage,
+    /// The public reads kept ready to send, until the data behind them changes.
+    pub read_cache: Arc<ReadCache>,
+    /// With several nodes (`REDIS_URL`): where this node tells the others what it changed.
+    pub bus: Option<Arc<Bus>>,
+}
+
+impl App {
+    /// The data behind the public reads changed: drops this node's cached reads and tells the
+    /// other nodes to drop theirs.
+    pub async fn reads_changed(&self) {
+        self.read_cache.invalidate();
+        if let Some(bus) = &self.bus {
+            bus.announce(Change::Reads).await;
+        }
+    }
 }
 
 /// The handle handlers receive; cheap to clone.

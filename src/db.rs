@@ -55,26 +55,70 @@ where
     Ok(())
 }
 
-/// Connects to `url`. For a SQLite file its folder is created when missing, so a bare
-/// `floor serve` works on an empty machine.
+/// How long SQLite waits for a lock another process holds before it answers "busy".
+const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Connects to `url`: the connections that write (and read inside their transactions). For
+/// a SQLite file its folder is created when missing, so a bare `floor serve` works on an
+/// empty machine.
 pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
-    let mut options = ConnectOptions::new(url.to_owned());
-    // sqlx logs every statement at INFO; statements are traced by our own spans instead.
-    options.sqlx_logging(false).acquire_timeout(Duration::from_secs(30));
-    if url.starts_with("sqlite:") {
+    let mut options = base_options(url);
+    if is_sqlite(url) {
         create_sqlite_folder(url)?;
-        // One connection (sea-orm's default for SQLite): every statement queues in-process,
-        // and IMMEDIATE write transactions serialise writers of other processes too.
+        // One connection (sea-orm's default for SQLite): writes queue in-process, and
+        // IMMEDIATE write transactions serialise writers of other processes too.
         options.map_sqlx_sqlite_opts(|opts: SqliteConnectOptions| {
             opts.journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Normal)
-                .busy_timeout(Duration::from_secs(10))
+                .busy_timeout(SQLITE_BUSY_TIMEOUT)
                 .foreign_keys(true)
         });
     } else {
         options.max_connections(32).min_connections(1);
     }
     Database::connect(options).await.with_context(|| format!("connecting to {}", redact(url)))
+}
+
+/// The connections for reads outside a write, beside `writer` (what [`connect`] gave for the
+/// same `url`). On a SQLite file: a pool of read-only connections. In WAL mode each read
+/// sees the last commit and never waits for the writer's transaction, so the agenda, the
+/// sign-in check of every request and the health probe go on while a burst of
+/// registrations queues for the one writer. Elsewhere `writer` itself: PostgreSQL's pool
+/// already reads beside its writes, and an in-memory SQLite exists only in its one
+/// connection. Open it after migrating: a read-only connection cannot create the file.
+pub async fn connect_readers(url: &str, writer: &DatabaseConnection) -> anyhow::Result<DatabaseConnection> {
+    if !is_sqlite(url) || is_in_memory(url) {
+        return Ok(writer.clone());
+    }
+    let mut options = base_options(url);
+    options.max_connections(sqlite_readers()).min_connections(1);
+    options.map_sqlx_sqlite_opts(|opts: SqliteConnectOptions| {
+        // The journal mode is the file's (the writer made it WAL); a reader cannot set it.
+        opts.read_only(true).busy_timeout(SQLITE_BUSY_TIMEOUT)
+    });
+    Database::connect(options).await.with_context(|| format!("opening readers of {}", redact(url)))
+}
+
+/// SQLite readers: each connection is a thread of sqlx's, and a read is CPU work, so two per
+/// core keep the cores busy without a crowd of idle threads.
+fn sqlite_readers() -> u32 {
+    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+    u32::try_from(cores * 2).unwrap_or(u32::MAX).clamp(4, 16)
+}
+
+fn base_options(url: &str) -> ConnectOptions {
+    let mut options = ConnectOptions::new(url.to_owned());
+    // sqlx logs every statement at INFO; statements are traced by our own spans instead.
+    options.sqlx_logging(false).acquire_timeout(Duration::from_secs(30));
+    options
+}
+
+fn is_sqlite(url: &str) -> bool {
+    url.starts_with("sqlite:")
+}
+
+fn is_in_memory(url: &str) -> bool {
+    url.contains(":memory:") || url.contains("mode=memory")
 }
 
 /// Applies every pending migration; idempotent.
@@ -121,7 +165,7 @@ fn advisory_key(key: &str) -> i64 {
 
 fn create_sqlite_folder(url: &str) -> anyhow::Result<()> {
     let path = url.trim_start_matches("sqlite:").trim_start_matches("//").split('?').next().unwrap_or_default();
-    if path.is_empty() || path.contains(":memory:") {
+    if path.is_empty() || is_in_memory(url) {
         return Ok(());
     }
     if let Some(folder) = std::path::Path::new(path).parent().filter(|p| !p.as_os_str().is_empty()) {

@@ -167,6 +167,17 @@ impl AppError {
         Self::new(ErrorCode::Unauthorized, message)
     }
 
+    /// An error several callers share (they waited for one piece of work): each gets the
+    /// same answer, and an unexpected cause keeps its whole chain in its message.
+    pub fn shared(err: std::sync::Arc<Self>) -> Self {
+        match err.as_ref() {
+            Self::Api { code, message, details } => {
+                Self::Api { code: *code, message: message.clone(), details: details.clone() }
+            }
+            Self::Internal(cause) => Self::Internal(anyhow::anyhow!("{cause:#}")),
+        }
+    }
+
     /// The code this error is sent with.
     pub fn code(&self) -> ErrorCode {
         match self {

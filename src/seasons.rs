@@ -62,6 +62,20 @@ pub async fn current_season(conn: &impl ConnectionTrait) -> Result<seasons::Mode
     ensure_season(conn, chrono::Utc::now().date_naive()).await
 }
 
+/// [`current_season`] for a read: found through `reads`, and made through `writes` only by
+/// the first read of a quarter, so reading a leaderboard or the seasons takes no write.
+pub async fn current_season_for_read(
+    reads: &impl ConnectionTrait,
+    writes: &impl ConnectionTrait,
+) -> Result<seasons::Model, DbErr> {
+    let today = chrono::Utc::now().date_naive();
+    let (starts_on, _) = quarter_of(today);
+    match seasons::Entity::find().filter(seasons::Column::StartsOn.eq(starts_on)).one(reads).await? {
+        Some(season) => Ok(season),
+        None => ensure_season(writes, today).await,
+    }
+}
+
 /// Every season, newest first.
 pub async fn all_seasons(conn: &impl ConnectionTrait) -> Result<Vec<seasons::Model>, DbErr> {
     seasons::Entity::find().order_by_desc(seasons::Column::StartsOn).all(conn).await

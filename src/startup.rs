@@ -12,9 +12,12 @@ use crate::app::{App, AppState};
 use crate::auth::SignIn;
 use crate::auth::delivery::DeliveryChain;
 use crate::auth::tokens::JwtKeys;
+use crate::bus::{Bus, Change, Hearer};
 use crate::config::{Config, Secret};
+use crate::live::LiveRegistry;
 use crate::live::json::LiveJson;
 use crate::notifications::Notifier;
+use crate::read_cache::ReadCache;
 use crate::storage::Storage;
 use crate::{db, http, jobs, live, seed};
 
@@ -37,6 +40,7 @@ impl Application {
 
     /// Builds on a database that is already migrated and seeded.
     pub async fn build_with_db(config: Config, db: DatabaseConnection) -> anyhow::Result<Self> {
+        let reads = db::connect_readers(&config.database_url, &db).await?;
         let codes = DeliveryChain::build(
             config.otp_channels.as_deref(),
             config.channels.clone(),
@@ -60,9 +64,22 @@ impl Application {
         let storage = Storage::open(config.storage_url.as_ref().map(Secret::expose))?;
         tracing::info!(?storage, "uploads storage");
         let (live, broadcaster) = live::start(&db, notifier.clone()).await.context("starting the live engine")?;
+        let read_cache = Arc::new(ReadCache::default());
+        let bus = match config.redis_url.as_deref() {
+            None => None,
+            Some(url) => {
+                let client =
+                    redis::Client::open(live::socket::with_resp3(url)).context("REDIS_URL is not a valid Redis URL")?;
+                let hearer = Arc::new(NodeHearer { live: live.clone(), read_cache: read_cache.clone() });
+                let bus = Arc::new(Bus::start(client, hearer).await.context("connecting the bus to Redis")?);
+                broadcaster.announce_on(bus.clone());
+                Some(bus)
+            }
+        };
         let state = AppState(Arc::new(App {
             config,
             db,
+            reads,
             sign_in,
             redis,
             notifier,
@@ -70,13 +87,15 @@ impl Application {
             live_sockets: broadcaster.clone(),
             live_json: LiveJson::default(),
             storage,
+            read_cache,
+            bus,
         }));
         let router = live::socket::serve_beside(
             http::router(state.clone()),
             &broadcaster,
             state.live.clone(),
             state.sign_in.jwt.clone(),
-            state.db.clone(),
+            state.reads.clone(),
             state.config.redis_url.as_deref(),
         )
         .await?;
@@ -109,6 +128,27 @@ impl Application {
             .context("serving HTTP")?;
         self.state.live.shutdown();
         Ok(())
+    }
+}
+
+/// What this node does with the other nodes' notes: its actor of a tournament changed
+/// elsewhere reads the change, and its cached reads go when the data behind them changed.
+struct NodeHearer {
+    live: LiveRegistry,
+    read_cache: Arc<ReadCache>,
+}
+
+impl Hearer for NodeHearer {
+    fn heard(&self, change: Change) {
+        match change {
+            Change::Tournament { tournament_id, version } => self.live.catch_up(tournament_id, version),
+            Change::Reads => self.read_cache.invalidate(),
+        }
+    }
+
+    fn missed_some(&self) {
+        self.live.catch_up_all();
+        self.read_cache.invalidate();
     }
 }
 

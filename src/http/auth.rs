@@ -132,5 +132,5 @@ async fn refresh_tokens(
         (status = 403, description = "USER_BANNED", body = ErrorBody),
     ))]
 async fn get_me(State(app): State<AppState>, AuthUser(user): AuthUser) -> AppResult<Json<UserView>> {
-    Ok(Json(user_view(&app.db, user).await?))
+    Ok(Json(user_view(&app.reads, user).await?))
 }

@@ -102,7 +102,7 @@ async fn list_blind_templates(
                 .add(blind_templates::Column::OrganizerId.is_null()),
         )
         .order_by_asc(blind_templates::Column::CreatedAt)
-        .all(&app.db)
+        .all(&app.reads)
         .await?;
     // The club's own first: they are what its directors made for themselves.
     let (own, platform): (Vec<_>, Vec<_>) = templates.into_iter().partition(|t| t.organizer_id.is_some());

@@ -129,7 +129,7 @@ async fn list_dealer_invites(
         .filter(dealer_invites::Column::OrganizerId.eq(access.organizer.id))
         .order_by_desc(dealer_invites::Column::CreatedAt)
         .order_by_desc(dealer_invites::Column::Id)
-        .all(&app.db)
+        .all(&app.reads)
         .await?;
     let now = Utc::now();
     Ok(Json(ItemList::new(invites.into_iter().map(|invite| DealerInviteView::new(invite, now)).collect())))

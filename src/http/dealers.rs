@@ -96,7 +96,7 @@ pub struct DealerAssignmentView {
         (status = 500, description = "INTERNAL_ERROR", body = ErrorBody),
     ))]
 async fn list_dealers(State(app): State<AppState>) -> AppResult<Json<ItemList<DealerView>>> {
-    Ok(Json(ItemList::new(dealer_views(&app.db, None).await?)))
+    Ok(Json(ItemList::new(dealer_views(&app.reads, None).await?)))
 }
 
 /// One dealer's showcase profile.
@@ -108,7 +108,7 @@ async fn list_dealers(State(app): State<AppState>) -> AppResult<Json<ItemList<De
         (status = 404, description = "NOT_FOUND: no dealer has this id", body = ErrorBody),
     ))]
 async fn get_dealer(State(app): State<AppState>, Path(user_id): Path<Uuid>) -> AppResult<Json<DealerView>> {
-    Ok(Json(dealer_view(&app.db, user_id).await?))
+    Ok(Json(dealer_view(&app.reads, user_id).await?))
 }
 
 /// Edits the caller's showcase profile; only a dealer of some club may.
@@ -172,11 +172,11 @@ async fn list_my_dealer_assignments(
         .find_also_related(tournaments::Entity)
         .order_by_asc(tournaments::Column::StartsAt)
         .order_by_asc(tournaments::Column::Id)
-        .all(&app.db)
+        .all(&app.reads)
         .await?;
     let (assignments, models): (Vec<_>, Vec<_>) =
         assignments.into_iter().filter_map(|(assignment, tournament)| Some((assignment, tournament?))).unzip();
-    let cards = tournament_views(&app.db, models).await?;
+    let cards = tournament_views(&app.reads, models).await?;
     let items = assignments
         .into_iter()
         .zip(cards)

@@ -170,7 +170,7 @@ impl FromRequestParts<AppState> for MaybeAuthUser {
             .and_then(|value| value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")))
             .map(str::trim)
             .ok_or_else(|| AppError::unauthorized("the Authorization header must be Bearer <accessToken>"))?;
-        let user = signed_in_user(&state.db, &state.sign_in.jwt, token).await?;
+        let user = signed_in_user(&state.reads, &state.sign_in.jwt, token).await?;
         Ok(Self(Some(AuthUser(user))))
     }
 }
@@ -273,8 +273,10 @@ impl<R: RequiredClubRule> FromRequestParts<AppState> for OrganizerAccess<R> {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
         let id = path_id(parts, state).await?;
         let user = AuthUser::from_request_parts(parts, state).await?;
-        let organizer =
-            organizers::Entity::find_by_id(id).one(&state.db).await?.ok_or_else(|| AppError::not_found("organizer"))?;
+        let organizer = organizers::Entity::find_by_id(id)
+            .one(&state.reads)
+            .await?
+            .ok_or_else(|| AppError::not_found("organizer"))?;
         let role = authorize_in_club::<R>(state, &user, organizer.id).await?;
         Ok(Self { user, organizer, role, _rule: PhantomData })
     }
@@ -296,7 +298,7 @@ impl<R: RequiredClubRule> FromRequestParts<AppState> for TournamentAccess<R> {
         let id = path_id(parts, state).await?;
         let user = AuthUser::from_request_parts(parts, state).await?;
         let tournament = tournaments::Entity::find_by_id(id)
-            .one(&state.db)
+            .one(&state.reads)
             .await?
             .ok_or_else(|| AppError::not_found("tournament"))?;
         let role = authorize_in_club::<R>(state, &user, tournament.organizer_id).await?;
@@ -320,7 +322,7 @@ pub async fn authorize_in_club<R: RequiredClubRule>(
 
 /// The caller's role in a club, if a member.
 pub async fn club_role(state: &AppState, organizer_id: Uuid, user_id: Uuid) -> Result<Option<MemberRole>, AppError> {
-    Ok(crate::clubs::find_membership(&state.db, organizer_id, user_id).await?.map(|member| member.role))
+    Ok(crate::clubs::find_membership(&state.reads, organizer_id, user_id).await?.map(|member| member.role))
 }
 
 /// The `{id}` path parameter as a UUID.

@@ -32,7 +32,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 #[utoipa::path(get, path = "/health", tag = "health",
     responses((status = 200, body = Health), (status = 503, body = Health)))]
 async fn check_health(State(app): State<AppState>) -> (StatusCode, Json<Health>) {
-    let db = match tokio::time::timeout(PROBE_TIMEOUT, app.db.ping()).await {
+    let db = match tokio::time::timeout(PROBE_TIMEOUT, app.reads.ping()).await {
         Ok(Ok(())) => "ok",
         _ => "error",
     };

@@ -1,6 +1,9 @@
 //! Leaderboards: a season's standings (whole, or the caller's summary) and the level board.
 
 use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::Response;
+use chrono::{DateTime, Utc};
 use floor_actors::rules::rating::tier_for_level;
 use floor_entities::{level_tiers, seasons};
 use sea_orm::EntityTrait;
@@ -10,12 +13,14 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use super::cached;
 use super::extract::{AuthUser, Json, Query};
 use super::views::ItemList;
 use crate::app::AppState;
 use crate::error::{AppError, AppResult, ErrorBody};
 use crate::leaderboards::{LevelStanding, Player, SeasonStanding, level_board, season_board};
-use crate::seasons::current_season;
+use crate::read_cache::Answer;
+use crate::seasons::{current_season_for_read, quarter_of};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -103,16 +108,39 @@ pub struct SeasonChoice {
 async fn get_season_leaderboard(
     State(app): State<AppState>,
     Query(choice): Query<SeasonChoice>,
-) -> AppResult<Json<ItemList<SeasonRow>>> {
-    let season = match choice.season_id.as_deref().map(str::trim) {
-        Some(raw) => {
-            let id = Uuid::parse_str(raw).map_err(|_| AppError::invalid_field("seasonId", "must be a UUID"))?;
-            seasons::Entity::find_by_id(id).one(&app.db).await?.ok_or_else(|| AppError::not_found("season"))?
-        }
-        None => current_season(&app.db).await?,
+    headers: HeaderMap,
+) -> AppResult<Response> {
+    let chosen = match choice.season_id.as_deref().map(str::trim) {
+        Some(raw) => Some(Uuid::parse_str(raw).map_err(|_| AppError::invalid_field("seasonId", "must be a UUID"))?),
+        None => None,
     };
-    let rows = season_board(&app.db, season.id).await?;
-    Ok(Json(ItemList::new(rows.into_iter().map(SeasonRow::from).collect())))
+    let key = match chosen {
+        Some(id) => format!("GET /leaderboards/season {id}"),
+        None => "GET /leaderboards/season current".to_owned(),
+    };
+    cached::answer(&app, &headers, key, async {
+        let (season, holds_for) = match chosen {
+            Some(id) => {
+                let season = seasons::Entity::find_by_id(id)
+                    .one(&app.reads)
+                    .await?
+                    .ok_or_else(|| AppError::not_found("season"))?;
+                (season, None)
+            }
+            // "Current" names another season from the next quarter on.
+            None => (current_season_for_read(&app.reads, &app.db).await?, until_next_quarter(Utc::now())),
+        };
+        let rows = season_board(&app.reads, season.id).await?;
+        Answer::json_holding_for(&ItemList::new(rows.into_iter().map(SeasonRow::from).collect()), holds_for)
+    })
+    .await
+}
+
+/// How long until the next calendar quarter (UTC) begins.
+fn until_next_quarter(now: DateTime<Utc>) -> Option<std::time::Duration> {
+    let (_, last_day) = quarter_of(now.date_naive());
+    let next_start = last_day.succ_opt()?.and_hms_opt(0, 0, 0)?.and_utc();
+    (next_start - now).to_std().ok()
 }
 
 /// How many rows the summary's top shows.
@@ -125,8 +153,8 @@ const SUMMARY_TOP: usize = 3;
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
     ))]
 async fn get_season_summary(State(app): State<AppState>, user: AuthUser) -> AppResult<Json<SeasonSummary>> {
-    let season = current_season(&app.db).await?;
-    let rows = season_board(&app.db, season.id).await?;
+    let season = current_season_for_read(&app.reads, &app.db).await?;
+    let rows = season_board(&app.reads, season.id).await?;
     let me = rows.iter().find(|(_, standing)| standing.player.user_id == user.id()).cloned().map(SeasonRow::from);
     let top = rows.into_iter().take(SUMMARY_TOP).map(SeasonRow::from).collect();
     Ok(Json(SeasonSummary { top, me }))
@@ -138,22 +166,41 @@ async fn get_season_summary(State(app): State<AppState>, user: AuthUser) -> AppR
         (status = 200, body = ItemList<LevelRow>),
         (status = 500, description = "INTERNAL_ERROR", body = ErrorBody),
     ))]
-async fn get_level_leaderboard(State(app): State<AppState>) -> AppResult<Json<ItemList<LevelRow>>> {
-    let rows = level_board(&app.db).await?;
-    let tiers = level_tiers::Entity::find().all(&app.db).await?;
-    let items = rows
-        .into_iter()
-        .map(|(place, LevelStanding { player, xp, level, .. })| LevelRow {
-            place,
-            user_id: player.user_id,
-            name: player.name,
-            nickname: player.nickname,
-            avatar_url: player.avatar_url,
-            xp,
-            level,
-            tier: tier_for_level(tiers.iter().map(|tier| (tier.key.as_str(), tier.min_level)), level)
-                .map(str::to_owned),
-        })
-        .collect();
-    Ok(Json(ItemList::new(items)))
+async fn get_level_leaderboard(State(app): State<AppState>, headers: HeaderMap) -> AppResult<Response> {
+    cached::answer(&app, &headers, "GET /leaderboards/level".to_owned(), async {
+        let rows = level_board(&app.reads).await?;
+        let tiers = level_tiers::Entity::find().all(&app.reads).await?;
+        let items: Vec<LevelRow> = rows
+            .into_iter()
+            .map(|(place, LevelStanding { player, xp, level, .. })| LevelRow {
+                place,
+                user_id: player.user_id,
+                name: player.name,
+                nickname: player.nickname,
+                avatar_url: player.avatar_url,
+                xp,
+                level,
+                tier: tier_for_level(tiers.iter().map(|tier| (tier.key.as_str(), tier.min_level)), level)
+                    .map(str::to_owned),
+            })
+            .collect();
+        Answer::json(&ItemList::new(items))
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+
+    #[test]
+    fn the_current_season_holds_until_the_next_quarter_begins() {
+        let at = |y, m, d, h| Utc.with_ymd_and_hms(y, m, d, h, 0, 0).single().expect("a time");
+        let hours = |n: u64| Some(std::time::Duration::from_secs(n * 3600));
+        assert_eq!(until_next_quarter(at(2026, 12, 31, 23)), hours(1));
+        assert_eq!(until_next_quarter(at(2026, 3, 31, 0)), hours(24));
+        assert_eq!(until_next_quarter(at(2026, 4, 1, 0)), hours(91 * 24), "from the first moment of a quarter");
+    }
 }

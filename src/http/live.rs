@@ -2,7 +2,7 @@
 //! eliminations, undo, reorder, reseat, confirmation), each run by the tournament's actor.
 
 use axum::extract::State;
-use axum::http::header::{ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY};
+use axum::http::header::{CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -16,9 +16,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::etag;
 use super::extract::{AuthUser, Json, Path, TournamentAccess, authorize_in_club, club};
 use super::views::ItemList;
+use super::{cached, etag};
 use crate::app::AppState;
 use crate::error::{AppError, AppResult, ErrorBody};
 use crate::tournaments::results::{ResultView, tournament_results};
@@ -71,7 +71,7 @@ async fn get_live_state(State(app): State<AppState>, Path(id): Path<Uuid>, heade
     let json = [(CONTENT_TYPE, HeaderValue::from_static("application/json"))];
     let vary = [(VARY, HeaderValue::from_static("accept-encoding"))];
     let internal = |err: serde_json::Error| AppError::Internal(err.into());
-    if accepts_gzip(headers.get(ACCEPT_ENCODING).and_then(|value| value.to_str().ok())) {
+    if cached::takes_gzip(&headers) {
         // Compressed once per change, not per answer (the API's compression leaves an answer
         // that already has its encoding as it is).
         let body = app.live_json.render_gzip(&snapshot, Utc::now()).map_err(internal)?;
@@ -80,21 +80,6 @@ async fn get_live_state(State(app): State<AppState>, Path(id): Path<Uuid>, heade
     }
     let body = app.live_json.render(&snapshot, Utc::now()).map_err(internal)?;
     Ok((cache, json, vary, body).into_response())
-}
-
-/// Whether an `Accept-Encoding` takes gzip (named, or `*`, with a weight above 0). A client
-/// that prefers br but takes gzip gets gzip: the LiveState's gzip is made once per change.
-fn accepts_gzip(accept_encoding: Option<&str>) -> bool {
-    accept_encoding.is_some_and(|accepted| {
-        accepted.split(',').any(|entry| {
-            let mut parts = entry.split(';').map(str::trim);
-            let coding = parts.next().unwrap_or_default();
-            let weight = parts
-                .find_map(|parameter| parameter.strip_prefix("q=").or_else(|| parameter.strip_prefix("Q=")))
-                .map_or(Some(1.0), |weight| weight.trim().parse::<f32>().ok());
-            (coding.eq_ignore_ascii_case("gzip") || coding == "*") && weight.is_some_and(|weight| weight > 0.0)
-        })
-    })
 }
 
 /// Runs one command through the tournament's actor and answers its LiveState.
@@ -347,20 +332,4 @@ async fn confirm_results(
 ) -> AppResult<Json<ItemList<ResultView>>> {
     app.live.command(access.tournament.id, Command::ConfirmResults, access.user.id()).await?;
     Ok(Json(ItemList { items: tournament_results(&app.db, access.tournament.id).await? }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::accepts_gzip;
-
-    #[test]
-    fn gzip_is_taken_when_named_or_starred_with_a_weight_above_zero() {
-        for taken in ["gzip", "br, gzip", "gzip;q=0.5", "br;q=1.0, gzip; q=0.1", "GZIP", "*", "deflate, *;q=0.2"] {
-            assert!(accepts_gzip(Some(taken)), "{taken}");
-        }
-        for refused in ["", "br", "identity", "gzip;q=0", "gzip;q=0.0, br", "gzip;q=nonsense", "gzipx", "x-gzip"] {
-            assert!(!accepts_gzip(Some(refused)), "{refused}");
-        }
-        assert!(!accepts_gzip(None));
-    }
 }

@@ -141,7 +141,7 @@ async fn list_club_locations(
     let venues = locations::Entity::find()
         .filter(locations::Column::OrganizerId.eq(access.organizer.id))
         .order_by_asc(locations::Column::Name)
-        .all(&app.db)
+        .all(&app.reads)
         .await?;
     Ok(Json(ItemList::new(venues.into_iter().map(LocationView::from).collect())))
 }
@@ -201,7 +201,7 @@ async fn create_location(
     ))]
 async fn get_location(State(app): State<AppState>, Path(id): Path<Uuid>) -> AppResult<Json<LocationView>> {
     let location =
-        locations::Entity::find_by_id(id).one(&app.db).await?.ok_or_else(|| AppError::not_found("location"))?;
+        locations::Entity::find_by_id(id).one(&app.reads).await?.ok_or_else(|| AppError::not_found("location"))?;
     Ok(Json(location.into()))
 }
 
@@ -282,6 +282,6 @@ async fn list_locations(
     if let Some(city) = filter.city {
         query = query.filter(locations::Column::CitySlug.eq(city));
     }
-    let venues = query.all(&app.db).await?;
+    let venues = query.all(&app.reads).await?;
     Ok(Json(ItemList::new(venues.into_iter().map(LocationView::from).collect())))
 }

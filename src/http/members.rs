@@ -103,7 +103,7 @@ async fn list_members(
         .find_also_related(users::Entity)
         .order_by_asc(organizer_members::Column::CreatedAt)
         .order_by_asc(organizer_members::Column::Id)
-        .all(&app.db)
+        .all(&app.reads)
         .await?;
     let items =
         members.into_iter().filter_map(|(member, user)| user.map(|user| MemberView::new(member, user))).collect();

@@ -4,6 +4,7 @@
 mod admin;
 mod auth;
 mod blind_templates;
+mod cached;
 mod dealer_invites;
 mod dealers;
 mod devices;
@@ -128,6 +129,7 @@ pub fn router(state: AppState) -> Router {
     abuse_limits.spawn_sweeper();
     let idempotency = idempotency::Idempotency::new(state.clone(), &openapi);
     let api = api
+        .route_layer(middleware::from_fn_with_state(state.clone(), cached::drop_on_change))
         .route_layer(middleware::from_fn_with_state(idempotency, idempotency::answer_once))
         .route_layer(middleware::from_fn_with_state(abuse_limits, limits::limit_abuse))
         .method_not_allowed_fallback(method_not_allowed)

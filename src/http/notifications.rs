@@ -61,7 +61,7 @@ async fn list_my_notifications(
         // Ids are UUIDv7: among rows of one instant, the later written is the larger.
         .order_by_desc(notifications::Column::Id)
         .limit(NOTIFICATIONS_SHOWN)
-        .all(&app.db)
+        .all(&app.reads)
         .await?;
     Ok(Json(ItemList::new(rows.into_iter().map(NotificationView::from).collect())))
 }

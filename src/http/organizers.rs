@@ -105,7 +105,7 @@ async fn list_organizers(
     State(app): State<AppState>,
     _admin: Admin<perm::OrganizersManage>,
 ) -> AppResult<Json<ItemList<OrganizerView>>> {
-    let clubs = organizers::Entity::find().order_by_asc(organizers::Column::CreatedAt).all(&app.db).await?;
+    let clubs = organizers::Entity::find().order_by_asc(organizers::Column::CreatedAt).all(&app.reads).await?;
     Ok(Json(ItemList::new(clubs.into_iter().map(OrganizerView::from).collect())))
 }
 
@@ -165,7 +165,7 @@ async fn list_my_organizers(
     State(app): State<AppState>,
     user: AuthUser,
 ) -> AppResult<Json<ItemList<MyMembershipView>>> {
-    let items = memberships_of(&app.db, user.id())
+    let items = memberships_of(&app.reads, user.id())
         .await?
         .into_iter()
         .map(|(member, organizer)| MyMembershipView::new(member, organizer))

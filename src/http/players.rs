@@ -40,8 +40,8 @@ async fn get_player(
     MaybeAuthUser(viewer): MaybeAuthUser,
     Path(user_id): Path<Uuid>,
 ) -> AppResult<Json<PublicPlayerView>> {
-    let player = find_player(&app.db, user_id).await?;
-    Ok(Json(public_player(&app.db, player, viewer.map(|viewer| viewer.id())).await?))
+    let player = find_player(&app.reads, user_id).await?;
+    Ok(Json(public_player(&app.reads, player, viewer.map(|viewer| viewer.id())).await?))
 }
 
 /// Follows a player; following them already changes nothing. Answers the player's card.
@@ -89,15 +89,15 @@ async fn unfollow_player(
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
     ))]
 async fn list_my_follows(State(app): State<AppState>, user: AuthUser) -> AppResult<Json<ItemList<PublicPlayerView>>> {
-    let ids = follows::followees_of(&app.db, user.id()).await?;
+    let ids = follows::followees_of(&app.reads, user.id()).await?;
     let mut found = HashMap::with_capacity(ids.len());
     for chunk in ids.chunks(IDS_PER_STATEMENT) {
-        let rows = users::Entity::find().filter(users::Column::Id.is_in(chunk.iter().copied())).all(&app.db).await?;
+        let rows = users::Entity::find().filter(users::Column::Id.is_in(chunk.iter().copied())).all(&app.reads).await?;
         found.extend(rows.into_iter().map(|player| (player.id, player)));
     }
     // Back into the order of following.
     let players: Vec<users::Model> = ids.iter().filter_map(|id| found.remove(id)).collect();
-    Ok(Json(ItemList::new(public_player_views(&app.db, &players, Some(user.id())).await?)))
+    Ok(Json(ItemList::new(public_player_views(&app.reads, &players, Some(user.id())).await?)))
 }
 
 async fn find_player(conn: &impl ConnectionTrait, user_id: Uuid) -> AppResult<users::Model> {

@@ -4,6 +4,8 @@ use std::collections::HashMap;
 use std::hash::Hash;
 
 use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::Response;
 use chrono::{DateTime, Utc};
 use floor_entities::enums::PromoTarget;
 use floor_entities::{
@@ -17,11 +19,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::extract::Json;
+use super::cached;
 use super::views::{ItemList, Localized};
 use crate::app::AppState;
 use crate::db::find_where_in;
 use crate::error::{AppResult, ErrorBody};
+use crate::read_cache::Answer;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -94,15 +97,20 @@ pub struct PromoSlideView {
         (status = 200, body = ItemList<CityView>),
         (status = 500, description = "INTERNAL_ERROR", body = ErrorBody),
     ))]
-async fn list_cities(State(app): State<AppState>) -> AppResult<Json<ItemList<CityView>>> {
-    let rows = cities::Entity::find()
-        .filter(cities::Column::IsActive.eq(true))
-        .order_by_asc(cities::Column::SortOrder)
-        .order_by_asc(cities::Column::Slug)
-        .find_with_related(city_translations::Entity)
-        .all(&app.db)
-        .await?;
-    Ok(Json(ItemList::new(rows.into_iter().map(|(city, translations)| city_view(city.slug, translations)).collect())))
+async fn list_cities(State(app): State<AppState>, headers: HeaderMap) -> AppResult<Response> {
+    cached::answer(&app, &headers, "GET /cities".to_owned(), async {
+        let rows = cities::Entity::find()
+            .filter(cities::Column::IsActive.eq(true))
+            .order_by_asc(cities::Column::SortOrder)
+            .order_by_asc(cities::Column::Slug)
+            .find_with_related(city_translations::Entity)
+            .all(&app.reads)
+            .await?;
+        Answer::json(&ItemList::new(
+            rows.into_iter().map(|(city, translations)| city_view(city.slug, translations)).collect(),
+        ))
+    })
+    .await
 }
 
 /// Every level tier, from the lowest level up.
@@ -111,13 +119,18 @@ async fn list_cities(State(app): State<AppState>) -> AppResult<Json<ItemList<Cit
         (status = 200, body = ItemList<LevelTierView>),
         (status = 500, description = "INTERNAL_ERROR", body = ErrorBody),
     ))]
-async fn list_level_tiers(State(app): State<AppState>) -> AppResult<Json<ItemList<LevelTierView>>> {
-    let rows = level_tiers::Entity::find()
-        .order_by_asc(level_tiers::Column::MinLevel)
-        .find_with_related(level_tier_translations::Entity)
-        .all(&app.db)
-        .await?;
-    Ok(Json(ItemList::new(rows.into_iter().map(|(tier, translations)| level_tier_view(tier, translations)).collect())))
+async fn list_level_tiers(State(app): State<AppState>, headers: HeaderMap) -> AppResult<Response> {
+    cached::answer(&app, &headers, "GET /level-tiers".to_owned(), async {
+        let rows = level_tiers::Entity::find()
+            .order_by_asc(level_tiers::Column::MinLevel)
+            .find_with_related(level_tier_translations::Entity)
+            .all(&app.reads)
+            .await?;
+        Answer::json(&ItemList::new(
+            rows.into_iter().map(|(tier, translations)| level_tier_view(tier, translations)).collect(),
+        ))
+    })
+    .await
 }
 
 /// The slides whose display window holds now, in display order.
@@ -126,18 +139,30 @@ async fn list_level_tiers(State(app): State<AppState>) -> AppResult<Json<ItemLis
         (status = 200, body = ItemList<PromoSlideView>),
         (status = 500, description = "INTERNAL_ERROR", body = ErrorBody),
     ))]
-async fn list_promo_slides(State(app): State<AppState>) -> AppResult<Json<ItemList<PromoSlideView>>> {
-    let now = Utc::now();
-    // Few rows: the window is checked here, the same on both databases.
-    let slides: Vec<promo_slides::Model> = promo_slides::Entity::find()
-        .order_by_asc(promo_slides::Column::SortOrder)
-        .order_by_asc(promo_slides::Column::CreatedAt)
-        .all(&app.db)
-        .await?
-        .into_iter()
-        .filter(|slide| on_show(slide.starts_at, slide.ends_at, now))
-        .collect();
-    Ok(Json(ItemList::new(promo_slide_views(&app.db, slides).await?)))
+async fn list_promo_slides(State(app): State<AppState>, headers: HeaderMap) -> AppResult<Response> {
+    cached::answer(&app, &headers, "GET /promo-slides".to_owned(), async {
+        let now = Utc::now();
+        // Few rows: the window is checked here, the same on both databases.
+        let all: Vec<promo_slides::Model> = promo_slides::Entity::find()
+            .order_by_asc(promo_slides::Column::SortOrder)
+            .order_by_asc(promo_slides::Column::CreatedAt)
+            .all(&app.reads)
+            .await?;
+        // The list holds until the next slide comes on or goes off.
+        let windows = all.iter().map(|slide| (slide.starts_at, slide.ends_at));
+        let holds_for = next_window_edge(windows, now).and_then(|edge| (edge - now).to_std().ok());
+        let slides = all.into_iter().filter(|slide| on_show(slide.starts_at, slide.ends_at, now)).collect();
+        Answer::json_holding_for(&ItemList::new(promo_slide_views(&app.reads, slides).await?), holds_for)
+    })
+    .await
+}
+
+/// The first start or end of a display window after `now`: when the slides on show change.
+fn next_window_edge(
+    windows: impl IntoIterator<Item = (Option<DateTime<Utc>>, Option<DateTime<Utc>>)>,
+    now: DateTime<Utc>,
+) -> Option<DateTime<Utc>> {
+    windows.into_iter().flat_map(|(starts_at, ends_at)| [starts_at, ends_at]).flatten().filter(|edge| *edge > now).min()
 }
 
 /// The public card of a city.
@@ -230,5 +255,15 @@ mod tests {
         assert!(!on_show(None, Some(now), now), "the end is exclusive");
         assert!(!on_show(Some(now + hour), None, now), "not yet");
         assert!(!on_show(None, Some(now - hour), now), "over");
+    }
+
+    #[test]
+    fn the_slides_on_show_hold_until_the_next_window_opens_or_closes() {
+        let now = Utc::now();
+        let at = |minutes| Some(now + Duration::minutes(minutes));
+        assert_eq!(next_window_edge([(None, None)], now), None, "nothing ever changes");
+        assert_eq!(next_window_edge([(at(-60), at(30)), (at(10), None)], now), at(10), "one comes on first");
+        assert_eq!(next_window_edge([(at(-60), at(5)), (at(10), at(20))], now), at(5), "one goes off first");
+        assert_eq!(next_window_edge([(at(-60), at(-5)), (None, Some(now))], now), None, "every edge is past");
     }
 }

@@ -225,23 +225,23 @@ async fn list_registrations(
         .filter(registrations::Column::TournamentId.eq(id))
         .order_by_asc(registrations::Column::CreatedAt)
         .order_by_asc(registrations::Column::Id)
-        .all(&app.db)
+        .all(&app.reads)
         .await?;
     let user_ids: Vec<Uuid> = rows.iter().filter_map(|row| row.user_id).collect();
     let guest_ids: Vec<Uuid> = rows.iter().filter_map(|row| row.guest_id).collect();
     let people: std::collections::HashMap<Uuid, users::Model> =
-        find_where_in::<users::Entity, _>(&app.db, users::Column::Id, &user_ids)
+        find_where_in::<users::Entity, _>(&app.reads, users::Column::Id, &user_ids)
             .await?
             .into_iter()
             .map(|user| (user.id, user))
             .collect();
     let guests: std::collections::HashMap<Uuid, guest_players::Model> =
-        find_where_in::<guest_players::Entity, _>(&app.db, guest_players::Column::Id, &guest_ids)
+        find_where_in::<guest_players::Entity, _>(&app.reads, guest_players::Column::Id, &guest_ids)
             .await?
             .into_iter()
             .map(|guest| (guest.id, guest))
             .collect();
-    let positions = waitlist_positions(&app.db, id).await?;
+    let positions = waitlist_positions(&app.reads, id).await?;
     let items = rows
         .into_iter()
         .map(|row| {

@@ -34,8 +34,8 @@ async fn list_tournament_results(
     _user: AuthUser,
     Path(id): Path<Uuid>,
 ) -> AppResult<Json<ItemList<ResultView>>> {
-    tournaments::Entity::find_by_id(id).one(&app.db).await?.ok_or_else(|| AppError::not_found("tournament"))?;
-    Ok(Json(ItemList { items: tournament_results(&app.db, id).await? }))
+    tournaments::Entity::find_by_id(id).one(&app.reads).await?.ok_or_else(|| AppError::not_found("tournament"))?;
+    Ok(Json(ItemList { items: tournament_results(&app.reads, id).await? }))
 }
 
 /// A player's results, newest first.
@@ -51,8 +51,8 @@ async fn list_player_results(
     _user: AuthUser,
     Path(user_id): Path<Uuid>,
 ) -> AppResult<Json<ItemList<ResultView>>> {
-    users::Entity::find_by_id(user_id).one(&app.db).await?.ok_or_else(|| AppError::not_found("player"))?;
-    Ok(Json(ItemList { items: player_results(&app.db, user_id).await? }))
+    users::Entity::find_by_id(user_id).one(&app.reads).await?.ok_or_else(|| AppError::not_found("player"))?;
+    Ok(Json(ItemList { items: player_results(&app.reads, user_id).await? }))
 }
 
 /// Recounts a finished tournament: the results are written anew with today's settings

@@ -96,7 +96,7 @@ async fn search(
     if !(2..=100).contains(&needle.chars().count()) {
         return Err(AppError::invalid_field("q", "must be 2 to 100 characters"));
     }
-    let backend = app.db.get_database_backend();
+    let backend = app.reads.get_database_backend();
     let found = tournaments::Entity::find()
         .filter(
             tournaments::Column::Id.in_subquery(
@@ -109,7 +109,7 @@ async fn search(
         )
         .order_by_desc(tournaments::Column::StartsAt)
         .limit(SEARCH_LIMIT)
-        .all(&app.db)
+        .all(&app.reads)
         .await?;
     let people = users::Entity::find()
         .filter(users::Column::Status.eq(UserStatus::Active))
@@ -120,17 +120,17 @@ async fn search(
         )))
         .order_by_asc(users::Column::Nickname)
         .limit(SEARCH_LIMIT)
-        .all(&app.db)
+        .all(&app.reads)
         .await?;
-    let players = public_player_views(&app.db, &people, caller.map(|user| user.id())).await?;
+    let players = public_player_views(&app.reads, &people, caller.map(|user| user.id())).await?;
     let clubs = organizers::Entity::find()
         .filter(contains(backend, organizers::Column::Name, needle))
         .order_by_asc(organizers::Column::Name)
         .limit(SEARCH_LIMIT)
-        .all(&app.db)
+        .all(&app.reads)
         .await?;
     Ok(Json(SearchResults {
-        tournaments: tournament_views(&app.db, found).await?,
+        tournaments: tournament_views(&app.reads, found).await?,
         players,
         clubs: clubs.into_iter().map(OrganizerView::from).collect(),
     }))

@@ -70,7 +70,7 @@ pub struct SeasonChange {
         (status = 500, description = "INTERNAL_ERROR", body = ErrorBody),
     ))]
 async fn get_current_season(State(app): State<AppState>) -> AppResult<Json<SeasonView>> {
-    Ok(Json(season_rules::current_season(&app.db).await?.into()))
+    Ok(Json(season_rules::current_season_for_read(&app.reads, &app.db).await?.into()))
 }
 
 /// Every season, newest first; today's quarter is always among them.
@@ -98,8 +98,8 @@ async fn list_admin_seasons(
 }
 
 async fn season_list(app: &AppState) -> AppResult<Json<ItemList<SeasonView>>> {
-    season_rules::current_season(&app.db).await?;
-    let seasons = season_rules::all_seasons(&app.db).await?;
+    season_rules::current_season_for_read(&app.reads, &app.db).await?;
+    let seasons = season_rules::all_seasons(&app.reads).await?;
     Ok(Json(ItemList::new(seasons.into_iter().map(SeasonView::from).collect())))
 }
 

@@ -65,7 +65,7 @@ async fn list_strikes(
     let rows = strikes::Entity::find()
         .filter(strikes::Column::TournamentId.eq(access.tournament.id))
         .order_by_asc(strikes::Column::CreatedAt)
-        .all(&app.db)
+        .all(&app.reads)
         .await?;
     Ok(Json(ItemList::new(rows.into_iter().map(StrikeView::from).collect())))
 }

@@ -107,11 +107,11 @@ async fn list_tournament_dealers(
         .find_also_related(users::Entity)
         .order_by_asc(tournament_dealers::Column::CreatedAt)
         .order_by_asc(tournament_dealers::Column::Id)
-        .all(&app.db)
+        .all(&app.reads)
         .await?;
     let user_ids: Vec<Uuid> = assignments.iter().map(|(assignment, _)| assignment.dealer_user_id).collect();
     let mut profiles: std::collections::HashMap<Uuid, dealer_profiles::Model> =
-        find_where_in::<dealer_profiles::Entity, _>(&app.db, dealer_profiles::Column::UserId, &user_ids)
+        find_where_in::<dealer_profiles::Entity, _>(&app.reads, dealer_profiles::Column::UserId, &user_ids)
             .await?
             .into_iter()
             .map(|profile| (profile.user_id, profile))

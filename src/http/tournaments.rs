@@ -4,8 +4,11 @@
 
 use std::collections::HashMap;
 
+use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::header::CONTENT_TYPE;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use floor_entities::enums::{TournamentStatus, TournamentType};
 use floor_entities::{blind_templates, locations, organizers, registrations, tournament_translations, tournaments};
@@ -17,6 +20,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use super::cached;
 use super::extract::{
     Admin, Json, MaybeAuthUser, OrganizerAccess, Path, Query, TournamentAccess, club, double_option, perm,
 };
@@ -26,6 +30,7 @@ use super::views::{ItemList, Localized};
 use crate::app::AppState;
 use crate::db::find_where_in;
 use crate::error::{AppError, AppResult, ErrorBody};
+use crate::read_cache::Answer;
 use crate::tournaments::lifecycle::{self, Presentation, Texts, TournamentChanges, TournamentDraft};
 use crate::tournaments::{SeatCounts, TournamentText, seat_counts};
 
@@ -192,7 +197,7 @@ pub struct TournamentUpdate {
     pub translations: Option<Localized<TournamentText>>,
 }
 
-#[derive(Deserialize, IntoParams)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query, rename_all = "camelCase")]
 pub struct AgendaFilter {
@@ -315,9 +320,9 @@ async fn list_club_tournaments(
     let models = tournaments::Entity::find()
         .filter(tournaments::Column::OrganizerId.eq(access.organizer.id))
         .order_by_desc(tournaments::Column::StartsAt)
-        .all(&app.db)
+        .all(&app.reads)
         .await?;
-    Ok(Json(ItemList::new(tournament_views(&app.db, models).await?)))
+    Ok(Json(ItemList::new(tournament_views(&app.reads, models).await?)))
 }
 
 /// Creates a tournament of the club, open for registration at once.
@@ -372,22 +377,50 @@ async fn get_tournament(
     State(app): State<AppState>,
     MaybeAuthUser(caller): MaybeAuthUser,
     Path(id): Path<Uuid>,
-) -> AppResult<Json<TournamentDetailView>> {
-    let model =
-        tournaments::Entity::find_by_id(id).one(&app.db).await?.ok_or_else(|| AppError::not_found("tournament"))?;
-    let my_registration = match caller {
-        Some(user) => match registrations::Entity::find()
-            .filter(registrations::Column::TournamentId.eq(id))
-            .filter(registrations::Column::UserId.eq(user.id()))
-            .one(&app.db)
+    headers: HeaderMap,
+) -> AppResult<Response> {
+    // The card everyone gets is kept; a signed-in caller's own registration is read each time.
+    let key = format!("GET /tournaments/{id}");
+    let card = async {
+        let model = tournaments::Entity::find_by_id(id)
+            .one(&app.reads)
             .await?
-        {
-            Some(row) => Some(registration_view(&app.db, row).await?),
-            None => None,
-        },
-        None => None,
+            .ok_or_else(|| AppError::not_found("tournament"))?;
+        Answer::json(&TournamentDetailView {
+            tournament: tournament_view(&app.reads, model).await?,
+            my_registration: None,
+        })
     };
-    Ok(Json(TournamentDetailView { tournament: tournament_view(&app.db, model).await?, my_registration }))
+    let Some(user) = caller else { return cached::answer(&app, &headers, key, card).await };
+    let card = app.read_cache.get_or_build(key, card).await?;
+    let mine = match registrations::Entity::find()
+        .filter(registrations::Column::TournamentId.eq(id))
+        .filter(registrations::Column::UserId.eq(user.id()))
+        .one(&app.reads)
+        .await?
+    {
+        Some(row) => serde_json::to_vec(&registration_view(&app.reads, row).await?)
+            .map_err(|err| AppError::Internal(err.into()))?,
+        None => b"null".to_vec(),
+    };
+    let body = with_my_registration(&card.body, &mine)
+        .ok_or_else(|| AppError::Internal(anyhow::anyhow!("a kept tournament card does not end in myRegistration")))?;
+    Ok(([(CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response())
+}
+
+/// The JSON of a card kept for everyone (`{…,"myRegistration":null}`) with `mine` (JSON)
+/// in place of its `null`: byte for byte what serialising the detail with it gives, since
+/// `myRegistration` is the detail's last field.
+fn with_my_registration(anonymous: &[u8], mine: &[u8]) -> Option<Bytes> {
+    const NOBODY: &[u8] = b"\"myRegistration\":null}";
+    anonymous.ends_with(NOBODY).then(|| {
+        let head = &anonymous[..anonymous.len() - b"null}".len()];
+        let mut body = Vec::with_capacity(head.len() + mine.len() + 1);
+        body.extend_from_slice(head);
+        body.extend_from_slice(mine);
+        body.push(b'}');
+        Bytes::from(body)
+    })
 }
 
 /// Edits a tournament while registration is open.
@@ -458,7 +491,18 @@ async fn cancel_tournament(
 async fn list_agenda(
     State(app): State<AppState>,
     Query(filter): Query<AgendaFilter>,
-) -> AppResult<Json<ItemList<TournamentView>>> {
+    headers: HeaderMap,
+) -> AppResult<Response> {
+    let key = format!("GET /tournaments {filter:?}");
+    cached::answer(&app, &headers, key, async {
+        let models = agenda_query(filter).all(&app.reads).await?;
+        Answer::json(&ItemList::new(tournament_views(&app.reads, models).await?))
+    })
+    .await
+}
+
+/// The agenda's tournaments for `filter`, by start time, at most [`AGENDA_LIMIT`].
+fn agenda_query(filter: AgendaFilter) -> sea_orm::Select<tournaments::Entity> {
     let mut query =
         tournaments::Entity::find().order_by_asc(tournaments::Column::StartsAt).order_by_asc(tournaments::Column::Id);
     query = match filter.status {
@@ -487,6 +531,52 @@ async fn list_agenda(
     if let Some(to) = filter.to {
         query = query.filter(tournaments::Column::StartsAt.lte(to));
     }
-    let models = query.limit(AGENDA_LIMIT).all(&app.db).await?;
-    Ok(Json(ItemList::new(tournament_views(&app.db, models).await?)))
+    query.limit(AGENDA_LIMIT)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Serialize;
+
+    use super::with_my_registration;
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Card {
+        id: u32,
+        title: String,
+    }
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Mine {
+        status: &'static str,
+    }
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Detail {
+        #[serde(flatten)]
+        card: Card,
+        my_registration: Option<Mine>,
+    }
+
+    fn detail(mine: Option<Mine>) -> Vec<u8> {
+        let card = Card { id: 7, title: "Турнир \"null}\"".to_owned() };
+        serde_json::to_vec(&Detail { card, my_registration: mine }).expect("json")
+    }
+
+    #[test]
+    fn a_callers_registration_goes_where_the_kept_card_has_null() {
+        let anonymous = detail(None);
+        let mine = serde_json::to_vec(&Mine { status: "registered" }).expect("json");
+        let spliced = with_my_registration(&anonymous, &mine).expect("a kept card");
+        assert_eq!(spliced.as_ref(), detail(Some(Mine { status: "registered" })).as_slice());
+        assert_eq!(with_my_registration(&anonymous, b"null").expect("a kept card").as_ref(), anonymous.as_slice());
+    }
+
+    #[test]
+    fn a_body_of_another_shape_is_not_spliced() {
+        assert!(with_my_registration(b"{\"id\":7}", b"null").is_none());
+    }
 }

@@ -1,7 +1,6 @@
 //! The live engine as the server runs it: the tournament actors' registry over the
 //! database store and the Socket.IO broadcaster.
 
-pub mod bus;
 pub mod events;
 pub mod json;
 pub mod socket;

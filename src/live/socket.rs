@@ -21,10 +21,10 @@ use socketioxide_redis::{RedisAdapter, RedisAdapterCtr};
 use uuid::Uuid;
 
 use super::LiveRegistry;
-use super::bus::Bus;
 use super::events::{ClientEvent, ClockUpdate, JoinAck, RoomRequest, ServerEvent, compact_room, room, user_room};
 use crate::auth::sessions::signed_in_user;
 use crate::auth::tokens::JwtKeys;
+use crate::bus::{Bus, Change};
 use crate::error::{AppError, ErrorCode};
 
 /// The namespace of the live broadcasts, at the bare origin.
@@ -45,7 +45,7 @@ enum LiveIo {
 pub struct SocketBroadcaster {
     io: OnceLock<LiveIo>,
     /// With several nodes: where the others hear that this one changed a tournament.
-    bus: OnceLock<Bus>,
+    bus: OnceLock<Arc<Bus>>,
     /// The last LiveState sent of each live tournament, to tell a change of the clock alone
     /// (a `clock` event to compact watchers) from any other.
     last_sent: Mutex<HashMap<Uuid, Snapshot>>,
@@ -71,12 +71,19 @@ impl Broadcaster for SocketBroadcaster {
             tracing::warn!(tournament_id = %state.tournament_id, error = %err, "could not broadcast a LiveState");
         }
         if let Some(bus) = self.bus.get() {
-            bus.announce(state.tournament_id, state.version).await;
+            bus.announce(Change::Tournament { tournament_id: state.tournament_id, version: state.version }).await;
         }
     }
 }
 
 impl SocketBroadcaster {
+    /// Announces this node's changes on `bus` from now on (several nodes).
+    pub fn announce_on(&self, bus: Arc<Bus>) {
+        if self.bus.set(bus).is_err() {
+            tracing::warn!("the live broadcaster already had a bus");
+        }
+    }
+
     /// Closes every live connection of `user_id`, on every node: a banned account leaves the
     /// live rooms as it leaves the API (and its handshake is refused from then on).
     pub async fn disconnect_user(&self, user_id: Uuid) {
@@ -129,7 +136,8 @@ async fn emit_state<A: Adapter>(
 struct LiveHub {
     live: LiveRegistry,
     jwt: Arc<JwtKeys>,
-    db: DatabaseConnection,
+    /// Reads only (the handshake's account check): the readers, beside the writer.
+    reads: DatabaseConnection,
 }
 
 /// Serves Socket.IO with the `/live` namespace beside `router` and hands the server to the
@@ -139,10 +147,10 @@ pub async fn serve_beside(
     broadcaster: &SocketBroadcaster,
     live: LiveRegistry,
     jwt: Arc<JwtKeys>,
-    db: DatabaseConnection,
+    reads: DatabaseConnection,
     redis_url: Option<&str>,
 ) -> anyhow::Result<Router> {
-    let hub = LiveHub { live: live.clone(), jwt, db };
+    let hub = LiveHub { live, jwt, reads };
     let (router, io) = match redis_url {
         None => {
             let (layer, io) = builder(hub).build_layer();
@@ -151,10 +159,6 @@ pub async fn serve_beside(
         }
         Some(url) => {
             let client = redis::Client::open(with_resp3(url)).context("REDIS_URL is not a valid Redis URL")?;
-            let bus = Bus::start(client.clone(), live).await.context("connecting the live bus to Redis")?;
-            if broadcaster.bus.set(bus).is_err() {
-                tracing::warn!("the live broadcaster already had a bus");
-            }
             let adapter =
                 RedisAdapterCtr::new_with_redis(&client).await.context("connecting the Socket.IO adapter to Redis")?;
             let (layer, io) = builder(hub).with_adapter::<RedisAdapter<_>>(adapter).build_layer();
@@ -218,7 +222,7 @@ fn detached(uri: &axum::http::Uri) -> Option<axum::http::Uri> {
 const ENGINE_IO_PATH: &str = "/socket.io";
 
 /// The adapter's Redis driver speaks RESP3; a URL that names no protocol gets it.
-fn with_resp3(url: &str) -> String {
+pub fn with_resp3(url: &str) -> String {
     if url.contains("protocol=") {
         url.to_owned()
     } else if url.contains('?') {
@@ -257,7 +261,7 @@ async fn authenticate<A: Adapter>(
     State(hub): State<LiveHub>,
 ) -> Result<(), Unauthorized> {
     let handshake = handshake.map_err(|_| Unauthorized)?;
-    let user = match signed_in_user(&hub.db, &hub.jwt, &handshake.token).await {
+    let user = match signed_in_user(&hub.reads, &hub.jwt, &handshake.token).await {
         Ok(user) => user,
         Err(AppError::Internal(cause)) => {
             tracing::warn!(error = ?cause, "could not read the account of a live connection");

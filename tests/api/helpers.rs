@@ -253,9 +253,12 @@ impl TestApp {
         session
     }
 
-    /// Runs one SQL statement written to work on both databases.
+    /// Runs one SQL statement written to work on both databases. Like any change made
+    /// behind the API's back, it then drops the cached public reads (else they would show it
+    /// only after `read_cache::LONGEST_KEPT`).
     pub async fn exec(&self, sql: &str) {
         self.db().execute_unprepared(sql).await.expect("the statement runs");
+        self.state.reads_changed().await;
     }
 
     /// The first column of the first row of `sql`, as text.
@@ -431,6 +434,28 @@ impl TestApp {
             self.post(&format!("/organizers/{}/tournaments", club.id), Some(&club.owner.access_token), body).await;
         assert_eq!(reply.status, StatusCode::CREATED, "{reply:?}");
         reply.body["id"].as_str().and_then(|id| id.parse().ok()).expect("a tournament id")
+    }
+
+    /// `count` accounts made straight in the database (phones `+7998{prefix}NNNN`), each
+    /// with an access token: for tests that need a crowd rather than its sign-ins. They hold
+    /// no refresh token.
+    pub async fn crowd(&self, prefix: u32, count: u32) -> Vec<Session> {
+        let tx = floor::db::begin_write(self.db()).await.expect("a transaction");
+        let mut accounts = Vec::new();
+        for n in 0..count {
+            let phone = floor::domain::Phone::parse(&format!("+7998{prefix:03}{n:04}")).expect("a phone");
+            accounts.push(floor::signup::find_or_create_account(&tx, &phone).await.expect("an account"));
+        }
+        tx.commit().await.expect("committed");
+        let jwt = &self.state.sign_in.jwt;
+        accounts
+            .into_iter()
+            .map(|user| Session {
+                user_id: user.id,
+                access_token: jwt.issue(user.id, false, chrono::Utc::now()).expect("a token").0,
+                refresh_token: String::new(),
+            })
+            .collect()
     }
 
     /// Signs in `count` new players with phones derived from `prefix` (`+7999{prefix}NNNN`).

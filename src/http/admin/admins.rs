@@ -81,7 +81,7 @@ async fn list_admins(
     let admins = users::Entity::find()
         .filter(users::Column::AdminRole.is_not_null())
         .order_by_asc(users::Column::CreatedAt)
-        .all(&app.db)
+        .all(&app.reads)
         .await?;
     Ok(Json(ItemList::new(admins.into_iter().map(AdminView::from).collect())))
 }

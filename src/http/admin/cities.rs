@@ -111,7 +111,7 @@ async fn list_all_cities(
         .order_by_asc(cities::Column::SortOrder)
         .order_by_asc(cities::Column::Slug)
         .find_with_related(city_translations::Entity)
-        .all(&app.db)
+        .all(&app.reads)
         .await?;
     Ok(Json(ItemList::new(rows.into_iter().map(|(city, translations)| admin_city(city, translations)).collect())))
 }

@@ -69,7 +69,7 @@ impl From<(Span, Figures)> for WeekView {
         (status = 403, description = "FORBIDDEN: needs metrics.view", body = ErrorBody),
     ))]
 async fn show_metrics(State(app): State<AppState>, _admin: Admin<perm::MetricsView>) -> AppResult<Json<MetricsView>> {
-    let dashboard = dashboard::dashboard(&app.db, Utc::now()).await?;
+    let dashboard = dashboard::dashboard(&app.reads, Utc::now()).await?;
     Ok(Json(MetricsView {
         new_players_30d: dashboard.period.new_players,
         active_players_30d: dashboard.period.active_players,

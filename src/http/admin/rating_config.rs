@@ -122,7 +122,7 @@ async fn get_rating_config(
     State(app): State<AppState>,
     _admin: Admin<perm::RatingConfigManage>,
 ) -> AppResult<Json<RatingConfigView>> {
-    Ok(Json(settings_in_force(&app.db).await?))
+    Ok(Json(settings_in_force(&app.reads).await?))
 }
 
 /// Replaces all nine settings. They apply to new awards only: results already confirmed keep

@@ -179,9 +179,9 @@ async fn list_all_promo_slides(
     let slides = promo_slides::Entity::find()
         .order_by_asc(promo_slides::Column::SortOrder)
         .order_by_asc(promo_slides::Column::CreatedAt)
-        .all(&app.db)
+        .all(&app.reads)
         .await?;
-    Ok(Json(ItemList::new(admin_slide_views(&app.db, slides).await?)))
+    Ok(Json(ItemList::new(admin_slide_views(&app.reads, slides).await?)))
 }
 
 /// Adds a slide, after the existing ones unless an order is given.

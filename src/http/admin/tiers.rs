@@ -164,7 +164,7 @@ async fn list_all_level_tiers(
     let rows = level_tiers::Entity::find()
         .order_by_asc(level_tiers::Column::MinLevel)
         .find_with_related(level_tier_translations::Entity)
-        .all(&app.db)
+        .all(&app.reads)
         .await?;
     let items = rows
         .into_iter()

@@ -65,8 +65,8 @@ async fn list_all_tournaments(
     if let Some(status) = filter.status {
         query = query.filter(tournaments::Column::Status.eq(status));
     }
-    let models = query.all(&app.db).await?;
-    Ok(Json(ItemList::new(tournament_views(&app.db, models).await?)))
+    let models = query.all(&app.reads).await?;
+    Ok(Json(ItemList::new(tournament_views(&app.reads, models).await?)))
 }
 
 /// Edits a tournament's texts, banner and prizes, in any status; nothing else changes.

@@ -157,17 +157,17 @@ async fn list_users(
 ) -> AppResult<Json<ItemList<AdminUserView>>> {
     let query = search.q.as_deref().map(str::trim).filter(|q| !q.is_empty());
     let mut found = match query {
-        None => users::Entity::find().all(&app.db).await?,
+        None => users::Entity::find().all(&app.reads).await?,
         Some(query) if query.chars().count() > MAX_QUERY_CHARS => {
             return Err(AppError::invalid_field("q", format!("must be at most {MAX_QUERY_CHARS} characters")));
         }
         Some(query) => {
-            let ids = matching_user_ids(&app.db, query).await?;
-            find_where_in::<users::Entity, _>(&app.db, users::Column::Id, &ids).await?
+            let ids = matching_user_ids(&app.reads, query).await?;
+            find_where_in::<users::Entity, _>(&app.reads, users::Column::Id, &ids).await?
         }
     };
     found.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
-    Ok(Json(ItemList::new(admin_user_views(&app.db, found).await?)))
+    Ok(Json(ItemList::new(admin_user_views(&app.reads, found).await?)))
 }
 
 #[derive(Deserialize, ToSchema)]
