@@ -1,5 +1,7 @@
-//! floor's fan-out benchmark: how fast one LiveState change reaches N Socket.IO watchers of a
-//! tournament, and what that costs the server.
+//! floor's benchmarks. `floor-bench [fan-out options]`: how fast one LiveState change reaches
+//! N Socket.IO watchers of a tournament, and what that costs the server. `floor-bench reads`:
+//! the reads every phone makes (the agenda, a card, the reference lists, the live snapshot)
+//! beside `GET /health`, and a burst of registrations, on SQLite and PostgreSQL (see `reads`).
 //!
 //! For each N in `--watchers`, it starts a fresh `floor serve` (SQLite in a temporary
 //! directory, or socketioxide's Redis adapter with `--redis-url`), prepares a tournament over
@@ -16,6 +18,7 @@
 //! ```sh
 //! cargo build --release -p floor -p floor-bench --bin floor --bin floor-bench
 //! target/release/floor-bench --watchers 1000,10000    # $CARGO_TARGET_DIR/release/… if set
+//! target/release/floor-bench reads --databases sqlite,postgres
 //! ```
 //!
 //! (`--bin floor-bench` alone is not found: the root package is the default.)
@@ -27,7 +30,9 @@
 
 mod engineio;
 mod frame;
+mod http_load;
 mod polling;
+mod reads;
 mod report;
 mod run;
 mod server;
@@ -45,10 +50,25 @@ use clap::Parser;
 use crate::run::Settings;
 use crate::watcher::Transport;
 
-/// floor's fan-out benchmark (see the crate's documentation).
+/// floor's benchmarks (see the crate's documentation).
 #[derive(Parser)]
-#[command(name = "floor-bench", version)]
+#[command(name = "floor-bench", version, args_conflicts_with_subcommands = true)]
 struct Cli {
+    #[command(subcommand)]
+    mode: Option<Mode>,
+    #[command(flatten)]
+    fanout: Fanout,
+}
+
+#[derive(clap::Subcommand)]
+enum Mode {
+    /// The reads of the apps beside `GET /health`, and a burst of registrations.
+    Reads(Reads),
+}
+
+/// The fan-out benchmark's options (the default mode).
+#[derive(clap::Args)]
+struct Fanout {
     /// The floor binary [default: `floor` beside this executable].
     #[arg(long)]
     floor: Option<PathBuf>,
@@ -83,6 +103,54 @@ struct Cli {
     port: u16,
 }
 
+/// The reads benchmark's options.
+#[derive(clap::Args)]
+struct Reads {
+    /// The floor binary [default: `floor` beside this executable].
+    #[arg(long)]
+    floor: Option<PathBuf>,
+    /// The databases to run on, one fresh server each: `sqlite`, `postgres`.
+    #[arg(long, value_delimiter = ',', default_value = "sqlite,postgres")]
+    databases: Vec<String>,
+    /// Where a fresh PostgreSQL database is made (and dropped after).
+    #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432/postgres")]
+    postgres_url: String,
+    /// Keep-alive connections loading each route (as `wrk -c`).
+    #[arg(long, default_value_t = 64)]
+    connections: usize,
+    /// Seconds each route is measured, after a second's warm-up.
+    #[arg(long, default_value_t = 5)]
+    seconds: u64,
+    /// Walk-ins seated in the running tournament (its LiveState is `GET …/live`).
+    #[arg(long, default_value_t = 470)]
+    players: usize,
+    /// Of them, eliminated.
+    #[arg(long, default_value_t = 100)]
+    eliminated: usize,
+    /// The origin of the Node peer (`../shared/perf/peer-node`), whose `GET …/live` is
+    /// measured the same way first.
+    #[arg(long)]
+    peer: Option<String>,
+    /// The burst: players registering into one tournament.
+    #[arg(long, default_value_t = 1000)]
+    burst_players: usize,
+    /// The burst: registrations in flight at once.
+    #[arg(long, default_value_t = 200)]
+    burst_clients: usize,
+    /// The burst: seats of the tournament.
+    #[arg(long, default_value_t = 100)]
+    burst_capacity: usize,
+    /// The burst: connections reading the agenda meanwhile.
+    #[arg(long, default_value_t = 16)]
+    burst_readers: usize,
+    /// Also write the reports to this file, as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// The port floor serves on.
+    #[arg(long, default_value_t = 29125)]
+    port: u16,
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     match bench(Cli::parse()).await {
@@ -95,8 +163,15 @@ async fn main() -> ExitCode {
     }
 }
 
-/// Runs every N; whether all were perfect.
 async fn bench(cli: Cli) -> anyhow::Result<bool> {
+    match cli.mode {
+        Some(Mode::Reads(reads)) => bench_reads(reads).await,
+        None => bench_fanout(cli.fanout).await,
+    }
+}
+
+/// Runs every N; whether all were perfect.
+async fn bench_fanout(cli: Fanout) -> anyhow::Result<bool> {
     let settings = settings(&cli)?;
     let mut reports = Vec::with_capacity(cli.watchers.len());
     for &n in &cli.watchers {
@@ -105,14 +180,86 @@ async fn bench(cli: Cli) -> anyhow::Result<bool> {
         reports.push(report);
         if let Some(path) = &cli.json {
             // Rewritten after each N, so a later failure keeps the earlier figures.
-            let json = serde_json::to_string_pretty(&reports)?;
-            std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
+            write_json(path, &reports)?;
         }
     }
     Ok(reports.iter().all(|report| report.ok))
 }
 
-fn settings(cli: &Cli) -> anyhow::Result<Settings> {
+/// Runs the reads on every database; whether every burst came out exact.
+async fn bench_reads(cli: Reads) -> anyhow::Result<bool> {
+    let settings = reads::Settings {
+        floor: floor_binary(cli.floor.as_ref())?,
+        port: cli.port,
+        connections: cli.connections,
+        seconds: cli.seconds,
+        players: cli.players,
+        eliminated: cli.eliminated,
+        peer: cli.peer.clone(),
+        burst: reads::Burst {
+            players: cli.burst_players,
+            clients: cli.burst_clients,
+            capacity: cli.burst_capacity,
+            readers: cli.burst_readers,
+        },
+    };
+    if cli.connections == 0 || cli.seconds == 0 || cli.burst_clients == 0 || cli.burst_readers == 0 {
+        bail!("--connections, --seconds, --burst-clients and --burst-readers want numbers above 0");
+    }
+    if cli.burst_capacity < 2 || cli.burst_capacity > cli.burst_players {
+        bail!("--burst-capacity wants 2 seats or more, and no more than --burst-players");
+    }
+    if cli.eliminated >= cli.players {
+        bail!("--eliminated must leave players in the tournament");
+    }
+    let databases = cli
+        .databases
+        .iter()
+        .map(|name| match name.as_str() {
+            "sqlite" => Ok(reads::Database::Sqlite),
+            "postgres" => Ok(reads::Database::Postgres { admin_url: cli.postgres_url.clone() }),
+            other => bail!("--databases: {other} is neither sqlite nor postgres"),
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let peer = match &settings.peer {
+        Some(origin) => {
+            let peer = reads::measure_peer(&settings, origin).await.context("the Node peer")?;
+            print!("{}", peer.text());
+            Some(peer)
+        }
+        None => None,
+    };
+    let mut reports = Vec::with_capacity(databases.len());
+    for database in &databases {
+        let report =
+            reads::measure(&settings, database).await.with_context(|| format!("reads on {}", database.name()))?;
+        print!("{}", report.text());
+        reports.push(report);
+        if let Some(path) = &cli.json {
+            write_json(path, &serde_json::json!({ "peer": peer, "runs": reports }))?;
+        }
+    }
+    Ok(reports.iter().all(|report| report.burst.ok))
+}
+
+fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> anyhow::Result<()> {
+    let json = serde_json::to_string_pretty(value)?;
+    std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))
+}
+
+/// The floor binary to measure: `chosen`, or `floor` beside this executable.
+fn floor_binary(chosen: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
+    let floor = match chosen {
+        Some(floor) => floor.clone(),
+        None => std::env::current_exe()?.with_file_name("floor"),
+    };
+    if !floor.is_file() {
+        bail!("no floor binary at {}: build it (cargo build --release --bin floor) or pass --floor", floor.display());
+    }
+    Ok(floor)
+}
+
+fn settings(cli: &Fanout) -> anyhow::Result<Settings> {
     if cli.watchers.is_empty() || cli.watchers.contains(&0) {
         bail!("--watchers wants numbers above 0");
     }
@@ -122,13 +269,7 @@ fn settings(cli: &Cli) -> anyhow::Result<Settings> {
     if cli.eliminated >= cli.players {
         bail!("--eliminated must leave players in the tournament");
     }
-    let floor = match &cli.floor {
-        Some(floor) => floor.clone(),
-        None => std::env::current_exe()?.with_file_name("floor"),
-    };
-    if !floor.is_file() {
-        bail!("no floor binary at {}: build it (cargo build --release --bin floor) or pass --floor", floor.display());
-    }
+    let floor = floor_binary(cli.floor.as_ref())?;
     let most = cli.watchers.iter().max().copied().unwrap_or_default();
     let (soft, hard) = server::open_files_limit()?;
     // Each watcher is a socket here and one in floor, which inherits this limit. Over

@@ -94,8 +94,13 @@ impl Watchers {
 
 /// Measures N watchers against a fresh server.
 pub async fn measure(settings: &Settings, n: usize) -> anyhow::Result<Report> {
-    let server_settings =
-        ServerSettings { floor: &settings.floor, port: settings.port, redis_url: settings.redis_url.as_deref() };
+    let server_settings = ServerSettings {
+        floor: &settings.floor,
+        port: settings.port,
+        redis_url: settings.redis_url.as_deref(),
+        database_url: None,
+        env: &[],
+    };
     let mut server = Server::start(&server_settings).await?;
     let origin = format!("http://127.0.0.1:{}", settings.port);
     let api = Api::sign_in(&mut server, &origin).await.context("signing the admin in")?;

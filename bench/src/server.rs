@@ -1,6 +1,7 @@
 //! The floor under measurement: a fresh `floor serve` in a fresh directory (SQLite, uploads),
 //! its sign-in codes caught from its stdout, and its memory and CPU read from `/proc`.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -23,6 +24,10 @@ pub struct ServerSettings<'a> {
     pub floor: &'a Path,
     pub port: u16,
     pub redis_url: Option<&'a str>,
+    /// A database of its own (PostgreSQL); a SQLite file in its directory when `None`.
+    pub database_url: Option<&'a str>,
+    /// More variables, set after (and over) the others.
+    pub env: &'a [(&'a str, &'a str)],
 }
 
 /// A running `floor serve`; killed when dropped.
@@ -54,7 +59,12 @@ impl Server {
             .current_dir(&dir)
             .env("APP_ENV", "test")
             .env("PORT", port.to_string())
-            .env("DATABASE_URL", format!("sqlite://{}/db.sqlite?mode=rwc", dir.display()))
+            .env(
+                "DATABASE_URL",
+                settings
+                    .database_url
+                    .map_or_else(|| format!("sqlite://{}/db.sqlite?mode=rwc", dir.display()), str::to_owned),
+            )
             .env("OTP_LOG_CODES", "true")
             .env("PLATFORM_ADMIN_PHONES", ADMIN_PHONE)
             .env("JWT_SECRET", "bench-secret-bench-secret-bench-secret")
@@ -67,6 +77,7 @@ impl Server {
         if let Some(url) = settings.redis_url {
             command.env("REDIS_URL", url);
         }
+        command.envs(settings.env.iter().copied());
         let mut child = command.spawn().with_context(|| format!("starting {}", settings.floor.display()))?;
         let pid = child.id().context("floor exited at once")?;
         let stdout = child.stdout.take().context("floor's stdout")?;
@@ -123,6 +134,25 @@ impl Server {
             Ok(Some(code)) => Ok(code),
             _ => bail!("floor printed no `OTP {phone} <code>` line (is OTP_LOG_CODES honoured?)"),
         }
+    }
+
+    /// The sign-in codes the server prints for every phone of `phones` (asked for already),
+    /// in whatever order they come.
+    pub async fn sign_in_codes(&mut self, phones: &[String]) -> anyhow::Result<HashMap<String, String>> {
+        let wanted: HashSet<&str> = phones.iter().map(String::as_str).collect();
+        let mut codes = HashMap::with_capacity(phones.len());
+        let wait = async {
+            while codes.len() < wanted.len() {
+                let Some((to, code)) = self.codes.recv().await else { break };
+                if wanted.contains(to.as_str()) {
+                    codes.insert(to, code);
+                }
+            }
+        };
+        if tokio::time::timeout(Duration::from_secs(60), wait).await.is_err() || codes.len() < wanted.len() {
+            bail!("floor printed {} of {} sign-in codes", codes.len(), wanted.len());
+        }
+        Ok(codes)
     }
 
     /// How many lines the server has logged so far.

@@ -28,9 +28,19 @@ pub struct Api {
 /// The prepared tournament.
 pub struct Tournament {
     pub id: String,
+    /// Where it is played: more tournaments may be scheduled there ([`Api::schedule`]).
+    pub venue: Venue,
     /// Size of `GET /tournaments/{id}/live`: the LiveState every `state` event carries.
     pub live_bytes: usize,
     pub version: i64,
+}
+
+/// A club's hall and the blind template its tournaments use.
+#[derive(Clone)]
+pub struct Venue {
+    pub club: String,
+    hall: Value,
+    template: Value,
 }
 
 /// The part of a LiveState a trigger's answer is read for.
@@ -64,14 +74,8 @@ impl Api {
             "timezone": "Europe/Moscow", "lat": 55.75, "lng": 37.61 });
         let hall = self.call(Method::POST, &format!("/organizers/{club}/locations"), Some(hall)).await?;
         let templates = self.call(Method::GET, &format!("/organizers/{club}/blind-templates"), None).await?;
-        let starts_at = (chrono::Utc::now() + chrono::Duration::hours(6)).format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
-        let tournament = json!({
-            "locationId": hall["id"], "blindTemplateId": templates["items"][0]["id"], "type": "mtt",
-            "startsAt": starts_at, "capacity": players.max(2),
-            "translations": { "ru": { "title": "Замер", "subtitle": "нагрузка" }, "en": { "title": "Perf", "subtitle": "load" } },
-        });
-        let tournament = self.call(Method::POST, &format!("/organizers/{club}/tournaments"), Some(tournament)).await?;
-        let id = text(&tournament["id"])?;
+        let venue = Venue { club, hall: hall["id"].clone(), template: templates["items"][0]["id"].clone() };
+        let id = self.schedule(&venue, chrono::Duration::hours(6), players.max(2), "Замер").await?;
 
         let walk_in = format!("/tournaments/{id}/walk-in");
         futures_util::stream::iter(0..players)
@@ -94,7 +98,61 @@ impl Api {
 
         let live = self.request(Method::GET, &format!("/tournaments/{id}/live"), None).await?;
         let version = serde_json::from_slice::<Versioned>(&live).context("the LiveState has no version")?.version;
-        Ok(Tournament { id, live_bytes: live.len(), version })
+        Ok(Tournament { id, venue, live_bytes: live.len(), version })
+    }
+
+    /// Schedules a tournament at `venue`, `starts_in` from now, open for registration; its id.
+    pub async fn schedule(
+        &self,
+        venue: &Venue,
+        starts_in: chrono::Duration,
+        capacity: usize,
+        title: &str,
+    ) -> anyhow::Result<String> {
+        let starts_at = (chrono::Utc::now() + starts_in).format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+        let tournament = json!({
+            "locationId": venue.hall, "blindTemplateId": venue.template, "type": "mtt",
+            "startsAt": starts_at, "capacity": capacity,
+            "prizes": "Кубок клуба и место в финале сезона",
+            "translations": {
+                "ru": { "title": title, "subtitle": "нагрузка" },
+                "en": { "title": format!("{title} (en)"), "subtitle": "load" },
+            },
+        });
+        let club = &venue.club;
+        let tournament = self.call(Method::POST, &format!("/organizers/{club}/tournaments"), Some(tournament)).await?;
+        text(&tournament["id"])
+    }
+
+    /// The `ETag` of `GET path`.
+    pub async fn etag(&self, path: &str) -> anyhow::Result<String> {
+        let response =
+            self.http.get(format!("{}{path}", self.base)).send().await.with_context(|| format!("GET {path}"))?;
+        let tag = response.headers().get("etag").and_then(|tag| tag.to_str().ok()).map(str::to_owned);
+        tag.with_context(|| format!("GET {path}: no ETag"))
+    }
+
+    /// Signs in a player for each of `phones` (codes asked for `AT_ONCE` at a time, then
+    /// checked): their access tokens, in the order of `phones`.
+    pub async fn sign_in_players(&self, server: &mut Server, phones: &[String]) -> anyhow::Result<Vec<String>> {
+        const AT_ONCE: usize = 16;
+        futures_util::stream::iter(phones)
+            .map(|phone| self.call(Method::POST, "/auth/otp/request", Some(json!({ "phone": phone }))))
+            .buffer_unordered(AT_ONCE)
+            .try_for_each(|_| std::future::ready(Ok(())))
+            .await?;
+        let codes = server.sign_in_codes(phones).await?;
+        futures_util::stream::iter(phones)
+            .map(|phone| async {
+                let phone: &String = phone;
+                let code = codes.get(phone).with_context(|| format!("no code for {phone}"))?;
+                let body = json!({ "phone": phone, "code": code });
+                let tokens = self.call(Method::POST, "/auth/otp/verify", Some(body)).await?;
+                text(&tokens["accessToken"])
+            })
+            .buffered(AT_ONCE)
+            .try_collect()
+            .await
     }
 
     /// `POST path` (a clock command): the version of the LiveState it answers with, and when

@@ -1,0 +1,403 @@
+//! The reads benchmark: how fast floor answers the reads every phone in a venue makes (the
+//! agenda, a tournament's card, the reference lists, the live snapshot), each beside
+//! `GET /health` on the same server, and whether a burst of registrations into one tournament
+//! fills exactly its seats while the agenda is read.
+//!
+//! Per database: a fresh `floor serve` (SQLite in its directory, or a fresh PostgreSQL
+//! database, dropped after), the abuse limits out of the way, a running tournament of
+//! `--players` with `--eliminated` out (~65 KB of LiveState) and 49 more open for
+//! registration (an agenda of 50 cards). Each route is loaded by `--connections` keep-alive
+//! connections for `--seconds` after a second's warm-up ([`crate::http_load`]).
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use futures_util::StreamExt;
+use sea_orm::ConnectionTrait;
+use serde::Serialize;
+
+use crate::http_load::{self, Load, Request, Until};
+use crate::server::{Server, ServerSettings};
+use crate::setup::Api;
+
+/// What every database's run shares.
+pub struct Settings {
+    pub floor: PathBuf,
+    pub port: u16,
+    pub connections: usize,
+    pub seconds: u64,
+    pub players: usize,
+    pub eliminated: usize,
+    /// The Node peer's origin, whose `GET …/live` is measured beside floor's.
+    pub peer: Option<String>,
+    /// The burst: players registering, clients at once, seats, agenda readers meanwhile.
+    pub burst: Burst,
+}
+
+#[derive(Clone, Copy, Serialize)]
+pub struct Burst {
+    pub players: usize,
+    pub clients: usize,
+    pub capacity: usize,
+    pub readers: usize,
+}
+
+/// Where floor keeps its data for a run.
+#[derive(Clone)]
+pub enum Database {
+    Sqlite,
+    /// A fresh database made through this server's administration URL.
+    Postgres {
+        admin_url: String,
+    },
+}
+
+impl Database {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Sqlite => "sqlite",
+            Self::Postgres { .. } => "postgres",
+        }
+    }
+}
+
+/// One route under load.
+#[derive(Serialize)]
+pub struct RouteLoad {
+    pub route: String,
+    #[serde(flatten)]
+    pub load: Load,
+    /// Its req/s over `GET /health`'s on the same server.
+    pub to_health: f64,
+    /// The server's CPU time over the measured window (1.0 = one core busy).
+    pub server_cores: f64,
+}
+
+/// The burst of registrations, and the agenda read meanwhile.
+#[derive(Serialize)]
+pub struct BurstReport {
+    #[serde(flatten)]
+    pub settings: Burst,
+    pub seconds: f64,
+    pub registrations_per_second: f64,
+    pub registration_p50_ms: f64,
+    pub registration_p99_ms: f64,
+    /// Answers by status.
+    pub statuses: BTreeMap<u16, usize>,
+    /// Answers by the registration's status (`registered`, `waitlist`).
+    pub outcomes: BTreeMap<String, usize>,
+    /// Answers that mention a locked database.
+    pub locked: usize,
+    pub agenda: Load,
+    /// Whether exactly `capacity` got a seat, the rest the waitlist, and nothing failed.
+    pub ok: bool,
+}
+
+/// One database's run.
+#[derive(Serialize)]
+pub struct Report {
+    pub database: &'static str,
+    pub live_bytes: usize,
+    pub routes: Vec<RouteLoad>,
+    pub burst: BurstReport,
+}
+
+/// The Node peer's figures, measured with the same load.
+#[derive(Serialize)]
+pub struct PeerReport {
+    pub route: String,
+    #[serde(flatten)]
+    pub load: Load,
+}
+
+/// The abuse limits of the measured server: far above any load here (the benchmark is one
+/// address).
+const UNLIMITED: &str = "1000000/1s";
+const LIMITS: [&str; 5] = [
+    "RATE_LIMIT_PUBLIC_READS",
+    "RATE_LIMIT_CODE_REQUESTS",
+    "RATE_LIMIT_CODE_REQUESTS_GLOBAL",
+    "RATE_LIMIT_CODE_CHECKS",
+    "RATE_LIMIT_REFRESHES",
+];
+const WARM_UP: Duration = Duration::from_secs(1);
+/// Tournaments open for registration beside the running one: an agenda of 50 cards.
+const SCHEDULED: usize = 49;
+
+/// Measures the Node peer's `GET …/live` (its tournament is `perf-t1`).
+pub async fn measure_peer(settings: &Settings, origin: &str) -> anyhow::Result<PeerReport> {
+    let addr = address_of(origin)?;
+    let route = "/api/v1/tournaments/perf-t1/live".to_owned();
+    let load = load(Request::get(addr, &route, &[]), settings.connections, settings.seconds).await?;
+    Ok(PeerReport { route: format!("node peer: GET {route}"), load })
+}
+
+/// Runs the routes and the burst on `database`.
+pub async fn measure(settings: &Settings, database: &Database) -> anyhow::Result<Report> {
+    let made = MadeDatabase::make(database).await?;
+    let env: Vec<(&str, &str)> = LIMITS.iter().map(|name| (*name, UNLIMITED)).collect();
+    let server_settings = ServerSettings {
+        floor: &settings.floor,
+        port: settings.port,
+        redis_url: None,
+        database_url: made.url.as_deref(),
+        env: &env,
+    };
+    let mut server = Server::start(&server_settings).await?;
+    let origin = format!("http://127.0.0.1:{}", settings.port);
+    let addr = address_of(&origin)?;
+    let api = Api::sign_in(&mut server, &origin).await.context("signing the admin in")?;
+    let live = api.prepare(settings.players, settings.eliminated).await.context("preparing the live tournament")?;
+    let mut scheduled = Vec::with_capacity(SCHEDULED);
+    for n in 0..SCHEDULED {
+        let starts_in = chrono::Duration::hours(24 + n as i64);
+        scheduled.push(api.schedule(&live.venue, starts_in, 100, &format!("Турнир выходного дня №{n}")).await?);
+    }
+
+    let agenda = "/api/v1/tournaments".to_owned();
+    let live_path = format!("/api/v1/tournaments/{}/live", live.id);
+    let agenda_tag = api.etag("/tournaments").await?;
+    let live_tag = api.etag(&format!("/tournaments/{}/live", live.id)).await?;
+    let gzip = [("Accept-Encoding", "gzip")];
+    let routes: Vec<(String, Request)> = vec![
+        ("GET /api/v1/health".into(), Request::get(addr, "/api/v1/health", &[])),
+        ("GET /tournaments (agenda, 50 cards)".into(), Request::get(addr, &agenda, &[])),
+        ("GET /tournaments (agenda, 1 card)".into(), Request::get(addr, &format!("{agenda}?status=running"), &[])),
+        ("GET /tournaments (50 cards, gzip)".into(), Request::get(addr, &agenda, &gzip)),
+        ("GET /tournaments (50 cards, 304)".into(), Request::get(addr, &agenda, &[("If-None-Match", &agenda_tag)])),
+        ("GET /tournaments/{id}".into(), Request::get(addr, &format!("{agenda}/{}", scheduled[0]), &[])),
+        ("GET /cities".into(), Request::get(addr, "/api/v1/cities", &[])),
+        ("GET /leaderboards/level".into(), Request::get(addr, "/api/v1/leaderboards/level", &[])),
+        ("GET /tournaments/{id}/live".into(), Request::get(addr, &live_path, &[])),
+        ("GET /tournaments/{id}/live (gzip)".into(), Request::get(addr, &live_path, &gzip)),
+        ("GET /tournaments/{id}/live (304)".into(), Request::get(addr, &live_path, &[("If-None-Match", &live_tag)])),
+    ];
+    let mut measured = Vec::with_capacity(routes.len());
+    for (route, request) in routes {
+        let cpu_before = server.cpu_seconds()?;
+        let load = load(request, settings.connections, settings.seconds).await?;
+        // The warm-up is in the CPU time too: share it out over the whole run.
+        let server_cores = (server.cpu_seconds()? - cpu_before) / (load.seconds + WARM_UP.as_secs_f64());
+        measured.push((route, load, server_cores));
+    }
+    let health = measured.first().map(|(_, load, _)| load.per_second).unwrap_or_default();
+    let routes = measured
+        .into_iter()
+        .map(|(route, load, server_cores)| RouteLoad {
+            to_health: if health > 0.0 { load.per_second / health } else { 0.0 },
+            route,
+            load,
+            server_cores,
+        })
+        .collect();
+
+    let burst = burst(&api, &mut server, &live.venue, addr, settings.burst).await.context("the burst")?;
+    server.stop().await?;
+    made.drop_it().await;
+    Ok(Report { database: database.name(), live_bytes: live.live_bytes, routes, burst })
+}
+
+async fn load(request: Request, connections: usize, seconds: u64) -> anyhow::Result<Load> {
+    let until = Until::Elapsed(Duration::from_secs(seconds));
+    tokio::task::spawn_blocking(move || http_load::run(request, connections, WARM_UP, until)).await?
+}
+
+/// `burst.players` players register into a tournament of `burst.capacity` seats,
+/// `burst.clients` at a time, while `burst.readers` connections read the agenda.
+async fn burst(
+    api: &Api,
+    server: &mut Server,
+    venue: &crate::setup::Venue,
+    addr: SocketAddr,
+    burst: Burst,
+) -> anyhow::Result<BurstReport> {
+    let tournament = api.schedule(venue, chrono::Duration::days(30), burst.capacity, "Пятничный наплыв").await?;
+    let phones: Vec<String> = (0..burst.players).map(|n| format!("+7991{n:07}")).collect();
+    let tokens = api.sign_in_players(server, &phones).await.context("signing the players in")?;
+
+    let readers_done = Arc::new(AtomicBool::new(false));
+    let agenda = Request::get(addr, "/api/v1/tournaments", &[]);
+    let until = Until::Flag(readers_done.clone());
+    let (readers, readers_started) = (burst.readers, Instant::now());
+    let reading = tokio::task::spawn_blocking(move || http_load::run(agenda, readers, Duration::ZERO, until));
+    // The readers are connected and reading before the first registration.
+    tokio::time::sleep(Duration::from_millis(200).saturating_sub(readers_started.elapsed())).await;
+
+    let client = reqwest::Client::builder().pool_max_idle_per_host(burst.clients).build()?;
+    let url = format!("http://{addr}/api/v1/tournaments/{tournament}/register");
+    let started = Instant::now();
+    let answers: Vec<(u16, String, Duration)> = futures_util::stream::iter(&tokens)
+        .map(|token| {
+            let request = client.post(&url).bearer_auth(token).json(&serde_json::json!({}));
+            async move {
+                let sent = Instant::now();
+                match request.send().await {
+                    Ok(response) => {
+                        let status = response.status().as_u16();
+                        let body = response.text().await.unwrap_or_default();
+                        (status, body, sent.elapsed())
+                    }
+                    Err(err) => (0, err.to_string(), sent.elapsed()),
+                }
+            }
+        })
+        .buffer_unordered(burst.clients)
+        .collect()
+        .await;
+    let seconds = started.elapsed().as_secs_f64();
+    readers_done.store(true, Ordering::Release);
+    let agenda = reading.await??;
+
+    let mut statuses = BTreeMap::new();
+    let mut outcomes = BTreeMap::new();
+    let mut latencies: Vec<Duration> = Vec::with_capacity(answers.len());
+    let mut locked = 0;
+    for (status, body, latency) in &answers {
+        *statuses.entry(*status).or_default() += 1;
+        latencies.push(*latency);
+        if body.contains("locked") {
+            locked += 1;
+        }
+        let outcome = serde_json::from_str::<serde_json::Value>(body)
+            .ok()
+            .and_then(|answer| answer["status"].as_str().map(str::to_owned))
+            .unwrap_or_else(|| "-".to_owned());
+        *outcomes.entry(outcome).or_default() += 1;
+    }
+    latencies.sort_unstable();
+    let at = |fraction: f64| {
+        let index = ((latencies.len() as f64 * fraction).ceil() as usize).clamp(1, latencies.len().max(1));
+        latencies.get(index - 1).map_or(0.0, |latency| latency.as_secs_f64() * 1000.0)
+    };
+    let registered = outcomes.get("registered").copied().unwrap_or_default();
+    let waitlisted = outcomes.get("waitlist").copied().unwrap_or_default();
+    let ok = registered == burst.capacity
+        && waitlisted == burst.players - burst.capacity
+        && statuses.get(&200) == Some(&burst.players)
+        && locked == 0
+        && agenda.statuses.keys().all(|status| *status == 200);
+    Ok(BurstReport {
+        settings: burst,
+        seconds,
+        registrations_per_second: answers.len() as f64 / seconds,
+        registration_p50_ms: at(0.50),
+        registration_p99_ms: at(0.99),
+        statuses,
+        outcomes,
+        locked,
+        agenda,
+        ok,
+    })
+}
+
+fn address_of(origin: &str) -> anyhow::Result<SocketAddr> {
+    let host = origin.trim_start_matches("http://").trim_end_matches('/');
+    let host = host.replace("localhost", "127.0.0.1");
+    host.parse().with_context(|| format!("{origin} is not http://<ip>:<port>"))
+}
+
+/// A PostgreSQL database made for one run, dropped after it.
+struct MadeDatabase {
+    url: Option<String>,
+    admin_url: Option<String>,
+    name: String,
+}
+
+impl MadeDatabase {
+    async fn make(database: &Database) -> anyhow::Result<Self> {
+        let Database::Postgres { admin_url } = database else {
+            return Ok(Self { url: None, admin_url: None, name: String::new() });
+        };
+        let name = format!("floor_bench_{}", uuid::Uuid::new_v4().simple());
+        let admin = sea_orm::Database::connect(admin_url.as_str()).await.context("connecting to PostgreSQL")?;
+        admin.execute_unprepared(&format!("CREATE DATABASE {name}")).await?;
+        admin.close().await?;
+        let base = admin_url.rsplit_once('/').map_or(admin_url.as_str(), |(base, _)| base);
+        Ok(Self { url: Some(format!("{base}/{name}")), admin_url: Some(admin_url.clone()), name })
+    }
+
+    async fn drop_it(self) {
+        let Some(admin_url) = self.admin_url else { return };
+        let dropped = async {
+            let admin = sea_orm::Database::connect(admin_url.as_str()).await?;
+            admin.execute_unprepared(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name)).await?;
+            admin.close().await
+        };
+        if let Err(err) = dropped.await {
+            eprintln!("floor-bench: could not drop the database {}: {err}", self.name);
+        }
+    }
+}
+
+impl Report {
+    /// The figures as a text table.
+    pub fn text(&self) -> String {
+        let mut text = format!("== reads on {} (LiveState {} bytes)\n", self.database, self.live_bytes);
+        text.push_str(&format!(
+            "{:<38} {:>10} {:>9} {:>9} {:>8} {:>9} {:>7}  {}\n",
+            "route", "req/s", "p50 ms", "p99 ms", "/health", "bytes", "cores", "statuses"
+        ));
+        for route in &self.routes {
+            text.push_str(&format!(
+                "{:<38} {:>10.0} {:>9.2} {:>9.2} {:>7.2}x {:>9} {:>7.2}  {}\n",
+                route.route,
+                route.load.per_second,
+                route.load.p50_ms,
+                route.load.p99_ms,
+                route.to_health,
+                route.load.body_bytes,
+                route.server_cores,
+                statuses(&route.load.statuses),
+            ));
+        }
+        let burst = &self.burst;
+        text.push_str(&format!(
+            "burst: {} registrations from {} clients into {} seats in {:.2} s ({:.0}/s, p50 {:.1} ms, p99 {:.1} ms): \
+             {:?}, statuses {:?}, {} locked -> {}\n",
+            burst.settings.players,
+            burst.settings.clients,
+            burst.settings.capacity,
+            burst.seconds,
+            burst.registrations_per_second,
+            burst.registration_p50_ms,
+            burst.registration_p99_ms,
+            burst.outcomes,
+            burst.statuses,
+            burst.locked,
+            if burst.ok { "exact" } else { "WRONG" },
+        ));
+        text.push_str(&format!(
+            "  agenda meanwhile ({} connections): {:.0} req/s, p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms, {}\n",
+            burst.settings.readers,
+            burst.agenda.per_second,
+            burst.agenda.p50_ms,
+            burst.agenda.p99_ms,
+            burst.agenda.max_ms,
+            statuses(&burst.agenda.statuses),
+        ));
+        text
+    }
+}
+
+impl PeerReport {
+    pub fn text(&self) -> String {
+        format!(
+            "== {}: {:.0} req/s, p50 {:.2} ms, p99 {:.2} ms, {} bytes, {}\n",
+            self.route,
+            self.load.per_second,
+            self.load.p50_ms,
+            self.load.p99_ms,
+            self.load.body_bytes,
+            statuses(&self.load.statuses)
+        )
+    }
+}
+
+fn statuses(statuses: &BTreeMap<u16, u64>) -> String {
+    statuses.iter().map(|(status, count)| format!("{status}:{count}")).collect::<Vec<_>>().join(" ")
+}
