@@ -46,12 +46,14 @@ pub struct App {
 }
 
 impl App {
-    /// The data behind the public reads changed: drops this node's cached reads and tells the
-    /// other nodes to drop theirs.
-    pub async fn reads_changed(&self) {
+    /// The data behind the public reads changed: drops this node's cached reads at once, and
+    /// tells the other nodes to drop theirs without waiting for Redis (a Redis that stopped
+    /// answering must not hold every write's answer).
+    pub fn reads_changed(&self) {
         self.read_cache.invalidate();
         if let Some(bus) = &self.bus {
-            bus.announce(Change::Reads).await;
+            let bus = bus.clone();
+            tokio::spawn(async move { bus.announce(Change::Reads).await });
         }
     }
 }

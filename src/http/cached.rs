@@ -49,7 +49,7 @@ pub async fn drop_on_change(State(app): State<AppState>, request: Request, next:
     }
     let response = next.run(request).await;
     if !response.status().is_client_error() {
-        app.reads_changed().await;
+        app.reads_changed();
     }
     response
 }

@@ -258,7 +258,7 @@ impl TestApp {
     /// only after `read_cache::LONGEST_KEPT`).
     pub async fn exec(&self, sql: &str) {
         self.db().execute_unprepared(sql).await.expect("the statement runs");
-        self.state.reads_changed().await;
+        self.state.reads_changed();
     }
 
     /// The first column of the first row of `sql`, as text.

@@ -61,7 +61,7 @@ async fn reads_never_wait_for_a_write_transaction(backend: Backend) {
         .assert_ok();
 
     writing.commit().await.expect("committed");
-    app.state.reads_changed().await;
+    app.state.reads_changed();
     let agenda = app.get("/tournaments?status=registration", None).await;
     assert_eq!(card(&agenda, tournament)["translations"]["en"]["title"], "Being edited");
 }
