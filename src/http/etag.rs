@@ -4,6 +4,11 @@
 //! did not change downloads nothing. Weak, because the API compresses after this, and a
 //! compressed answer has other bytes for the same content.
 
+use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
+use utoipa::openapi::response::ResponseBuilder;
+use utoipa::openapi::schema::{ObjectBuilder, Type};
+use utoipa::openapi::{HeaderBuilder, OpenApi as OpenApiDoc, RefOr, Required};
+
 use crate::error::AppError;
 use crate::read_cache::weak_tag;
 use axum::body::{Body, HttpBody};
@@ -48,6 +53,47 @@ pub async fn tag_reads(request: Request, next: Next) -> Response {
         return Response::from_parts(parts, Body::empty());
     }
     Response::from_parts(parts, Body::from(bytes))
+}
+
+/// Writes the validators into the contract: every `GET` that answers `200` takes
+/// `If-None-Match`, may carry an `ETag` on its `200`, and may answer `304`. An operation that
+/// documents its own `304` (the live snapshot's version tag) keeps its words for it.
+pub fn document(contract: &mut OpenApiDoc) {
+    let text = || ObjectBuilder::new().schema_type(Type::String);
+    for item in contract.paths.paths.values_mut() {
+        let Some(operation) = item.get.as_mut() else { continue };
+        let answers = &mut operation.responses.responses;
+        if !answers.contains_key("304") {
+            let Some(RefOr::T(ok)) = answers.get_mut("200") else { continue };
+            ok.headers.entry("ETag".to_owned()).or_insert_with(|| {
+                RefOr::T(
+                    HeaderBuilder::new()
+                        .schema(Some(text()))
+                        .description(Some(
+                            "A weak validator of the body (`W/\"…\"`), on answers of 512 bytes or more; it \
+                             changes when the content does.",
+                        ))
+                        .build(),
+                )
+            });
+            let not_modified = ResponseBuilder::new()
+                .description(
+                    "The `If-None-Match` names the current `ETag` (weak comparison, or `*`): nothing changed, \
+                     no body.",
+                )
+                .header("ETag", HeaderBuilder::new().schema(Some(text())).build())
+                .build();
+            answers.insert("304".to_owned(), RefOr::T(not_modified));
+        }
+        let parameter = ParameterBuilder::new()
+            .name("If-None-Match")
+            .parameter_in(ParameterIn::Header)
+            .required(Required::False)
+            .description(Some("`ETag`s of an earlier answer (a list, or `*`): `304` while the content is the same."))
+            .schema(Some(text()))
+            .build();
+        operation.parameters.get_or_insert_with(Vec::new).push(RefOr::T(parameter));
+    }
 }
 
 /// Whether an `If-None-Match` names `tag`, by the weak comparison `GET` uses (RFC 9110

@@ -113,6 +113,7 @@ fn api_parts() -> (Router<AppState>, OpenApiDoc) {
     let (api, mut openapi) = api().split_for_parts();
     limits::document(&mut openapi);
     idempotency::document(&mut openapi);
+    etag::document(&mut openapi);
     (api, openapi)
 }
 

@@ -49,3 +49,22 @@ async fn writes_errors_and_small_answers_carry_no_etag() {
     assert!(requested.status.is_success(), "{}", requested.status);
     assert!(requested.headers.get("etag").is_none());
 }
+
+#[test]
+fn the_contract_documents_validators_on_every_read() {
+    let contract = floor::http::openapi();
+    let mut reads = 0;
+    for (path, item) in &contract.paths.paths {
+        let Some(read) = &item.get else { continue };
+        reads += 1;
+        let answers = &read.responses.responses;
+        assert!(answers.contains_key("304"), "GET {path} does not document 304");
+        let takes_if_none_match = read
+            .parameters
+            .iter()
+            .flatten()
+            .any(|parameter| matches!(parameter, utoipa::openapi::RefOr::T(p) if p.name == "If-None-Match"));
+        assert!(takes_if_none_match, "GET {path} does not take If-None-Match");
+    }
+    assert!(reads > 30, "{reads} reads in the contract");
+}
