@@ -1,4 +1,4 @@
-//! The command line: `floor serve | migrate | seed | job <name> | openapi`.
+//! The command line: `floor serve | migrate [--status] | seed | job <name> | openapi`.
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -14,7 +14,11 @@ pub enum Command {
     /// Migrate, seed, start the background jobs and serve the API on PORT.
     Serve,
     /// Apply pending database migrations, then exit.
-    Migrate,
+    Migrate {
+        /// List each migration as `applied` or `pending` instead, changing nothing.
+        #[arg(long)]
+        status: bool,
+    },
     /// Insert the reference data that is missing (idempotent), then exit.
     Seed,
     /// Run one background job now (the manual rerun; it never repeats what a tick sent).
@@ -51,7 +55,8 @@ mod tests {
     #[test]
     fn every_command_of_the_contract_parses() {
         assert_eq!(parse(&["serve"]).ok(), Some(Command::Serve));
-        assert_eq!(parse(&["migrate"]).ok(), Some(Command::Migrate));
+        assert_eq!(parse(&["migrate"]).ok(), Some(Command::Migrate { status: false }));
+        assert_eq!(parse(&["migrate", "--status"]).ok(), Some(Command::Migrate { status: true }));
         assert_eq!(parse(&["seed"]).ok(), Some(Command::Seed));
         assert_eq!(parse(&["openapi"]).ok(), Some(Command::Openapi));
         assert_eq!(

@@ -121,9 +121,51 @@ fn is_in_memory(url: &str) -> bool {
     url.contains(":memory:") || url.contains("mode=memory")
 }
 
-/// Applies every pending migration; idempotent.
+/// Applies every pending migration; idempotent. Run it under [`with_schema_lock`] where
+/// other nodes may start at the same moment.
 pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbErr> {
     Migrator::up(db, None).await
+}
+
+/// Each migration, oldest first, and whether it is applied. Reads only: a database never
+/// migrated lists every migration as pending.
+pub async fn migration_status(db: &DatabaseConnection) -> Result<Vec<(String, bool)>, DbErr> {
+    use floor_migrations::MigrationStatus;
+    Ok(Migrator::get_migration_with_status_read_only(db)
+        .await?
+        .into_iter()
+        .map(|migration| (migration.name().to_owned(), migration.status() == MigrationStatus::Applied))
+        .collect())
+}
+
+/// The key of the lock that migrating and seeding take.
+const SCHEMA_LOCK: &str = "floor:schema";
+
+/// Runs `work` (migrating, seeding) while no other process of the cluster runs its own: on
+/// PostgreSQL a transaction-scoped advisory lock, held by a transaction of its own that
+/// does nothing else, so replicas starting together migrate one after another and the later
+/// ones find nothing pending (without it, two of them raced to create the same tables and one
+/// failed to start). SQLite is one node's file: there is nothing to take.
+pub async fn with_schema_lock<T>(
+    db: &DatabaseConnection,
+    work: impl Future<Output = anyhow::Result<T>>,
+) -> anyhow::Result<T> {
+    if db.get_database_backend() != DbBackend::Postgres {
+        return work.await;
+    }
+    let holder = db.begin().await.context("beginning the schema lock's transaction")?;
+    holder
+        .execute_raw(Statement::from_sql_and_values(
+            DbBackend::Postgres,
+            "SELECT pg_advisory_xact_lock($1)",
+            [advisory_key(SCHEMA_LOCK).into()],
+        ))
+        .await
+        .context("taking the schema lock")?;
+    let done = work.await;
+    // Ending the transaction lets the next node in; it changed nothing.
+    holder.rollback().await.context("releasing the schema lock")?;
+    done
 }
 
 /// Opens a write transaction. On SQLite it begins `IMMEDIATE`, taking the database's write

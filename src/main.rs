@@ -52,15 +52,25 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             application.spawn_jobs();
             application.run_until(shutdown_signal()).await
         }
-        Command::Migrate => {
+        Command::Migrate { status: true } => {
             let db = db::connect(&config.database_url).await?;
-            db::migrate(&db).await.context("migrating")?;
+            let migrations = db::migration_status(&db).await.context("reading the applied migrations")?;
+            let pending = migrations.iter().filter(|(_, applied)| !applied).count();
+            for (name, applied) in &migrations {
+                println!("{} {name}", if *applied { "applied" } else { "pending" });
+            }
+            println!("{} applied, {pending} pending", migrations.len() - pending);
+            Ok(())
+        }
+        Command::Migrate { status: false } => {
+            let db = db::connect(&config.database_url).await?;
+            db::with_schema_lock(&db, async { db::migrate(&db).await.context("migrating") }).await?;
             tracing::info!("migrations applied");
             Ok(())
         }
         Command::Seed => {
             let db = db::connect(&config.database_url).await?;
-            let report = seed::seed(&db).await.context("seeding")?;
+            let report = db::with_schema_lock(&db, async { seed::seed(&db).await.context("seeding") }).await?;
             tracing::info!(?report, "reference data seeded");
             Ok(())
         }

@@ -32,8 +32,11 @@ impl Application {
     /// Connects, migrates and seeds the database, then binds `config.port`.
     pub async fn build(config: Config) -> anyhow::Result<Self> {
         let db = db::connect(&config.database_url).await?;
-        db::migrate(&db).await.context("migrating the database")?;
-        let report = seed::seed(&db).await.context("seeding reference data")?;
+        let report = db::with_schema_lock(&db, async {
+            db::migrate(&db).await.context("migrating the database")?;
+            seed::seed(&db).await.context("seeding reference data")
+        })
+        .await?;
         tracing::info!(?report, "reference data seeded");
         Self::build_with_db(config, db).await
     }

@@ -6,8 +6,8 @@
 //! Unique rules are named indexes `ux_<table>_<columns>`, so a violation can be mapped to a
 //! domain error by name on PostgreSQL.
 
-pub use sea_orm_migration::MigratorTrait;
 use sea_orm_migration::prelude::*;
+pub use sea_orm_migration::{MigrationStatus, MigratorTrait};
 
 mod m20261122_000001_create_reference_data;
 mod m20261122_000002_create_accounts;

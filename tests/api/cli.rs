@@ -259,3 +259,36 @@ fn production_logs_are_json_lines() {
         assert!(entry["level"].is_string() && entry["timestamp"].is_string(), "{line}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodes_started_together_on_an_empty_database_all_come_up() {
+    use crate::helpers::{Backend, TestDatabase, test_config};
+    let Some(database) = TestDatabase::create(Backend::Postgres).await else { return };
+    // Each node migrates and seeds before it serves: the schema lock takes them one at a time.
+    let nodes = (0..3).map(|_| floor::Application::build(test_config(&database.url, &[])));
+    for built in futures::future::join_all(nodes).await {
+        built.expect("every node comes up");
+    }
+}
+
+#[test]
+fn migrate_status_lists_what_is_applied_and_pending() {
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let url = format!("sqlite://{}?mode=rwc", folder.path().join("floor.db").display());
+    let status = || {
+        let output = floor().args(["migrate", "--status"]).env("DATABASE_URL", &url).output().expect("floor runs");
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).expect("text")
+    };
+    let before = status();
+    let lines: Vec<&str> = before.lines().collect();
+    let (summary, migrations) = lines.split_last().expect("a summary line");
+    assert!(migrations.len() > 5 && migrations.iter().all(|line| line.starts_with("pending m")), "{before}");
+    assert_eq!(*summary, format!("0 applied, {} pending", migrations.len()));
+
+    let migrated = floor().arg("migrate").env("DATABASE_URL", &url).output().expect("floor runs");
+    assert!(migrated.status.success(), "{}", String::from_utf8_lossy(&migrated.stderr));
+    let after = status();
+    let applied: Vec<String> = migrations.iter().map(|line| line.replacen("pending", "applied", 1)).collect();
+    assert_eq!(after, format!("{}\n{} applied, 0 pending\n", applied.join("\n"), migrations.len()));
+}

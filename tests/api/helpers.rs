@@ -308,14 +308,16 @@ impl TestApp {
 }
 
 /// A database made for one test and dropped after it.
-struct TestDatabase {
-    url: String,
+pub struct TestDatabase {
+    pub url: String,
     postgres_name: Option<String>,
     _folder: Option<tempfile::TempDir>,
 }
 
 impl TestDatabase {
-    async fn create(backend: Backend) -> Option<Self> {
+    /// An empty database of `backend`, nothing migrated. `None` only when PostgreSQL is
+    /// unreachable outside CI (in CI that is a failure).
+    pub async fn create(backend: Backend) -> Option<Self> {
         match backend {
             Backend::Sqlite => {
                 let folder = tempfile::tempdir().expect("a temporary folder");
