@@ -29,21 +29,9 @@ pub struct Application {
 }
 
 impl Application {
-    /// Connects, migrates and seeds the database, then binds `config.port`.
+    /// Checks what needs no database (a production without a code channel that can send
+    /// refuses here), connects, migrates and seeds the database, then binds `config.port`.
     pub async fn build(config: Config) -> anyhow::Result<Self> {
-        let db = db::connect(&config.database_url).await?;
-        let report = db::with_schema_lock(&db, async {
-            db::migrate(&db).await.context("migrating the database")?;
-            seed::seed(&db).await.context("seeding reference data")
-        })
-        .await?;
-        tracing::info!(?report, "reference data seeded");
-        Self::build_with_db(config, db).await
-    }
-
-    /// Builds on a database that is already migrated and seeded.
-    pub async fn build_with_db(config: Config, db: DatabaseConnection) -> anyhow::Result<Self> {
-        let reads = db::connect_readers(&config.database_url, &db).await?;
         let codes = DeliveryChain::build(
             config.otp_channels.as_deref(),
             config.channels.clone(),
@@ -51,6 +39,19 @@ impl Application {
             config.otp_log_codes,
         )?;
         tracing::info!(channels = ?codes.channel_names(), "one-time code channels");
+        let db = db::connect(&config.database_url).await?;
+        let report = db::with_schema_lock(&db, async {
+            db::migrate(&db).await.context("migrating the database")?;
+            seed::seed(&db).await.context("seeding reference data")
+        })
+        .await?;
+        tracing::info!(?report, "reference data seeded");
+        Self::assemble(config, db, codes).await
+    }
+
+    /// Builds on a database that is migrated and seeded.
+    async fn assemble(config: Config, db: DatabaseConnection, codes: DeliveryChain) -> anyhow::Result<Self> {
+        let reads = db::connect_readers(&config.database_url, &db).await?;
         let sign_in = SignIn {
             jwt: Arc::new(JwtKeys::new(&config.jwt_secret)),
             codes,

@@ -79,9 +79,26 @@ pub enum ChainError {
     /// `OTP_CHANNELS` lists `fake` while `APP_ENV` is `production`.
     #[error("the `fake` one-time code channel is not allowed in production")]
     FakeInProduction,
+    /// In production, no channel of `OTP_CHANNELS` has its credentials: every sign-in would fail.
+    #[error(
+        "no one-time code channel can send in production: OTP_CHANNELS lists {0} and none has its credentials \
+         (telegram: TELEGRAM_GATEWAY_TOKEN; whatsapp: WHATSAPP_ACCESS_TOKEN and WHATSAPP_PHONE_NUMBER_ID; \
+         sms: SMSRU_API_ID)"
+    )]
+    NoChannelConfigured(String),
     /// The shared HTTP client could not be created (for example, no TLS roots could be loaded).
     #[error("cannot create the HTTP client for one-time code delivery: {0}")]
     HttpClient(String),
+}
+
+/// Whether channel `kind` has what it needs to send (the fake one always has).
+fn can_send(settings: &ChannelSettings, kind: Kind) -> bool {
+    match kind {
+        Kind::Telegram => settings.telegram.is_some(),
+        Kind::Whatsapp => settings.whatsapp.is_some(),
+        Kind::Sms => settings.sms.is_some(),
+        Kind::Fake => true,
+    }
 }
 
 /// Why one channel did not deliver a code. The reason never contains the code.
@@ -437,6 +454,10 @@ impl DeliveryChain {
         if !production && !order.contains(&Kind::Fake) {
             order.push(Kind::Fake);
         }
+        if production && !order.iter().any(|kind| can_send(&settings, *kind)) {
+            let listed: Vec<&str> = order.iter().map(|kind| kind.name()).collect();
+            return Err(ChainError::NoChannelConfigured(listed.join(", ")));
+        }
 
         // One client for every channel: it pools connections and TLS sessions.
         let http = outbound::client(HTTP_TIMEOUT).map_err(|e| ChainError::HttpClient(e.to_string()))?;
@@ -626,9 +647,32 @@ mod tests {
 
     #[test]
     fn the_production_chain_has_no_fake_channel_and_no_outbox() {
-        let chain = DeliveryChain::build(None, ChannelSettings::default(), true, true).expect("chain builds");
+        let sms = settings(&[("SMSRU_API_ID", "sms-id")]);
+        let chain = DeliveryChain::build(None, sms, true, true).expect("chain builds");
         assert_eq!(chain.channel_names(), ["telegram", "whatsapp", "sms"]);
         assert!(chain.fake_outbox().is_none());
+    }
+
+    #[test]
+    fn production_needs_a_listed_channel_with_its_credentials() {
+        let none = DeliveryChain::build(None, ChannelSettings::default(), true, false);
+        match none {
+            Err(ChainError::NoChannelConfigured(listed)) => assert_eq!(listed, "telegram, whatsapp, sms"),
+            other => panic!("expected NoChannelConfigured, got {other:?}"),
+        }
+        // Credentials of a channel that is not listed do not count.
+        let unlisted = DeliveryChain::build(Some("telegram"), settings(&[("SMSRU_API_ID", "sms-id")]), true, false);
+        assert!(matches!(unlisted, Err(ChainError::NoChannelConfigured(listed)) if listed == "telegram"));
+        // Half of WhatsApp's is none of it.
+        let half = DeliveryChain::build(Some("whatsapp"), settings(&[("WHATSAPP_ACCESS_TOKEN", "t")]), true, false);
+        assert!(matches!(half, Err(ChainError::NoChannelConfigured(_))));
+        let one = settings(&[("TELEGRAM_GATEWAY_TOKEN", "tg-token")]);
+        assert!(
+            DeliveryChain::build(Some("sms,telegram"), one, true, false).is_ok(),
+            "one listed channel that can send"
+        );
+        // Outside production the fake channel signs everyone in.
+        assert!(DeliveryChain::build(None, ChannelSettings::default(), false, false).is_ok());
     }
 
     #[test]
@@ -661,7 +705,7 @@ mod tests {
 
     #[test]
     fn a_blank_channel_list_means_the_default_order() {
-        let chain = chain(" , ", ChannelSettings::default(), true);
+        let chain = chain(" , ", settings(&[("SMSRU_API_ID", "sms-id")]), true);
         assert_eq!(chain.channel_names(), ["telegram", "whatsapp", "sms"]);
     }
 
@@ -903,10 +947,15 @@ mod tests {
 
     #[tokio::test]
     async fn unconfigured_channels_fail_with_not_configured_and_send_nothing() {
-        let chain = DeliveryChain::build(None, ChannelSettings::default(), true, false).expect("chain builds");
-        let failed = chain.deliver(PHONE, CODE).await.expect_err("nothing configured");
+        // Production starts with one channel that can send; the others stay in the chain.
+        let smsru = Mock::start(503, "").await;
+        let sms_only = settings(&[("SMSRU_API_ID", "sms-id"), ("SMSRU_URL", &smsru.url)]);
+        let chain = DeliveryChain::build(None, sms_only, true, false).expect("chain builds");
+        let failed = chain.deliver(PHONE, CODE).await.expect_err("nothing delivers");
         assert_eq!(failed_channels(&failed), ["telegram", "whatsapp", "sms"]);
-        assert!(failed.failures.iter().all(|f| f.reason.starts_with("not configured")), "{failed}");
+        let reasons: Vec<&str> = failed.failures.iter().map(|f| f.reason.as_str()).collect();
+        assert!(reasons[..2].iter().all(|reason| reason.starts_with("not configured")), "{failed}");
+        assert_eq!(reasons[2], "HTTP 503");
     }
 
     #[tokio::test]

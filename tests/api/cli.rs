@@ -292,3 +292,24 @@ fn migrate_status_lists_what_is_applied_and_pending() {
     let applied: Vec<String> = migrations.iter().map(|line| line.replacen("pending", "applied", 1)).collect();
     assert_eq!(after, format!("{}\n{} applied, 0 pending\n", applied.join("\n"), migrations.len()));
 }
+
+#[test]
+fn production_refuses_to_serve_when_no_code_channel_can_send() {
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let output = floor()
+        .arg("serve")
+        .current_dir(folder.path())
+        .envs([
+            ("APP_ENV", "production"),
+            ("JWT_SECRET", "0123456789abcdef0123456789abcdef"),
+            ("DATABASE_URL", "sqlite://./floor.db?mode=rwc"),
+            ("OTP_CHANNELS", "telegram,sms"),
+            ("PORT", "0"),
+        ])
+        .output()
+        .expect("floor runs");
+    assert!(!output.status.success(), "it served with no way to sign in");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("OTP_CHANNELS lists telegram, sms and none has its credentials"), "{said}");
+    assert!(!folder.path().join("floor.db").exists(), "it refused before touching the database");
+}

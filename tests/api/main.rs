@@ -15,6 +15,7 @@ mod compression;
 mod content_admin;
 mod dealer_invites;
 mod dealers;
+mod deploy;
 mod devices;
 mod errors;
 mod etags;
