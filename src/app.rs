@@ -5,6 +5,7 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 use sea_orm::DatabaseConnection;
+use tokio_util::sync::CancellationToken;
 
 use crate::auth::SignIn;
 use crate::bus::{Bus, Change};
@@ -43,6 +44,8 @@ pub struct App {
     pub read_cache: Arc<ReadCache>,
     /// With several nodes (`REDIS_URL`): where this node tells the others what it changed.
     pub bus: Option<Arc<Bus>>,
+    /// Cancelled when a graceful shutdown begins: from then on the node is not ready.
+    pub shutdown: CancellationToken,
 }
 
 impl App {

@@ -1,4 +1,4 @@
-//! The command line: `floor serve | migrate [--status] | seed | job <name> | openapi`.
+//! The command line: `floor serve | migrate [--status] | seed | job <name> | openapi | healthcheck`.
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -32,6 +32,13 @@ pub enum Command {
     },
     /// Print the OpenAPI contract (YAML) to standard output.
     Openapi,
+    /// Exit 0 when the local server is ready (`GET /ready` answers 200), else 1: the
+    /// container's health check, since the image has no shell or curl.
+    Healthcheck {
+        /// What to ask [default: `http://127.0.0.1:$PORT/ready`, `PORT` defaulting to 8080].
+        #[arg(long)]
+        url: Option<String>,
+    },
 }
 
 /// The background jobs a manual run can name.
@@ -59,6 +66,12 @@ mod tests {
         assert_eq!(parse(&["migrate", "--status"]).ok(), Some(Command::Migrate { status: true }));
         assert_eq!(parse(&["seed"]).ok(), Some(Command::Seed));
         assert_eq!(parse(&["openapi"]).ok(), Some(Command::Openapi));
+        assert_eq!(parse(&["healthcheck"]).ok(), Some(Command::Healthcheck { url: None }));
+        let url = Some("http://127.0.0.1:9000/ready".to_owned());
+        assert_eq!(
+            parse(&["healthcheck", "--url", "http://127.0.0.1:9000/ready"]).ok(),
+            Some(Command::Healthcheck { url })
+        );
         assert_eq!(
             parse(&["job", "season-rollover"]).ok(),
             Some(Command::Job { name: JobName::SeasonRollover, at: None })

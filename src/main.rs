@@ -13,8 +13,11 @@ use floor::{Application, Config, db, jobs, seed};
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    if cli.command == Command::Openapi {
-        return print_openapi();
+    match &cli.command {
+        Command::Openapi => return print_openapi(),
+        // Before the configuration: a probe needs none, and logs nothing but its verdict.
+        Command::Healthcheck { url } => return check_ready(url.as_deref()).await,
+        _ => {}
     }
     let config = match Config::from_env() {
         Ok(config) => config,
@@ -79,7 +82,39 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             let notifier = Notifier::from_settings(config.fcm.as_ref())?;
             jobs::run_once(&db, &notifier, name, at.unwrap_or_else(Utc::now)).await
         }
-        Command::Openapi => Ok(()),
+        Command::Openapi | Command::Healthcheck { .. } => Ok(()),
+    }
+}
+
+/// How long the health check waits for the server's answer.
+const HEALTHCHECK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// `floor healthcheck`: success when `url` (the local `/ready` by default) answers 200.
+async fn check_ready(url: Option<&str>) -> ExitCode {
+    let url = url.map_or_else(
+        || {
+            let port = std::env::var("PORT").ok().filter(|port| !port.trim().is_empty());
+            format!("http://127.0.0.1:{}/ready", port.as_deref().map_or("8080", str::trim))
+        },
+        str::to_owned,
+    );
+    let answer = match floor::outbound::client(HEALTHCHECK_TIMEOUT) {
+        Ok(client) => client.get(&url).send().await,
+        Err(err) => {
+            eprintln!("floor healthcheck: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match answer {
+        Ok(answer) if answer.status().is_success() => ExitCode::SUCCESS,
+        Ok(answer) => {
+            eprintln!("floor healthcheck: {url} answered {}", answer.status());
+            ExitCode::FAILURE
+        }
+        Err(err) => {
+            eprintln!("floor healthcheck: {url}: {}", floor::outbound::transport_reason(err));
+            ExitCode::FAILURE
+        }
     }
 }
 

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use sea_orm::DatabaseConnection;
 use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
 
 use crate::app::{App, AppState};
 use crate::auth::SignIn;
@@ -93,6 +94,7 @@ impl Application {
             storage,
             read_cache,
             bus,
+            shutdown: CancellationToken::new(),
         }));
         let router = live::socket::serve_beside(
             http::router(state.clone()),
@@ -123,11 +125,17 @@ impl Application {
         jobs::spawn_schedules(&self.state.db, &self.state.notifier);
     }
 
-    /// Serves until `shutdown` completes, then finishes in-flight requests.
+    /// Serves until `shutdown` completes, then finishes in-flight requests. From that moment
+    /// `GET /ready` answers `503`.
     pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
         tracing::info!(port = self.port(), "serving");
+        let token = self.state.shutdown.clone();
+        let begun = async move {
+            shutdown.await;
+            token.cancel();
+        };
         axum::serve(self.listener, self.router.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(shutdown)
+            .with_graceful_shutdown(begun)
             .await
             .context("serving HTTP")?;
         self.state.live.shutdown();

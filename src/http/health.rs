@@ -1,9 +1,12 @@
-//! Liveness: `GET /health` answers whether the database (and Redis, when configured) respond.
+//! Liveness and readiness: `GET /api/v1/health` answers whether the database (and Redis,
+//! when configured) respond; `GET /ready`, at the bare origin, also whether this node takes
+//! new work (it stops at the start of a graceful shutdown, so a load balancer sends no more).
 
 use std::time::Duration;
 
 use axum::extract::State;
 use axum::http::StatusCode;
+use axum::routing::get;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -14,6 +17,33 @@ use crate::app::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(check_health))
+}
+
+/// `GET /ready`, outside the API (an operations endpoint, like `/metrics`).
+pub fn ready_router(state: AppState) -> axum::Router {
+    axum::Router::new().route("/ready", get(check_ready)).with_state(state)
+}
+
+/// Whether this node should be sent work.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Readiness {
+    /// `ready` or `not_ready`.
+    pub status: &'static str,
+    pub db: &'static str,
+    pub redis: &'static str,
+    /// A graceful shutdown has begun: the node finishes what it has and takes nothing new.
+    pub shutting_down: bool,
+}
+
+/// `200` while the database (and Redis, when configured) answer and no shutdown has begun,
+/// else `503`.
+async fn check_ready(State(app): State<AppState>) -> (StatusCode, Json<Readiness>) {
+    let (db, redis) = probe(&app).await;
+    let shutting_down = app.shutdown.is_cancelled();
+    let ready = db == "ok" && redis != "error" && !shutting_down;
+    let status = if ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    (status, Json(Readiness { status: if ready { "ready" } else { "not_ready" }, db, redis, shutting_down }))
 }
 
 #[derive(Serialize, ToSchema)]
@@ -32,6 +62,14 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 #[utoipa::path(get, path = "/health", tag = "health",
     responses((status = 200, body = Health), (status = 503, body = Health)))]
 async fn check_health(State(app): State<AppState>) -> (StatusCode, Json<Health>) {
+    let (db, redis) = probe(&app).await;
+    let healthy = db == "ok" && redis != "error";
+    let status = if healthy { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    (status, Json(Health { status: if healthy { "ok" } else { "degraded" }, db, redis }))
+}
+
+/// The database (`ok` or `error`) and Redis (`ok`, `error`, or `off` when not configured).
+async fn probe(app: &AppState) -> (&'static str, &'static str) {
     let db = match tokio::time::timeout(PROBE_TIMEOUT, app.reads.ping()).await {
         Ok(Ok(())) => "ok",
         _ => "error",
@@ -43,9 +81,7 @@ async fn check_health(State(app): State<AppState>) -> (StatusCode, Json<Health>)
             _ => "error",
         },
     };
-    let healthy = db == "ok" && redis != "error";
-    let status = if healthy { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
-    (status, Json(Health { status: if healthy { "ok" } else { "degraded" }, db, redis }))
+    (db, redis)
 }
 
 async fn ping_redis(client: &redis::Client) -> redis::RedisResult<()> {

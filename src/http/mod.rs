@@ -126,6 +126,7 @@ pub fn openapi() -> OpenApiDoc {
 pub fn router(state: AppState) -> Router {
     let (api, openapi) = api_parts();
     let files = uploads::files_router(state.clone());
+    let ready = health::ready_router(state.clone());
     let abuse_limits = Arc::new(limits::AbuseLimits::new(&state.config.limits, &openapi));
     abuse_limits.spawn_sweeper();
     let idempotency = idempotency::Idempotency::new(state.clone(), &openapi);
@@ -141,6 +142,7 @@ pub fn router(state: AppState) -> Router {
         .nest(API_PREFIX, api)
         .merge(Scalar::with_url("/docs", openapi).title("Floor API"))
         .merge(files)
+        .merge(ready)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(

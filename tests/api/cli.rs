@@ -313,3 +313,27 @@ fn production_refuses_to_serve_when_no_code_channel_can_send() {
     assert!(said.contains("OTP_CHANNELS lists telegram, sms and none has its credentials"), "{said}");
     assert!(!folder.path().join("floor.db").exists(), "it refused before touching the database");
 }
+
+#[tokio::test]
+async fn floor_healthcheck_succeeds_only_while_the_local_server_is_ready() {
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let port = free_port().to_string();
+    let server = floor()
+        .arg("serve")
+        .current_dir(folder.path())
+        .env("PORT", &port)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map(Running)
+        .expect("floor starts");
+    let api = format!("http://127.0.0.1:{port}/api/v1");
+    assert!(wait_for_health(&reqwest::Client::new(), &api).await.is_some(), "the server came up");
+    let check = || floor().arg("healthcheck").env("PORT", &port).output().expect("floor runs");
+    let ready = check();
+    assert!(ready.status.success(), "{}", String::from_utf8_lossy(&ready.stderr));
+    drop(server);
+    let gone = check();
+    assert_eq!(gone.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&gone.stderr).contains("/ready: connection failed"), "{gone:?}");
+}

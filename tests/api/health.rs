@@ -30,3 +30,22 @@ async fn a_node_that_cannot_reach_its_redis_does_not_start() {
     let Err(err) = floor::Application::build(config).await else { panic!("the node started without its Redis") };
     assert!(format!("{err:#}").contains("Redis"), "{err:#}");
 }
+
+/// `GET /ready` at the bare origin: ready while the database answers and no shutdown has
+/// begun; a graceful shutdown turns it away at once, so a load balancer stops sending work.
+#[tokio::test]
+async fn ready_answers_until_a_shutdown_begins() {
+    let Some(app) = spawn_app(Backend::Sqlite).await else { return };
+    let ready = app.client.get(format!("{}/ready", app.base)).send().await.expect("an answer");
+    assert_eq!(ready.status(), 200);
+    let body: serde_json::Value = ready.json().await.expect("json");
+    assert_eq!(body, json!({"status": "ready", "db": "ok", "redis": "off", "shuttingDown": false}));
+
+    app.state.shutdown.cancel();
+    let leaving = app.client.get(format!("{}/ready", app.base)).send().await.expect("an answer");
+    assert_eq!(leaving.status(), 503);
+    let body: serde_json::Value = leaving.json().await.expect("json");
+    assert_eq!(body, json!({"status": "not_ready", "db": "ok", "redis": "off", "shuttingDown": true}));
+    // Liveness is another question: the node is still alive while it drains.
+    app.get("/health", None).await.assert_ok();
+}
