@@ -1,4 +1,5 @@
-//! The command line: `floor serve | migrate [--status] | seed | job <name> | openapi | healthcheck`.
+//! The command line: `floor serve | migrate [--status] | seed | job <name> | backup <file> | openapi |
+//! healthcheck`.
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -32,6 +33,12 @@ pub enum Command {
     },
     /// Print the OpenAPI contract (YAML) to standard output.
     Openapi,
+    /// Write an online, consistent copy of the SQLite database to FILE while the server runs
+    /// (SQLite's `VACUUM INTO`); on PostgreSQL use `pg_dump` (see deploy/README.md).
+    Backup {
+        /// Where the copy goes; it must not exist yet.
+        to: std::path::PathBuf,
+    },
     /// Exit 0 when the local server is ready (`GET /ready` answers 200), else 1: the
     /// container's health check, since the image has no shell or curl.
     Healthcheck {
@@ -67,6 +74,8 @@ mod tests {
         assert_eq!(parse(&["seed"]).ok(), Some(Command::Seed));
         assert_eq!(parse(&["openapi"]).ok(), Some(Command::Openapi));
         assert_eq!(parse(&["healthcheck"]).ok(), Some(Command::Healthcheck { url: None }));
+        assert_eq!(parse(&["backup", "copy.db"]).ok(), Some(Command::Backup { to: "copy.db".into() }));
+        assert!(parse(&["backup"]).is_err(), "a backup needs a file");
         let url = Some("http://127.0.0.1:9000/ready".to_owned());
         assert_eq!(
             parse(&["healthcheck", "--url", "http://127.0.0.1:9000/ready"]).ok(),

@@ -138,6 +138,23 @@ pub async fn migration_status(db: &DatabaseConnection) -> Result<Vec<(String, bo
         .collect())
 }
 
+/// Writes a consistent copy of the SQLite database to `to` while others go on reading and
+/// writing (`VACUUM INTO`: one read transaction, a compact file). PostgreSQL has `pg_dump`
+/// for that, which this refuses to stand in for.
+pub async fn back_up(db: &DatabaseConnection, to: &std::path::Path) -> anyhow::Result<()> {
+    if db.get_database_backend() != DbBackend::Sqlite {
+        anyhow::bail!("floor backup copies a SQLite database; for PostgreSQL use pg_dump (deploy/README.md)");
+    }
+    if to.exists() {
+        anyhow::bail!("{} exists already: a backup never overwrites a file", to.display());
+    }
+    let path = to.to_str().with_context(|| format!("{} is not a UTF-8 path", to.display()))?;
+    db.execute_raw(Statement::from_sql_and_values(DbBackend::Sqlite, "VACUUM INTO ?", [path.into()]))
+        .await
+        .with_context(|| format!("copying the database to {}", to.display()))?;
+    Ok(())
+}
+
 /// The key of the lock that migrating and seeding take.
 const SCHEMA_LOCK: &str = "floor:schema";
 

@@ -77,6 +77,12 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             tracing::info!(?report, "reference data seeded");
             Ok(())
         }
+        Command::Backup { to } => {
+            let db = db::connect(&config.database_url).await?;
+            db::back_up(&db, &to).await?;
+            tracing::info!(to = %to.display(), "database copied");
+            Ok(())
+        }
         Command::Job { name, at } => {
             let db = db::connect(&config.database_url).await?;
             let notifier = Notifier::from_settings(config.fcm.as_ref())?;

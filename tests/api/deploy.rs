@@ -48,3 +48,63 @@ fn compose_passes_every_variable_the_readme_documents() {
     let missing: Vec<&String> = documented.difference(&passed).collect();
     assert!(missing.is_empty(), "compose leaves out {missing:?}");
 }
+
+/// The SQLite recipe of deploy/README.md: `floor backup` while the server runs, then a node
+/// started on the copy has everything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sqlite_backup_taken_while_serving_restores_everything() {
+    use crate::helpers::{Backend, spawn_app, spawn_on};
+    let Some(app) = spawn_app(Backend::Sqlite).await else { return };
+    let club = app.create_club("Aces", "+79990005500").await;
+    let tournament = app.create_tournament(&club, 20, chrono::Duration::days(1)).await;
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let copy = folder.path().join("floor-backup.db");
+
+    let backup = |to: &std::path::Path| {
+        crate::cli::floor().arg("backup").arg(to).env("DATABASE_URL", &app.database_url).output().expect("floor runs")
+    };
+    let done = backup(&copy);
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    let again = backup(&copy);
+    assert!(!again.status.success(), "a backup never overwrites a file");
+    assert!(String::from_utf8_lossy(&again.stderr).contains("exists already"));
+
+    let restored = spawn_on(&format!("sqlite://{}?mode=rwc", copy.display())).await;
+    let card = restored.get(&format!("/tournaments/{tournament}"), None).await;
+    assert_eq!(card.assert_ok()["translations"]["en"]["title"], "Weekend tournament");
+    let signed_in = restored.sign_in("+79990005500").await;
+    assert_eq!(signed_in.user_id, club.owner.user_id, "the accounts came along");
+}
+
+/// The PostgreSQL recipe of deploy/README.md: `pg_dump -Fc`, then `pg_restore --no-owner`
+/// into an empty database, and a node started there has everything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_postgres_dump_restores_everything() {
+    use crate::helpers::{Backend, TestDatabase, spawn_app, spawn_on};
+    let Some(app) = spawn_app(Backend::Postgres).await else { return };
+    let club = app.create_club("Aces", "+79990005510").await;
+    let tournament = app.create_tournament(&club, 20, chrono::Duration::days(1)).await;
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let dump = folder.path().join("floor.dump");
+
+    let dumped = std::process::Command::new("pg_dump")
+        .args(["-Fc", "--dbname", &app.database_url, "--file"])
+        .arg(&dump)
+        .output()
+        .expect("pg_dump runs (Debian's postgresql-client)");
+    assert!(dumped.status.success(), "{}", String::from_utf8_lossy(&dumped.stderr));
+    let Some(empty) = TestDatabase::create(Backend::Postgres).await else { return };
+    let restored = std::process::Command::new("pg_restore")
+        .args(["--no-owner", "--exit-on-error", "--dbname", &empty.url])
+        .arg(&dump)
+        .output()
+        .expect("pg_restore runs");
+    assert!(restored.status.success(), "{}", String::from_utf8_lossy(&restored.stderr));
+
+    let node = spawn_on(&empty.url).await;
+    let card = node.get(&format!("/tournaments/{tournament}"), None).await;
+    assert_eq!(card.assert_ok()["translations"]["en"]["title"], "Weekend tournament");
+    let status = crate::cli::floor().args(["migrate", "--status"]).env("DATABASE_URL", &empty.url).output();
+    let status = String::from_utf8(status.expect("floor runs").stdout).expect("text");
+    assert!(status.ends_with(" applied, 0 pending\n"), "{status}");
+}

@@ -108,6 +108,12 @@ async fn start_node(database_url: &str, extra: &[(&str, &str)], database: Option
     }
 }
 
+/// A node on a database that exists already (a restored backup, say); the test keeps the
+/// database.
+pub async fn spawn_on(database_url: &str) -> TestApp {
+    start_node(database_url, &[], None).await
+}
+
 impl TestApp {
     /// Another node of the same service: the same database, its own port and process state.
     pub async fn second_node(&self, extra: &[(&str, &str)]) -> TestApp {
