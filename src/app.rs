@@ -13,6 +13,7 @@ use crate::config::Config;
 use crate::live::LiveRegistry;
 use crate::live::json::LiveJson;
 use crate::live::socket::SocketBroadcaster;
+use crate::metrics::Metrics;
 use crate::notifications::Notifier;
 use crate::read_cache::ReadCache;
 use crate::storage::Storage;
@@ -46,6 +47,8 @@ pub struct App {
     pub bus: Option<Arc<Bus>>,
     /// Cancelled when a graceful shutdown begins: from then on the node is not ready.
     pub shutdown: CancellationToken,
+    /// What the node measures of itself (`GET /metrics`).
+    pub metrics: Arc<Metrics>,
 }
 
 impl App {

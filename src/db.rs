@@ -87,7 +87,7 @@ pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
 /// already reads beside its writes, and an in-memory SQLite exists only in its one
 /// connection. Open it after migrating: a read-only connection cannot create the file.
 pub async fn connect_readers(url: &str, writer: &DatabaseConnection) -> anyhow::Result<DatabaseConnection> {
-    if !is_sqlite(url) || is_in_memory(url) {
+    if !has_own_readers(url) {
         return Ok(writer.clone());
     }
     let mut options = base_options(url);
@@ -97,6 +97,28 @@ pub async fn connect_readers(url: &str, writer: &DatabaseConnection) -> anyhow::
         opts.read_only(true).busy_timeout(SQLITE_BUSY_TIMEOUT)
     });
     Database::connect(options).await.with_context(|| format!("opening readers of {}", redact(url)))
+}
+
+/// Whether [`connect_readers`] opens a pool of its own for `url` (a SQLite file) rather than
+/// handing back the writer's.
+pub fn has_own_readers(url: &str) -> bool {
+    is_sqlite(url) && !is_in_memory(url)
+}
+
+/// The connections of `db`'s pool now: open, and idle among them.
+pub fn pool_use(db: &DatabaseConnection) -> (u32, u32) {
+    let idle = |idle: usize| u32::try_from(idle).unwrap_or(u32::MAX);
+    match db.get_database_backend() {
+        DbBackend::Postgres => {
+            let pool = db.get_postgres_connection_pool();
+            (pool.size(), idle(pool.num_idle()))
+        }
+        DbBackend::Sqlite => {
+            let pool = db.get_sqlite_connection_pool();
+            (pool.size(), idle(pool.num_idle()))
+        }
+        _ => (0, 0),
+    }
 }
 
 /// SQLite readers: each connection is a thread of sqlx's, and a read is CPU work, so two per

@@ -19,6 +19,7 @@ pub mod jobs;
 pub mod leaderboards;
 pub mod live;
 pub mod merge;
+pub mod metrics;
 pub mod notifications;
 pub mod outbound;
 pub mod rating;

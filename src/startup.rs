@@ -17,6 +17,7 @@ use crate::bus::{Bus, Change, Hearer};
 use crate::config::{Config, Secret};
 use crate::live::LiveRegistry;
 use crate::live::json::LiveJson;
+use crate::metrics::Metrics;
 use crate::notifications::Notifier;
 use crate::read_cache::ReadCache;
 use crate::storage::Storage;
@@ -68,7 +69,9 @@ impl Application {
         tracing::info!(enabled = notifier.pushes_enabled(), "push notifications through FCM");
         let storage = Storage::open(config.storage_url.as_ref().map(Secret::expose))?;
         tracing::info!(?storage, "uploads storage");
-        let (live, broadcaster) = live::start(&db, notifier.clone()).await.context("starting the live engine")?;
+        let metrics = Arc::new(Metrics::default());
+        let (live, broadcaster) =
+            live::start(&db, notifier.clone(), metrics.clone()).await.context("starting the live engine")?;
         let read_cache = Arc::new(ReadCache::default());
         let bus = match config.redis_url.as_deref() {
             None => None,
@@ -95,6 +98,7 @@ impl Application {
             read_cache,
             bus,
             shutdown: CancellationToken::new(),
+            metrics,
         }));
         let router = live::socket::serve_beside(
             http::router(state.clone()),
@@ -122,7 +126,7 @@ impl Application {
 
     /// Starts the background jobs on their schedules; they live as long as the runtime.
     pub fn spawn_jobs(&self) {
-        jobs::spawn_schedules(&self.state.db, &self.state.notifier);
+        jobs::spawn_schedules(&self.state.db, &self.state.notifier, &self.state.metrics);
     }
 
     /// Serves until `shutdown` completes, then finishes in-flight requests. From that moment

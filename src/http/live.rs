@@ -1,12 +1,14 @@
 //! The live game day over HTTP: the public LiveState, and the club's commands (start, clock,
 //! eliminations, undo, reorder, reseat, confirmation), each run by the tournament's actor.
 
+use std::time::Instant;
+
 use axum::extract::State;
 use axum::http::header::{CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
-use floor_actors::live::{Command, LiveState, Seat};
+use floor_actors::live::{Command, LiveState, Outcome, Seat};
 use floor_actors::rules::clock::Direction;
 use floor_entities::tournaments;
 use sea_orm::EntityTrait;
@@ -84,8 +86,19 @@ async fn get_live_state(State(app): State<AppState>, Path(id): Path<Uuid>, heade
 
 /// Runs one command through the tournament's actor and answers its LiveState.
 async fn run(app: &AppState, tournament_id: Uuid, user: &AuthUser, command: Command) -> AppResult<Json<LiveState>> {
-    let outcome = app.live.command(tournament_id, command, user.id()).await?;
+    let outcome = command_actor(app, tournament_id, command, user.id()).await?;
     Ok(Json(current(&outcome.state)))
+}
+
+/// Hands `command` to the tournament's actor, counted and timed in the metrics by its name
+/// and outcome (`ok` or the contract code it was refused with).
+async fn command_actor(app: &AppState, tournament_id: Uuid, command: Command, by: Uuid) -> AppResult<Outcome> {
+    let name = command.name();
+    let started = Instant::now();
+    let outcome = app.live.command(tournament_id, command, by).await.map_err(AppError::from);
+    let label = outcome.as_ref().map_or_else(|err| err.code().as_str(), |_| "ok");
+    app.metrics.live_command(name, label, started.elapsed());
+    outcome
 }
 
 /// Starts the tournament in one operation: the checked-in players are shuffled and seated
@@ -224,7 +237,7 @@ async fn eliminate_player(
         .await?
         .ok_or_else(|| AppError::not_found("tournament"))?;
     authorize_in_club::<club::Staff>(&app, &user, tournament.organizer_id).await?;
-    let outcome = app.live.command(tournament.id, Command::Eliminate(body.registration_id), user.id()).await?;
+    let outcome = command_actor(&app, tournament.id, Command::Eliminate(body.registration_id), user.id()).await?;
     let (elimination, balance) = outcome
         .elimination
         .ok_or_else(|| AppError::Internal(anyhow::anyhow!("an elimination answered without its record")))?;
@@ -330,6 +343,6 @@ async fn confirm_results(
     State(app): State<AppState>,
     access: TournamentAccess<club::Staff>,
 ) -> AppResult<Json<ItemList<ResultView>>> {
-    app.live.command(access.tournament.id, Command::ConfirmResults, access.user.id()).await?;
+    command_actor(&app, access.tournament.id, Command::ConfirmResults, access.user.id()).await?;
     Ok(Json(ItemList { items: tournament_results(&app.db, access.tournament.id).await? }))
 }

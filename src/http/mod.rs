@@ -18,6 +18,7 @@ mod live;
 mod locations;
 mod me;
 mod members;
+mod metrics;
 mod notifications;
 mod organizers;
 mod players;
@@ -127,6 +128,7 @@ pub fn router(state: AppState) -> Router {
     let (api, openapi) = api_parts();
     let files = uploads::files_router(state.clone());
     let ready = health::ready_router(state.clone());
+    let scrape = metrics::metrics_router(state.clone());
     let abuse_limits = Arc::new(limits::AbuseLimits::new(&state.config.limits, &openapi));
     abuse_limits.spawn_sweeper();
     let idempotency = idempotency::Idempotency::new(state.clone(), &openapi);
@@ -134,6 +136,7 @@ pub fn router(state: AppState) -> Router {
         .route_layer(middleware::from_fn_with_state(state.clone(), cached::drop_on_change))
         .route_layer(middleware::from_fn_with_state(idempotency, idempotency::answer_once))
         .route_layer(middleware::from_fn_with_state(abuse_limits, limits::limit_abuse))
+        .route_layer(middleware::from_fn_with_state(state.clone(), metrics::measure_requests))
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
         .layer(middleware::from_fn(etag::tag_reads))
@@ -143,6 +146,7 @@ pub fn router(state: AppState) -> Router {
         .merge(Scalar::with_url("/docs", openapi).title("Floor API"))
         .merge(files)
         .merge(ready)
+        .merge(scrape)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(

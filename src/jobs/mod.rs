@@ -6,6 +6,7 @@ mod claims;
 pub mod reminders;
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -14,6 +15,7 @@ use sea_orm::DatabaseConnection;
 use tracing::Instrument;
 
 use crate::cli::JobName;
+use crate::metrics::Metrics;
 use crate::notifications::Notifier;
 use crate::seasons;
 pub use claims::Leftovers;
@@ -194,16 +196,17 @@ fn log_failure(job: JobName, tick_at: DateTime<Utc>, outcome: anyhow::Result<()>
     }
 }
 
-/// Starts every job on its schedule; they live as long as the runtime.
-pub fn spawn_schedules(db: &DatabaseConnection, notifier: &Notifier) {
+/// Starts every job on its schedule; they live as long as the runtime. How each tick ends on
+/// this node is counted in `metrics`.
+pub fn spawn_schedules(db: &DatabaseConnection, notifier: &Notifier, metrics: &Arc<Metrics>) {
     for job in JOBS {
-        tokio::spawn(run_on_schedule(db.clone(), notifier.clone(), job));
+        tokio::spawn(run_on_schedule(db.clone(), notifier.clone(), metrics.clone(), job));
     }
 }
 
 /// Runs the ticks of `job` one after another, so a run never overlaps the next one here. A
 /// failed or panicking run is logged and the schedule goes on.
-async fn run_on_schedule(db: DatabaseConnection, notifier: Notifier, job: JobName) {
+async fn run_on_schedule(db: DatabaseConnection, notifier: Notifier, metrics: Arc<Metrics>, job: JobName) {
     let cron = match cron_of(job) {
         Ok(cron) => cron,
         Err(err) => {
@@ -212,26 +215,36 @@ async fn run_on_schedule(db: DatabaseConnection, notifier: Notifier, job: JobNam
         }
     };
     let mut last = Utc::now();
-    catch_up_in_task(&db, &notifier, job, last, Leftovers::AbandonedOrFailed).await;
+    catch_up_in_task(&db, &notifier, &metrics, job, last, Leftovers::AbandonedOrFailed).await;
     loop {
         let Some(tick_at) = next_tick(&cron, job, last, Utc::now()) else {
             tracing::error!(job = name(job), "the job's schedule has no next tick; it stops");
             return;
         };
         tokio::time::sleep((tick_at - Utc::now()).to_std().unwrap_or(Duration::ZERO)).await;
-        catch_up_in_task(&db, &notifier, job, Utc::now(), Leftovers::Abandoned).await;
+        catch_up_in_task(&db, &notifier, &metrics, job, Utc::now(), Leftovers::Abandoned).await;
         let span = tracing::info_span!("job", job = name(job), %tick_at);
         // Its own task, so that even a panic only ends this run.
         let run = tokio::spawn({
             let (db, notifier) = (db.clone(), notifier.clone());
             async move { run_tick(&db, &notifier, job, tick_at, &RETRY_DELAYS).await }.instrument(span.clone())
         });
-        match run.await {
-            Ok(Ok(Tick::Ran)) => {}
-            Ok(Ok(Tick::ClaimedElsewhere)) => tracing::debug!(parent: &span, "another node runs this tick"),
-            Ok(Err(err)) => tracing::error!(parent: &span, error = ?err, "the job failed; the schedule goes on"),
-            Err(err) => tracing::error!(parent: &span, error = %err, "the job panicked; the schedule goes on"),
-        }
+        let outcome = match run.await {
+            Ok(Ok(Tick::Ran)) => "ran",
+            Ok(Ok(Tick::ClaimedElsewhere)) => {
+                tracing::debug!(parent: &span, "another node runs this tick");
+                "claimed_elsewhere"
+            }
+            Ok(Err(err)) => {
+                tracing::error!(parent: &span, error = ?err, "the job failed; the schedule goes on");
+                "failed"
+            }
+            Err(err) => {
+                tracing::error!(parent: &span, error = %err, "the job panicked; the schedule goes on");
+                "panicked"
+            }
+        };
+        metrics.job_run(name(job), outcome);
         last = tick_at;
     }
 }
@@ -240,6 +253,7 @@ async fn run_on_schedule(db: DatabaseConnection, notifier: Notifier, job: JobNam
 async fn catch_up_in_task(
     db: &DatabaseConnection,
     notifier: &Notifier,
+    metrics: &Metrics,
     job: JobName,
     now: DateTime<Utc>,
     leftovers: Leftovers,
@@ -251,7 +265,12 @@ async fn catch_up_in_task(
     });
     match run.await {
         Ok(Ok(ran)) if ran.is_empty() => {}
-        Ok(Ok(ran)) => tracing::info!(parent: &span, ticks = ran.len(), "caught up"),
+        Ok(Ok(ran)) => {
+            tracing::info!(parent: &span, ticks = ran.len(), "caught up");
+            for _ in &ran {
+                metrics.job_run(name(job), "caught_up");
+            }
+        }
         Ok(Err(err)) => tracing::error!(parent: &span, error = ?err, "could not catch up; the schedule goes on"),
         Err(err) => tracing::error!(parent: &span, error = %err, "the catch-up panicked; the schedule goes on"),
     }

@@ -20,6 +20,7 @@ use uuid::Uuid;
 use self::socket::SocketBroadcaster;
 use self::store::SeaOrmStore;
 use crate::error::{AppError, ErrorCode, FieldProblem};
+use crate::metrics::Metrics;
 use crate::notifications::Notifier;
 
 /// The registry of tournament actors as the server runs it: each actor hands its states to
@@ -31,9 +32,10 @@ pub type LiveRegistry = Registry<SeaOrmStore, Fanout<SocketBroadcaster>>;
 pub async fn start(
     db: &DatabaseConnection,
     notifier: Notifier,
+    metrics: Arc<Metrics>,
 ) -> anyhow::Result<(LiveRegistry, Arc<SocketBroadcaster>)> {
     let store = Arc::new(SeaOrmStore { db: db.clone(), notifier });
-    let sockets = Arc::new(SocketBroadcaster::default());
+    let sockets = Arc::new(SocketBroadcaster::new(metrics));
     let registry = Registry::start(store, Arc::new(Fanout::new(sockets.clone())), Utc::now).await?;
     Ok((registry, sockets))
 }

@@ -26,6 +26,7 @@ use crate::auth::sessions::signed_in_user;
 use crate::auth::tokens::JwtKeys;
 use crate::bus::{Bus, Change};
 use crate::error::{AppError, ErrorCode};
+use crate::metrics::Metrics;
 
 /// The namespace of the live broadcasts, at the bare origin.
 pub const NAMESPACE: &str = "/live";
@@ -41,7 +42,6 @@ enum LiveIo {
 /// Sends each new LiveState to its tournament's room, through the socketioxide adapter (so
 /// with Redis it reaches the sockets of every node). The Socket.IO server is built after the
 /// registry (its handlers need the registry), so it is handed in once it exists.
-#[derive(Default)]
 pub struct SocketBroadcaster {
     io: OnceLock<LiveIo>,
     /// With several nodes: where the others hear that this one changed a tournament.
@@ -49,10 +49,13 @@ pub struct SocketBroadcaster {
     /// The last LiveState sent of each live tournament, to tell a change of the clock alone
     /// (a `clock` event to compact watchers) from any other.
     last_sent: Mutex<HashMap<Uuid, Snapshot>>,
+    /// How long each broadcast takes.
+    metrics: Arc<Metrics>,
 }
 
 impl Broadcaster for SocketBroadcaster {
     async fn broadcast(&self, state: Snapshot) {
+        let started = std::time::Instant::now();
         let previous = {
             let mut last_sent = self.last_sent.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             if state.status.is_over() {
@@ -73,10 +76,25 @@ impl Broadcaster for SocketBroadcaster {
         if let Some(bus) = self.bus.get() {
             bus.announce(Change::Tournament { tournament_id: state.tournament_id, version: state.version }).await;
         }
+        self.metrics.broadcast(started.elapsed());
     }
 }
 
 impl SocketBroadcaster {
+    pub fn new(metrics: Arc<Metrics>) -> Self {
+        Self { io: OnceLock::new(), bus: OnceLock::new(), last_sent: Mutex::default(), metrics }
+    }
+
+    /// The `/live` connections of this node now.
+    pub fn connected_sockets(&self) -> usize {
+        // `sockets()` lists this node's sockets, on either adapter.
+        match self.io.get() {
+            Some(LiveIo::Local(io)) => io.of(NAMESPACE).map_or(0, |namespace| namespace.sockets().len()),
+            Some(LiveIo::Redis(io)) => io.of(NAMESPACE).map_or(0, |namespace| namespace.sockets().len()),
+            None => 0,
+        }
+    }
+
     /// Announces this node's changes on `bus` from now on (several nodes).
     pub fn announce_on(&self, bus: Arc<Bus>) {
         if self.bus.set(bus).is_err() {

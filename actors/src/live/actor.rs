@@ -35,6 +35,23 @@ pub enum Command {
     ConfirmResults,
 }
 
+impl Command {
+    /// The command's name, as metrics and logs call it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Start => "start",
+            Self::Pause => "pause",
+            Self::Resume => "resume",
+            Self::Level(_) => "level",
+            Self::Eliminate(_) => "eliminate",
+            Self::Undo => "undo",
+            Self::Reorder(_) => "reorder",
+            Self::Reseat(..) => "reseat",
+            Self::ConfirmResults => "confirm_results",
+        }
+    }
+}
+
 /// A recorded elimination, as the elimination response shows it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Elimination {

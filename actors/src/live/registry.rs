@@ -183,6 +183,11 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
         entries(&self.entries).get(&tournament_id).map(|entry| entry.actor.clone())
     }
 
+    /// How many tournament actors run here now.
+    pub fn actor_count(&self) -> usize {
+        entries(&self.entries).len()
+    }
+
     /// Stops the supervisor and with it every actor.
     pub fn shutdown(&self) {
         entries(&self.entries).clear();

@@ -1,0 +1,228 @@
+//! What this node measures of itself, for `GET /metrics` (OpenMetrics text, which Prometheus
+//! scrapes): requests by route, status and latency; live commands and their latency; how
+//! long a broadcast takes; background job runs. What is a state rather than an event (the
+//! connected sockets, the tournament actors running here, the database connections) is read
+//! when scraped and handed to [`Metrics::render`].
+
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+/// This node's metrics; one per application, shared by everything that records.
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    request_seconds: Family<RouteLabels, Histogram, fn() -> Histogram>,
+    live_commands: Family<CommandLabels, Counter>,
+    live_command_seconds: Family<CommandName, Histogram, fn() -> Histogram>,
+    broadcast_seconds: Histogram,
+    job_runs: Family<JobLabels, Counter>,
+    sockets: Gauge,
+    live_actors: Gauge,
+    db_connections: Family<PoolLabels, Gauge>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    method: String,
+    route: String,
+    status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    method: String,
+    route: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CommandLabels {
+    command: &'static str,
+    /// `ok`, or the contract code it was refused with.
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CommandName {
+    command: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct JobLabels {
+    job: &'static str,
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PoolLabels {
+    /// `writer` or `readers` (on PostgreSQL one pool serves both and is reported as `writer`).
+    pool: &'static str,
+    /// `open` or `idle`.
+    state: &'static str,
+}
+
+/// Latency buckets from half a millisecond to about 16 seconds, doubling.
+fn latency() -> Histogram {
+    Histogram::new(exponential_buckets(0.0005, 2.0, 16))
+}
+
+/// A database pool's connections when scraped.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PoolUse {
+    pub open: u32,
+    pub idle: u32,
+}
+
+/// What is read when scraped.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NodeState {
+    pub sockets: usize,
+    pub live_actors: usize,
+    pub writer: PoolUse,
+    /// `None` when reads share the writer's pool.
+    pub readers: Option<PoolUse>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::default();
+        let requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "floor_http_requests",
+            "HTTP requests of the API answered, by route and status",
+            requests.clone(),
+        );
+        let request_seconds = Family::<RouteLabels, Histogram, fn() -> Histogram>::new_with_constructor(latency);
+        registry.register(
+            "floor_http_request_duration_seconds",
+            "Time to answer a request of the API, by route",
+            request_seconds.clone(),
+        );
+        let live_commands = Family::<CommandLabels, Counter>::default();
+        registry.register(
+            "floor_live_commands",
+            "Live commands run by the tournament actors, by command and outcome",
+            live_commands.clone(),
+        );
+        let live_command_seconds = Family::<CommandName, Histogram, fn() -> Histogram>::new_with_constructor(latency);
+        registry.register(
+            "floor_live_command_duration_seconds",
+            "Time from a live command to its answer (persisted and published)",
+            live_command_seconds.clone(),
+        );
+        let broadcast_seconds = latency();
+        registry.register(
+            "floor_broadcast_duration_seconds",
+            "Time to hand one LiveState to its Socket.IO room (and to the other nodes)",
+            broadcast_seconds.clone(),
+        );
+        let job_runs = Family::<JobLabels, Counter>::default();
+        registry.register("floor_job_runs", "Ticks of the background jobs, by outcome on this node", job_runs.clone());
+        let sockets = Gauge::default();
+        registry.register("floor_live_sockets", "Socket.IO connections of /live on this node", sockets.clone());
+        let live_actors = Gauge::default();
+        registry.register("floor_live_actors", "Tournament actors running on this node", live_actors.clone());
+        let db_connections = Family::<PoolLabels, Gauge>::default();
+        registry.register(
+            "floor_db_connections",
+            "Database connections of this node's pools, open and idle",
+            db_connections.clone(),
+        );
+        Self {
+            registry,
+            requests,
+            request_seconds,
+            live_commands,
+            live_command_seconds,
+            broadcast_seconds,
+            job_runs,
+            sockets,
+            live_actors,
+            db_connections,
+        }
+    }
+}
+
+impl Metrics {
+    /// A request of the API answered: `route` is the matched pattern (`/tournaments/{id}`),
+    /// never the path itself, so ids do not make a series each.
+    pub fn request(&self, method: &str, route: &str, status: u16, took: Duration) {
+        let (method, route) = (method.to_owned(), route.to_owned());
+        self.requests.get_or_create(&RequestLabels { method: method.clone(), route: route.clone(), status }).inc();
+        self.request_seconds.get_or_create(&RouteLabels { method, route }).observe(took.as_secs_f64());
+    }
+
+    /// A live command answered: `outcome` is `ok` or the contract code it was refused with.
+    pub fn live_command(&self, command: &'static str, outcome: &'static str, took: Duration) {
+        self.live_commands.get_or_create(&CommandLabels { command, outcome }).inc();
+        self.live_command_seconds.get_or_create(&CommandName { command }).observe(took.as_secs_f64());
+    }
+
+    pub fn broadcast(&self, took: Duration) {
+        self.broadcast_seconds.observe(took.as_secs_f64());
+    }
+
+    /// A tick of `job` ended so on this node (`ran`, `claimed_elsewhere`, `failed`,
+    /// `panicked`, `caught_up`).
+    pub fn job_run(&self, job: &'static str, outcome: &'static str) {
+        self.job_runs.get_or_create(&JobLabels { job, outcome }).inc();
+    }
+
+    /// The text of a scrape, with the node's state as of now.
+    pub fn render(&self, now: NodeState) -> Result<String, std::fmt::Error> {
+        let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        self.sockets.set(count(now.sockets));
+        self.live_actors.set(count(now.live_actors));
+        let pools = std::iter::once(("writer", now.writer)).chain(now.readers.map(|readers| ("readers", readers)));
+        for (pool, usage) in pools {
+            self.db_connections.get_or_create(&PoolLabels { pool, state: "open" }).set(i64::from(usage.open));
+            self.db_connections.get_or_create(&PoolLabels { pool, state: "idle" }).set(i64::from(usage.idle));
+        }
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &self.registry)?;
+        Ok(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scrape_names_every_series_with_its_labels() {
+        let metrics = Metrics::default();
+        metrics.request("GET", "/tournaments/{id}", 200, Duration::from_millis(3));
+        metrics.request("GET", "/tournaments/{id}", 200, Duration::from_millis(5));
+        metrics.live_command("pause", "ok", Duration::from_millis(4));
+        metrics.live_command("level", "INVALID_LEVEL", Duration::from_millis(1));
+        metrics.broadcast(Duration::from_millis(2));
+        metrics.job_run("season-rollover", "ran");
+        let state = NodeState {
+            sockets: 12,
+            live_actors: 3,
+            writer: PoolUse { open: 1, idle: 1 },
+            readers: Some(PoolUse { open: 4, idle: 3 }),
+        };
+        let text = metrics.render(state).expect("renders");
+        for line in [
+            r#"floor_http_requests_total{method="GET",route="/tournaments/{id}",status="200"} 2"#,
+            r#"floor_http_request_duration_seconds_count{method="GET",route="/tournaments/{id}"} 2"#,
+            r#"floor_live_commands_total{command="pause",outcome="ok"} 1"#,
+            r#"floor_live_commands_total{command="level",outcome="INVALID_LEVEL"} 1"#,
+            "floor_broadcast_duration_seconds_count 1",
+            r#"floor_job_runs_total{job="season-rollover",outcome="ran"} 1"#,
+            "floor_live_sockets 12",
+            "floor_live_actors 3",
+            r#"floor_db_connections{pool="readers",state="idle"} 3"#,
+            r#"floor_db_connections{pool="writer",state="open"} 1"#,
+        ] {
+            assert!(text.lines().any(|written| written == line), "{line} is missing from:\n{text}");
+        }
+        assert!(text.ends_with("# EOF\n"));
+    }
+}
