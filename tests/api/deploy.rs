@@ -23,14 +23,15 @@ fn documented() -> BTreeSet<String> {
     section.split('`').skip(1).step_by(2).filter(|word| is_variable(word)).map(str::to_owned).collect()
 }
 
-/// The variables compose gives the floor service, set or passed through.
+/// The variables compose gives every floor node (the `x-floor` block they share), set or
+/// passed through.
 fn passed_by_compose() -> BTreeSet<String> {
     let compose = read("deploy/compose.yaml");
-    let floor = compose.split("\n  floor:\n").nth(1).expect("a floor service");
-    let environment = floor.split("    environment:\n").nth(1).expect("its environment");
+    let floor = compose.split("\nx-floor: &floor\n").nth(1).expect("the floor nodes' block");
+    let environment = floor.split("\n  environment:\n").nth(1).expect("its environment");
     environment
         .lines()
-        .take_while(|line| line.starts_with("      "))
+        .take_while(|line| line.starts_with("    "))
         .filter_map(|line| line.trim().strip_prefix("- "))
         .map(|entry| entry.split('=').next().unwrap_or_default().to_owned())
         .collect()
@@ -107,4 +108,14 @@ async fn a_postgres_dump_restores_everything() {
     let status = crate::cli::floor().args(["migrate", "--status"]).env("DATABASE_URL", &empty.url).output();
     let status = String::from_utf8(status.expect("floor runs").stdout).expect("text");
     assert!(status.ends_with(" applied, 0 pending\n"), "{status}");
+}
+
+#[test]
+fn compose_runs_two_nodes_behind_the_load_balancer_the_ci_test_runs() {
+    let compose = read("deploy/compose.yaml");
+    for (n, node) in [(1, "floor-1"), (2, "floor-2")] {
+        assert!(compose.contains(&format!("\n  {node}:\n    <<: *floor\n")), "{node} is a floor node");
+        assert!(compose.contains(&format!("FLOOR_NODE_{n}={node}:8080")), "HAProxy sends to {node}");
+    }
+    assert!(compose.contains("./haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro"), "HAProxy runs deploy/haproxy.cfg");
 }

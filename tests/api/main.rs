@@ -25,6 +25,7 @@ mod integrity;
 mod jobs;
 mod limits;
 mod live;
+mod load_balancer;
 mod members;
 mod metrics;
 mod moderation;

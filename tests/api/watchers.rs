@@ -47,10 +47,15 @@ fn first_value(payload: Payload) -> Value {
 impl TestApp {
     /// Opens a connection to `/live` with `auth: {token}` (no auth at all for `None`).
     pub async fn watch(&self, token: Option<&str>, transport: TransportType) -> Watcher {
+        self.watch_at(&self.base, token, transport).await
+    }
+
+    /// [`Self::watch`] through another origin (a load balancer in front of this node).
+    pub async fn watch_at(&self, origin: &str, token: Option<&str>, transport: TransportType) -> Watcher {
         let (sender, seen) = mpsc::unbounded_channel();
         let (on_state, on_clock, on_connect) = (sender.clone(), sender.clone(), sender.clone());
         let (on_error, on_close) = (sender.clone(), sender);
-        let mut builder = ClientBuilder::new(self.base.clone())
+        let mut builder = ClientBuilder::new(origin.to_owned())
             .namespace("/live")
             .transport_type(transport)
             .reconnect(false)
