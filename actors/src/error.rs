@@ -48,6 +48,16 @@ impl LiveError {
     pub fn not_running() -> Self {
         Self::refused(Refusal::TournamentNotRunning, "the tournament is not running")
     }
+
+    /// The same error for another caller that waited for the same work; an unexpected
+    /// cause keeps its whole chain in its message.
+    pub fn again(&self) -> Self {
+        match self {
+            Self::Refused { refusal, message } => Self::Refused { refusal: *refusal, message: message.clone() },
+            Self::Invalid { field, problem } => Self::Invalid { field: field.clone(), problem: problem.clone() },
+            Self::Internal(cause) => Self::Internal(anyhow::anyhow!("{cause:#}")),
+        }
+    }
 }
 
 pub type LiveResult<T> = Result<T, LiveError>;

@@ -53,14 +53,39 @@ struct Entry {
 type Entries = Arc<Mutex<HashMap<Uuid, Entry>>>;
 
 fn entries(map: &Entries) -> MutexGuard<'_, HashMap<Uuid, Entry>> {
-    // A panic while holding the lock leaves a map that is still consistent (single inserts
-    // and removals), so a poisoned lock is taken over.
+    locked(map)
+}
+
+/// A map behind a lock. A panic while holding it leaves a map that is still consistent
+/// (single inserts and removals), so a poisoned lock is taken over.
+fn locked<K, V>(map: &Mutex<HashMap<K, V>>) -> MutexGuard<'_, HashMap<K, V>> {
     map.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// How a cold start ended, for every caller that waited for it.
+type Opened = Result<Entry, Arc<LiveError>>;
+
+/// Cold starts under way, by tournament: a caller that finds one waits for its outcome
+/// instead of starting another (and taking another place in the queue), so a venue's phones
+/// joining a tournament this node has not opened yet cost one load, not one each.
+type Openings = Arc<Mutex<HashMap<Uuid, watch::Receiver<Option<Opened>>>>>;
+
+/// Takes a cold start off [`Openings`] when its opener is done, or gone.
+struct Opening {
+    openings: Openings,
+    tournament_id: Uuid,
+}
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        locked(&self.openings).remove(&self.tournament_id);
+    }
 }
 
 /// Finds or starts the actor of a tournament; cheap to clone.
 pub struct Registry<S, B> {
     entries: Entries,
+    openings: Openings,
     supervisor: ActorRef<SupervisorMsg>,
     store: Arc<S>,
     cold_starts: ColdStarts,
@@ -71,6 +96,7 @@ impl<S, B> Clone for Registry<S, B> {
     fn clone(&self) -> Self {
         Self {
             entries: self.entries.clone(),
+            openings: self.openings.clone(),
             supervisor: self.supervisor.clone(),
             store: self.store.clone(),
             cold_starts: self.cold_starts.clone(),
@@ -98,7 +124,14 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
             queue: Arc::new(Semaphore::new(COLD_START_QUEUE)),
             loads: Arc::new(Semaphore::new(COLD_LOADS)),
         };
-        Ok(Self { entries, supervisor, store, cold_starts, _broadcaster: std::marker::PhantomData })
+        Ok(Self {
+            entries,
+            openings: Openings::default(),
+            supervisor,
+            store,
+            cold_starts,
+            _broadcaster: std::marker::PhantomData,
+        })
     }
 
     /// The latest LiveState of a tournament, from its actor (started if needed).
@@ -202,9 +235,43 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
     }
 
     async fn entry(&self, tournament_id: Uuid) -> LiveResult<Entry> {
-        if let Some(entry) = self.running(tournament_id) {
-            return Ok(entry);
+        loop {
+            if let Some(entry) = self.running(tournament_id) {
+                return Ok(entry);
+            }
+            let turn = {
+                let mut openings = locked(&self.openings);
+                match openings.get(&tournament_id) {
+                    Some(under_way) => Err(under_way.clone()),
+                    None => {
+                        let (done, under_way) = watch::channel(None);
+                        openings.insert(tournament_id, under_way);
+                        Ok(done)
+                    }
+                }
+            };
+            match turn {
+                Ok(done) => {
+                    let opening = Opening { openings: self.openings.clone(), tournament_id };
+                    let opened = self.cold_start(tournament_id).await;
+                    let _ = done.send(Some(opened.as_ref().map(Clone::clone).map_err(|err| Arc::new(err.again()))));
+                    drop(opening);
+                    return opened;
+                }
+                Err(mut under_way) => {
+                    let outcome = under_way.wait_for(Option::is_some).await.map(|outcome| outcome.clone());
+                    match outcome {
+                        Ok(Some(opened)) => return opened.map_err(|err| err.again()),
+                        // The opener's caller went away before it was done: open it here.
+                        Ok(None) | Err(_) => continue,
+                    }
+                }
+            }
         }
+    }
+
+    /// Loads the game and has the supervisor start its actor, within the node's bounds.
+    async fn cold_start(&self, tournament_id: Uuid) -> LiveResult<Entry> {
         let Ok(_place) = self.cold_starts.queue.try_acquire() else {
             return Err(LiveError::refused(Refusal::Busy, "too many tournaments are being opened at once; try again"));
         };

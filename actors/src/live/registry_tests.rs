@@ -21,11 +21,17 @@ const KNOWN: Uuid = Uuid::from_u128(7);
 struct GatedStore {
     gate: Semaphore,
     lookups_of_unknown: AtomicUsize,
+    /// Games of the real tournament loaded (each takes a while, as a database read does).
+    loads_of_known: AtomicUsize,
 }
 
 impl GatedStore {
     fn closed() -> Arc<Self> {
-        Arc::new(Self { gate: Semaphore::new(0), lookups_of_unknown: AtomicUsize::new(0) })
+        Arc::new(Self {
+            gate: Semaphore::new(0),
+            lookups_of_unknown: AtomicUsize::new(0),
+            loads_of_known: AtomicUsize::new(0),
+        })
     }
 
     fn open(&self) {
@@ -52,6 +58,10 @@ impl GatedStore {
 
 impl LiveStore for GatedStore {
     async fn load(&self, tournament_id: Uuid) -> LiveResult<Option<Game>> {
+        if tournament_id == KNOWN {
+            self.loads_of_known.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
         self.find(tournament_id).await
     }
 
@@ -160,4 +170,45 @@ async fn a_caller_beyond_the_bound_is_told_to_come_back_and_the_bound_frees_up()
     for read in stuck {
         assert_eq!(refusal(&read.await.expect("the read ends")), Some(Refusal::NotFound));
     }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_crowd_opening_one_tournament_shares_one_cold_start() {
+    let store = GatedStore::closed();
+    let registry = registry(&store).await;
+    // Twice the queue: a venue's phones joining at once a tournament this node has not opened.
+    let crowd: Vec<_> = (0..COLD_START_QUEUE * 2)
+        .map(|_| {
+            let registry = registry.clone();
+            tokio::spawn(async move { registry.snapshot(KNOWN).await })
+        })
+        .collect();
+    for read in crowd {
+        let read = read.await.expect("the read ends");
+        assert!(read.is_ok(), "every caller gets the state, none is told to come back: {:?}", refusal(&read));
+    }
+    assert_eq!(store.loads_of_known.load(Ordering::SeqCst), 1, "one load for the whole crowd");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_crowd_waiting_for_a_tournament_that_does_not_exist_hears_so_from_one_lookup() {
+    let store = GatedStore::closed();
+    let registry = registry(&store).await;
+    let crowd: Vec<_> = (0..50)
+        .map(|_| {
+            let registry = registry.clone();
+            tokio::spawn(async move { registry.snapshot(Uuid::from_u128(99)).await })
+        })
+        .collect();
+    for _ in 0..10_000 {
+        if store.lookups_of_unknown.load(Ordering::SeqCst) >= 1 {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    store.open();
+    for read in crowd {
+        assert_eq!(refusal(&read.await.expect("the read ends")), Some(Refusal::NotFound));
+    }
+    assert_eq!(store.lookups_of_unknown.load(Ordering::SeqCst), 1, "the others waited for the first");
 }
