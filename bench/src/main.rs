@@ -28,6 +28,7 @@
 //! need an open-files limit above N (`ulimit -n $(ulimit -Hn)`); serve below the ephemeral
 //! port range (`--port`, default 29125).
 
+mod database;
 mod engineio;
 mod frame;
 mod http_load;
@@ -95,10 +96,20 @@ struct Fanout {
     /// Watchers join as compact: a clock change comes as a small `clock` event.
     #[arg(long)]
     compact: bool,
+    /// Nodes of floor (ports `--port` and up): the watchers go to them in turn, the presses to
+    /// the first. Two or more run on PostgreSQL and need `--redis-url`.
+    #[arg(long, default_value_t = 1)]
+    nodes: usize,
+    /// Run on a fresh PostgreSQL database (made and dropped through `--postgres-url`) instead
+    /// of a SQLite file; implied by `--nodes 2` and more.
+    #[arg(long)]
+    postgres: bool,
+    #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432/postgres")]
+    postgres_url: String,
     /// Also write the reports to this file, as one JSON array.
     #[arg(long)]
     json: Option<PathBuf>,
-    /// The port floor serves on.
+    /// The port floor serves on (the first node's).
     #[arg(long, default_value_t = 29125)]
     port: u16,
 }
@@ -269,6 +280,12 @@ fn settings(cli: &Fanout) -> anyhow::Result<Settings> {
     if cli.eliminated >= cli.players {
         bail!("--eliminated must leave players in the tournament");
     }
+    if cli.nodes == 0 {
+        bail!("--nodes wants a number above 0");
+    }
+    if cli.nodes > 1 && cli.redis_url.is_none() {
+        bail!("--nodes {} needs --redis-url: the nodes' rooms meet in Redis", cli.nodes);
+    }
     let floor = floor_binary(cli.floor.as_ref())?;
     let most = cli.watchers.iter().max().copied().unwrap_or_default();
     let (soft, hard) = server::open_files_limit()?;
@@ -292,5 +309,7 @@ fn settings(cli: &Fanout) -> anyhow::Result<Settings> {
         redis_url: cli.redis_url.clone(),
         compact: cli.compact,
         port: cli.port,
+        nodes: cli.nodes,
+        postgres_url: (cli.postgres || cli.nodes > 1).then(|| cli.postgres_url.clone()),
     })
 }

@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use futures_util::StreamExt;
-use sea_orm::ConnectionTrait;
 use serde::Serialize;
 
+use crate::database::FreshDatabase;
 use crate::http_load::{self, Load, Request, Until};
 use crate::server::{Server, ServerSettings};
 use crate::setup::Api;
@@ -139,7 +139,11 @@ pub async fn measure_peer(settings: &Settings, origin: &str) -> anyhow::Result<P
 
 /// Runs the routes and the burst on `database`.
 pub async fn measure(settings: &Settings, database: &Database) -> anyhow::Result<Report> {
-    let made = MadeDatabase::make(database).await?;
+    let admin_url = match database {
+        Database::Sqlite => None,
+        Database::Postgres { admin_url } => Some(admin_url.as_str()),
+    };
+    let made = FreshDatabase::make(admin_url).await?;
     let env: Vec<(&str, &str)> = LIMITS.iter().map(|name| (*name, UNLIMITED)).collect();
     let server_settings = ServerSettings {
         floor: &settings.floor,
@@ -299,39 +303,6 @@ fn address_of(origin: &str) -> anyhow::Result<SocketAddr> {
     let host = origin.trim_start_matches("http://").trim_end_matches('/');
     let host = host.replace("localhost", "127.0.0.1");
     host.parse().with_context(|| format!("{origin} is not http://<ip>:<port>"))
-}
-
-/// A PostgreSQL database made for one run, dropped after it.
-struct MadeDatabase {
-    url: Option<String>,
-    admin_url: Option<String>,
-    name: String,
-}
-
-impl MadeDatabase {
-    async fn make(database: &Database) -> anyhow::Result<Self> {
-        let Database::Postgres { admin_url } = database else {
-            return Ok(Self { url: None, admin_url: None, name: String::new() });
-        };
-        let name = format!("floor_bench_{}", uuid::Uuid::new_v4().simple());
-        let admin = sea_orm::Database::connect(admin_url.as_str()).await.context("connecting to PostgreSQL")?;
-        admin.execute_unprepared(&format!("CREATE DATABASE {name}")).await?;
-        admin.close().await?;
-        let base = admin_url.rsplit_once('/').map_or(admin_url.as_str(), |(base, _)| base);
-        Ok(Self { url: Some(format!("{base}/{name}")), admin_url: Some(admin_url.clone()), name })
-    }
-
-    async fn drop_it(self) {
-        let Some(admin_url) = self.admin_url else { return };
-        let dropped = async {
-            let admin = sea_orm::Database::connect(admin_url.as_str()).await?;
-            admin.execute_unprepared(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name)).await?;
-            admin.close().await
-        };
-        if let Err(err) = dropped.await {
-            eprintln!("floor-bench: could not drop the database {}: {err}", self.name);
-        }
-    }
 }
 
 impl Report {

@@ -34,6 +34,10 @@ pub struct Round {
     pub server_cpu_s: f64,
     /// The benchmark's own CPU over the same span: it shares the machine with the server.
     pub bench_cpu_s: f64,
+    /// With several nodes: the 99th percentile of the watchers of each node (the first takes
+    /// the presses).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub p99_by_node_ms: Vec<Option<f64>>,
 }
 
 impl Round {
@@ -58,6 +62,7 @@ impl Round {
             // CPU time comes in 10 ms ticks: no float noise in the figures.
             server_cpu_s: thousandths(server_cpu_s),
             bench_cpu_s: thousandths(bench_cpu_s),
+            p99_by_node_ms: Vec::new(),
         }
     }
 }
@@ -66,6 +71,10 @@ impl Round {
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub watchers: usize,
+    /// Nodes of floor the watchers were spread over (the presses go to the first).
+    pub nodes: usize,
+    /// `sqlite` or `postgres`.
+    pub database: &'static str,
     pub transport: Transport,
     /// socketioxide's adapter: `local`, or `redis` with `--redis-url`.
     pub adapter: &'static str,
@@ -93,6 +102,9 @@ pub struct Report {
     pub median_first_ms: Option<f64>,
     pub median_p50_ms: Option<f64>,
     pub median_p99_ms: Option<f64>,
+    /// With several nodes: per node, the median over the rounds of its watchers' p99.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub median_p99_by_node_ms: Vec<Option<f64>>,
     pub median_last_ms: Option<f64>,
     pub median_server_cpu_s: Option<f64>,
     pub median_bench_cpu_s: Option<f64>,
@@ -120,6 +132,18 @@ impl Report {
         self.median_p50_ms = over(|round| round.p50_ms);
         self.median_p99_ms = over(|round| round.p99_ms);
         self.median_last_ms = over(|round| round.last_ms);
+        let nodes = self.rounds.first().map_or(0, |round| round.p99_by_node_ms.len());
+        self.median_p99_by_node_ms = (0..nodes)
+            .map(|node| {
+                median(
+                    &self
+                        .rounds
+                        .iter()
+                        .filter_map(|round| round.p99_by_node_ms.get(node).copied().flatten())
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .collect();
         self.median_server_cpu_s = over(|round| Some(round.server_cpu_s));
         self.median_bench_cpu_s = over(|round| Some(round.bench_cpu_s));
         let mut answers: Vec<f64> = self.rounds.iter().map(|round| round.answer_ms).collect();
@@ -135,9 +159,11 @@ impl Report {
         let compact = if self.compact { ", compact" } else { "" };
         let _ = writeln!(
             out,
-            "== N={} over {}, {} adapter{compact}; LiveState {} bytes ({} players, {} out); {} rounds",
+            "== N={} over {}, {} node(s) on {}, {} adapter{compact}; LiveState {} bytes ({} players, {} out); {} rounds",
             self.watchers,
             self.transport.name(),
+            self.nodes,
+            self.database,
             self.adapter,
             self.live_state_bytes,
             self.players,
@@ -170,9 +196,22 @@ impl Report {
             figure(self.median_p99_ms, 1),
             figure(self.median_last_ms, 1)
         );
+        if !self.median_p99_by_node_ms.is_empty() {
+            let by_node: Vec<String> = self
+                .median_p99_by_node_ms
+                .iter()
+                .enumerate()
+                .map(|(node, p99)| format!("node {} {} ms", node + 1, figure(*p99, 1)))
+                .collect();
+            let _ = writeln!(
+                out,
+                "delivery p99 by node (node 1 takes the presses), median over rounds: {}",
+                by_node.join(", ")
+            );
+        }
         let _ = writeln!(
             out,
-            "trigger answer p50 {} ms, max {} ms; CPU per round: server {} s, benchmark {} s (medians)",
+            "trigger answer p50 {} ms, max {} ms; CPU per round: servers {} s, benchmark {} s (medians)",
             figure(self.answer_p50_ms, 1),
             figure(self.answer_max_ms, 1),
             figure(self.median_server_cpu_s, 3),

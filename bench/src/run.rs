@@ -13,6 +13,7 @@ use tokio::sync::mpsc::{self, UnboundedReceiver};
 use tokio::task::JoinSet;
 use tokio::time::timeout_at;
 
+use crate::database::FreshDatabase;
 use crate::report::{self, Report, Round};
 use crate::server::{self, Server, ServerSettings};
 use crate::setup::Api;
@@ -30,6 +31,11 @@ pub struct Settings {
     pub redis_url: Option<String>,
     pub compact: bool,
     pub port: u16,
+    /// Nodes of floor, on ports `port`, `port + 1`, …; watchers go to them in turn and the
+    /// presses to the first. More than one needs `redis_url` and `postgres_url`.
+    pub nodes: usize,
+    /// Run on a fresh PostgreSQL database made through this URL instead of a SQLite file.
+    pub postgres_url: Option<String>,
 }
 
 /// A round waits this long for every joined watcher to have the change…
@@ -70,8 +76,9 @@ impl Watchers {
         self.joined_version.iter().flatten().count()
     }
 
-    /// Takes in one report; `Some(at)` when it is the first delivery of `current` to its watcher.
-    fn hear(&mut self, heard: Heard, current: Option<i64>) -> Option<Instant> {
+    /// Takes in one report; `Some((watcher, at))` when it is the first delivery of `current`
+    /// to its watcher.
+    fn hear(&mut self, heard: Heard, current: Option<i64>) -> Option<(usize, Instant)> {
         match heard {
             Heard::Joined { idx, version, at } => {
                 self.joined_version[idx] = Some(version);
@@ -84,7 +91,7 @@ impl Watchers {
                 self.clock_events += u64::from(clock);
                 if current == Some(version) && !self.has_current[idx] {
                     self.has_current[idx] = true;
-                    return Some(at);
+                    return Some((idx, at));
                 }
             }
         }
@@ -92,32 +99,49 @@ impl Watchers {
     }
 }
 
-/// Measures N watchers against a fresh server.
+/// Measures N watchers against fresh servers (one per node) on a fresh database.
 pub async fn measure(settings: &Settings, n: usize) -> anyhow::Result<Report> {
-    let server_settings = ServerSettings {
-        floor: &settings.floor,
-        port: settings.port,
-        redis_url: settings.redis_url.as_deref(),
-        database_url: None,
-        env: &[],
-    };
-    let mut server = Server::start(&server_settings).await?;
+    let database = FreshDatabase::make(settings.postgres_url.as_deref()).await?;
+    let measured = measure_on(settings, n, database.url.as_deref()).await;
+    database.drop_it().await;
+    measured
+}
+
+async fn measure_on(settings: &Settings, n: usize, database_url: Option<&str>) -> anyhow::Result<Report> {
+    let mut servers = Vec::with_capacity(settings.nodes);
+    for node in 0..settings.nodes {
+        let port = node_port(settings, node)?;
+        let server_settings = ServerSettings {
+            floor: &settings.floor,
+            port,
+            redis_url: settings.redis_url.as_deref(),
+            database_url,
+            env: &[],
+        };
+        servers.push(Server::start(&server_settings).await.with_context(|| format!("starting node {}", node + 1))?);
+    }
     let origin = format!("http://127.0.0.1:{}", settings.port);
-    let api = Api::sign_in(&mut server, &origin).await.context("signing the admin in")?;
+    let api = Api::sign_in(&mut servers[0], &origin).await.context("signing the admin in")?;
     let tournament = api.prepare(settings.players, settings.eliminated).await.context("preparing the tournament")?;
     eprintln!("N={n}: tournament {} ready, LiveState {} bytes; connecting", tournament.id, tournament.live_bytes);
 
-    let log_from = server.log_len();
-    let rss_before = server.rss_kib()?;
-    let target = Arc::new(Target {
-        addr: SocketAddr::from(([127, 0, 0, 1], settings.port)),
-        base: origin.clone(),
-        transport: settings.transport,
-        http: reqwest::Client::builder().build()?,
-        token: api.token.clone(),
-        tournament_id: tournament.id.clone(),
-        compact: settings.compact,
-    });
+    let log_from: Vec<usize> = servers.iter().map(Server::log_len).collect();
+    let rss_before = total(&servers, Server::rss_kib)?;
+    let http = reqwest::Client::builder().build()?;
+    let targets = (0..settings.nodes)
+        .map(|node| {
+            let port = node_port(settings, node)?;
+            Ok(Arc::new(Target {
+                addr: SocketAddr::from(([127, 0, 0, 1], port)),
+                base: format!("http://127.0.0.1:{port}"),
+                transport: settings.transport,
+                http: http.clone(),
+                token: api.token.clone(),
+                tournament_id: tournament.id.clone(),
+                compact: settings.compact,
+            }))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let (reports_tx, mut reports) = mpsc::unbounded_channel();
     let ramp = Arc::new(Semaphore::new(settings.ramp));
     let mut tasks = JoinSet::new();
@@ -125,7 +149,7 @@ pub async fn measure(settings: &Settings, n: usize) -> anyhow::Result<Report> {
     let first_attempt = Instant::now();
     for idx in 0..n {
         let permit = ramp.clone().acquire_owned().await?;
-        tasks.spawn(watcher::watch(idx, target.clone(), permit, reports_tx.clone()));
+        tasks.spawn(watcher::watch(idx, targets[idx % targets.len()].clone(), permit, reports_tx.clone()));
     }
     drop(reports_tx);
     let joins_deadline = tokio::time::Instant::now() + JOINS_TIMEOUT;
@@ -139,7 +163,7 @@ pub async fn measure(settings: &Settings, n: usize) -> anyhow::Result<Report> {
     }
     let joined = watchers.joined();
     let connect_wall = watchers.last_join.map_or(Duration::ZERO, |last| last - first_attempt);
-    let rss_connected = server.rss_kib()?;
+    let rss_connected = total(&servers, Server::rss_kib)?;
     eprintln!("N={n}: {joined} joined in {:.2} s; {} rounds", connect_wall.as_secs_f64(), settings.rounds);
 
     let mut rounds = Vec::with_capacity(settings.rounds);
@@ -150,7 +174,7 @@ pub async fn measure(settings: &Settings, n: usize) -> anyhow::Result<Report> {
         let trigger = if i % 2 == 0 { "pause" } else { "resume" };
         let path = format!("/tournaments/{}/{trigger}", tournament.id);
         watchers.has_current.fill(false);
-        let (server_cpu, bench_cpu) = (server.cpu_seconds()?, server::process_cpu_seconds("self")?);
+        let (server_cpu, bench_cpu) = (total(&servers, Server::cpu_seconds)?, server::process_cpu_seconds("self")?);
         let sent = Instant::now();
         let (version, answered) = api.trigger(&path).await?;
         let answer = answered - sent;
@@ -158,25 +182,47 @@ pub async fn measure(settings: &Settings, n: usize) -> anyhow::Result<Report> {
         version_gaps += usize::from(version != previous + 1);
         previous = version;
         let deliveries = collect_round(&mut reports, &mut watchers, version, sent, joined).await;
-        let round = Round::new(
+        let mut round = Round::new(
             trigger,
             version,
             answer,
-            deliveries,
-            server.cpu_seconds()? - server_cpu,
+            deliveries.iter().map(|(_, ms)| *ms).collect(),
+            total(&servers, Server::cpu_seconds)? - server_cpu,
             server::process_cpu_seconds("self")? - bench_cpu,
         );
+        if settings.nodes > 1 {
+            round.p99_by_node_ms = (0..settings.nodes)
+                .map(|node| {
+                    let mut mine: Vec<f64> =
+                        deliveries.iter().filter(|(idx, _)| idx % settings.nodes == node).map(|(_, ms)| *ms).collect();
+                    mine.sort_by(f64::total_cmp);
+                    report::percentile(&mine, 99.0)
+                })
+                .collect();
+        }
         rounds.push(round);
     }
-    let rss_after_rounds = server.rss_kib()?;
+    let rss_after_rounds = total(&servers, Server::rss_kib)?;
     tasks.abort_all();
     while tasks.join_next().await.is_some() {}
     // Watchers whose connection ended before the abort have reported it.
     while let Ok(heard) = reports.try_recv() {
         watchers.hear(heard, None);
     }
-    let server_log = server.log_since(log_from);
-    server.stop().await?;
+    let server_log: Vec<String> = servers
+        .iter()
+        .zip(&log_from)
+        .enumerate()
+        .flat_map(|(node, (server, from))| {
+            server
+                .log_since(*from)
+                .into_iter()
+                .map(move |line| if settings.nodes > 1 { format!("node {}: {line}", node + 1) } else { line })
+        })
+        .collect();
+    for server in servers {
+        server.stop().await?;
+    }
 
     let mut correctness = Counts::default();
     for (joined_version, received) in watchers.joined_version.iter().zip(&watchers.received) {
@@ -187,6 +233,8 @@ pub async fn measure(settings: &Settings, n: usize) -> anyhow::Result<Report> {
     let ok = joined == n && watchers.closed.is_empty() && correctness.is_perfect() && correctness.expected > 0;
     let mut report = Report {
         watchers: n,
+        nodes: settings.nodes,
+        database: if settings.postgres_url.is_some() { "postgres" } else { "sqlite" },
         transport: settings.transport,
         adapter: if settings.redis_url.is_some() { "redis" } else { "local" },
         compact: settings.compact,
@@ -205,6 +253,7 @@ pub async fn measure(settings: &Settings, n: usize) -> anyhow::Result<Report> {
         median_first_ms: None,
         median_p50_ms: None,
         median_p99_ms: None,
+        median_p99_by_node_ms: Vec::new(),
         median_last_ms: None,
         median_server_cpu_s: None,
         median_bench_cpu_s: None,
@@ -221,15 +270,25 @@ pub async fn measure(settings: &Settings, n: usize) -> anyhow::Result<Report> {
     Ok(report)
 }
 
+/// The port of node `node` (counted from 0).
+fn node_port(settings: &Settings, node: usize) -> anyhow::Result<u16> {
+    u16::try_from(node).ok().and_then(|node| settings.port.checked_add(node)).context("a node's port is past 65535")
+}
+
+/// A figure of every server, added up.
+fn total<T: std::iter::Sum>(servers: &[Server], figure: fn(&Server) -> anyhow::Result<T>) -> anyhow::Result<T> {
+    servers.iter().map(figure).sum()
+}
+
 /// Takes in reports until every joined watcher has `version` or the round times out, then
-/// for [`SETTLE`] more; the delivery times of `version` (ms after `sent`).
+/// for [`SETTLE`] more; the delivery times of `version` (ms after `sent`), each with its watcher.
 async fn collect_round(
     reports: &mut UnboundedReceiver<Heard>,
     watchers: &mut Watchers,
     version: i64,
     sent: Instant,
     joined: usize,
-) -> Vec<f64> {
+) -> Vec<(usize, f64)> {
     let mut deliveries = Vec::with_capacity(joined);
     let mut deadline = tokio::time::Instant::from_std(sent + ROUND_TIMEOUT);
     let mut settling = false;
@@ -240,8 +299,8 @@ async fn collect_round(
         }
         match timeout_at(deadline, reports.recv()).await {
             Ok(Some(heard)) => {
-                if let Some(at) = watchers.hear(heard, Some(version)) {
-                    deliveries.push(report::ms(at.saturating_duration_since(sent)));
+                if let Some((idx, at)) = watchers.hear(heard, Some(version)) {
+                    deliveries.push((idx, report::ms(at.saturating_duration_since(sent))));
                 }
             }
             Ok(None) => return deliveries,
