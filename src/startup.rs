@@ -8,6 +8,7 @@ use anyhow::Context;
 use sea_orm::DatabaseConnection;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::app::{App, AppState};
 use crate::auth::SignIn;
@@ -28,6 +29,8 @@ pub struct Application {
     listener: TcpListener,
     router: axum::Router,
     state: AppState,
+    /// The background jobs' schedules: waited for at shutdown, not detached.
+    tasks: TaskTracker,
 }
 
 impl Application {
@@ -112,7 +115,7 @@ impl Application {
         live::resume_running(&state.live, &state.db).await.context("resuming the running tournaments")?;
         let address = SocketAddr::from(([0, 0, 0, 0], state.config.port));
         let listener = listen(address).with_context(|| format!("binding {address}"))?;
-        Ok(Self { listener, router, state })
+        Ok(Self { listener, router, state, tasks: TaskTracker::new() })
     }
 
     /// The port actually bound.
@@ -126,11 +129,18 @@ impl Application {
 
     /// Starts the background jobs on their schedules; they live as long as the runtime.
     pub fn spawn_jobs(&self) {
-        jobs::spawn_schedules(&self.state.db, &self.state.notifier, &self.state.metrics);
+        jobs::spawn_schedules(
+            &self.state.db,
+            &self.state.notifier,
+            &self.state.metrics,
+            &self.tasks,
+            &self.state.shutdown,
+        );
     }
 
-    /// Serves until `shutdown` completes, then finishes in-flight requests. From that moment
-    /// `GET /ready` answers `503`.
+    /// Serves until `shutdown` completes, then finishes in-flight requests and the job ticks
+    /// under way (none starts after it; [`JOBS_GRACE`] at most). From that moment `GET /ready`
+    /// answers `503`.
     pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
         tracing::info!(port = self.port(), "serving");
         let token = self.state.shutdown.clone();
@@ -143,9 +153,16 @@ impl Application {
             .await
             .context("serving HTTP")?;
         self.state.live.shutdown();
+        self.tasks.close();
+        if tokio::time::timeout(JOBS_GRACE, self.tasks.wait()).await.is_err() {
+            tracing::warn!("a job tick was still running at exit; another node takes its claim over");
+        }
         Ok(())
     }
 }
+
+/// The longest a shutdown waits for a job tick under way (a container runtime kills at 30 s).
+const JOBS_GRACE: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// What this node does with the other nodes' notes: its actor of a tournament changed
 /// elsewhere reads the change, and its cached reads go when the data behind them changed.

@@ -12,6 +12,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use croner::Cron;
 use sea_orm::DatabaseConnection;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 use crate::cli::JobName;
@@ -196,17 +198,30 @@ fn log_failure(job: JobName, tick_at: DateTime<Utc>, outcome: anyhow::Result<()>
     }
 }
 
-/// Starts every job on its schedule; they live as long as the runtime. How each tick ends on
-/// this node is counted in `metrics`.
-pub fn spawn_schedules(db: &DatabaseConnection, notifier: &Notifier, metrics: &Arc<Metrics>) {
+/// Starts every job on its schedule, in `tasks`, until `shutdown`: a tick under way then
+/// finishes (its claim ends as done or failed, never abandoned) and no new one starts. How
+/// each tick ends on this node is counted in `metrics`.
+pub fn spawn_schedules(
+    db: &DatabaseConnection,
+    notifier: &Notifier,
+    metrics: &Arc<Metrics>,
+    tasks: &TaskTracker,
+    shutdown: &CancellationToken,
+) {
     for job in JOBS {
-        tokio::spawn(run_on_schedule(db.clone(), notifier.clone(), metrics.clone(), job));
+        tasks.spawn(run_on_schedule(db.clone(), notifier.clone(), metrics.clone(), job, shutdown.clone()));
     }
 }
 
 /// Runs the ticks of `job` one after another, so a run never overlaps the next one here. A
 /// failed or panicking run is logged and the schedule goes on.
-async fn run_on_schedule(db: DatabaseConnection, notifier: Notifier, metrics: Arc<Metrics>, job: JobName) {
+async fn run_on_schedule(
+    db: DatabaseConnection,
+    notifier: Notifier,
+    metrics: Arc<Metrics>,
+    job: JobName,
+    shutdown: CancellationToken,
+) {
     let cron = match cron_of(job) {
         Ok(cron) => cron,
         Err(err) => {
@@ -221,7 +236,11 @@ async fn run_on_schedule(db: DatabaseConnection, notifier: Notifier, metrics: Ar
             tracing::error!(job = name(job), "the job's schedule has no next tick; it stops");
             return;
         };
-        tokio::time::sleep((tick_at - Utc::now()).to_std().unwrap_or(Duration::ZERO)).await;
+        let until_tick = tokio::time::sleep((tick_at - Utc::now()).to_std().unwrap_or(Duration::ZERO));
+        tokio::select! {
+            () = until_tick => {}
+            () = shutdown.cancelled() => return,
+        }
         catch_up_in_task(&db, &notifier, &metrics, job, Utc::now(), Leftovers::Abandoned).await;
         let span = tracing::info_span!("job", job = name(job), %tick_at);
         // Its own task, so that even a panic only ends this run.

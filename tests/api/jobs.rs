@@ -432,3 +432,42 @@ async fn a_failed_tick_is_run_again_at_boot(backend: Backend) {
         "the claim now records the success"
     );
 }
+
+/// A graceful shutdown finishes the job ticks under way (their claims end done or failed,
+/// never abandoned for another node to take over 15 minutes later) and starts no new one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_lets_the_ticks_under_way_finish_and_starts_none() {
+    use sea_orm::ConnectionTrait;
+
+    use crate::helpers::{TestDatabase, test_config};
+    let Some(database) = TestDatabase::create(Backend::Sqlite).await else { return };
+    let application = floor::Application::build(test_config(&database.url, &[])).await.expect("the node builds");
+    let db = application.state().db.clone();
+    // At boot the schedules catch up on a day of ticks nobody ran: dozens of claims.
+    application.spawn_jobs();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(application.run_until(async move {
+        let _ = stopped.await;
+    }));
+    let count = |sql: &'static str| {
+        let db = db.clone();
+        async move {
+            let row = db.query_one_raw(sea_orm::Statement::from_string(db.get_database_backend(), sql)).await;
+            row.expect("query").and_then(|row| row.try_get_by_index::<i64>(0).ok()).unwrap_or(0)
+        }
+    };
+    for _ in 0..200 {
+        if count("SELECT COUNT(*) FROM job_runs").await > 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(count("SELECT COUNT(*) FROM job_runs").await > 0, "the catch-up had begun");
+    let _ = stop.send(());
+    let served = tokio::time::timeout(std::time::Duration::from_secs(30), serving).await;
+    served.expect("the node stops within the grace").expect("joined").expect("served");
+    assert_eq!(count("SELECT COUNT(*) FROM job_runs WHERE finished_at IS NULL").await, 0, "no claim left abandoned");
+    let ran = count("SELECT COUNT(*) FROM job_runs").await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(count("SELECT COUNT(*) FROM job_runs").await, ran, "nothing runs after the node stopped");
+}
