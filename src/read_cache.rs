@@ -51,8 +51,9 @@ pub struct Answer {
     pub etag: HeaderValue,
     /// How long it holds when that depends on the time; [`LONGEST_KEPT`] at most.
     holds_for: Option<Duration>,
-    /// The body in gzip, made by the first request that takes it.
-    gzip: OnceLock<Bytes>,
+    /// The body in gzip, made by the first request that takes it (`None` if that failed: the
+    /// JSON goes out as it is).
+    gzip: OnceLock<Option<Bytes>>,
 }
 
 impl Default for ReadCache {
@@ -107,15 +108,19 @@ impl Answer {
     }
 
     /// The body in gzip, compressed once.
-    pub fn gzip(&self) -> &Bytes {
-        self.gzip.get_or_init(|| {
-            let mut encoder = GzEncoder::new(Vec::with_capacity(self.body.len() / 4), Compression::default());
-            // Writing into a Vec cannot fail.
-            match encoder.write_all(&self.body).and_then(|()| encoder.finish()) {
-                Ok(gzipped) => Bytes::from(gzipped),
-                Err(_) => Bytes::new(),
-            }
-        })
+    pub fn gzip(&self) -> Option<&Bytes> {
+        self.gzip
+            .get_or_init(|| {
+                let mut encoder = GzEncoder::new(Vec::with_capacity(self.body.len() / 4), Compression::default());
+                match encoder.write_all(&self.body).and_then(|()| encoder.finish()) {
+                    Ok(gzipped) => Some(Bytes::from(gzipped)),
+                    Err(err) => {
+                        tracing::error!(error = %err, "could not gzip a kept answer; it goes out as it is");
+                        None
+                    }
+                }
+            })
+            .as_ref()
     }
 }
 
@@ -224,9 +229,10 @@ mod tests {
     fn the_gzip_is_the_body() {
         let answer = Answer::json(&vec!["Турнир выходного дня"; 100]).expect("json");
         let mut plain = Vec::new();
-        flate2::read::GzDecoder::new(answer.gzip().as_ref()).read_to_end(&mut plain).expect("valid gzip");
+        let gzipped = answer.gzip().expect("gzipped");
+        flate2::read::GzDecoder::new(gzipped.as_ref()).read_to_end(&mut plain).expect("valid gzip");
         assert_eq!(plain, answer.body.as_ref());
-        assert!(answer.gzip().len() < answer.body.len() / 10);
+        assert!(gzipped.len() < answer.body.len() / 10);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! drops them, after every write of the API.
 
 use axum::extract::{Request, State};
-use axum::http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY};
+use axum::http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE, ETAG, VARY};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -28,14 +28,13 @@ pub async fn answer(
 /// it (made once per answer), else the JSON as it is.
 pub fn send(answer: &Answer, headers: &HeaderMap) -> Response {
     let validators = [(ETAG, answer.etag.clone()), (VARY, HeaderValue::from_static("accept-encoding"))];
-    let tag = answer.etag.to_str().unwrap_or_default();
-    if headers.get(IF_NONE_MATCH).and_then(|value| value.to_str().ok()).is_some_and(|sent| etag::matches(sent, tag)) {
+    if etag::unchanged(headers, answer.etag.to_str().unwrap_or_default()) {
         return (StatusCode::NOT_MODIFIED, validators).into_response();
     }
     let json = [(CONTENT_TYPE, HeaderValue::from_static("application/json"))];
-    if takes_gzip(headers) {
+    if let Some(gzipped) = takes_gzip(headers).then(|| answer.gzip()).flatten() {
         let gzip = [(CONTENT_ENCODING, HeaderValue::from_static("gzip"))];
-        return (validators, json, gzip, answer.gzip().clone()).into_response();
+        return (validators, json, gzip, gzipped.clone()).into_response();
     }
     (validators, json, answer.body.clone()).into_response()
 }

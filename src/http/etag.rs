@@ -96,6 +96,11 @@ pub fn document(contract: &mut OpenApiDoc) {
     }
 }
 
+/// Whether the request's `If-None-Match` names `tag`: its content has not changed.
+pub fn unchanged(headers: &axum::http::HeaderMap, tag: &str) -> bool {
+    headers.get(IF_NONE_MATCH).and_then(|value| value.to_str().ok()).is_some_and(|sent| matches(sent, tag))
+}
+
 /// Whether an `If-None-Match` names `tag`, by the weak comparison `GET` uses (RFC 9110
 /// 13.1.2): `*`, or any listed tag equal to it once `W/` is set aside.
 pub fn matches(if_none_match: &str, tag: &str) -> bool {

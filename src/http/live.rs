@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use axum::extract::State;
-use axum::http::header::{CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY};
+use axum::http::header::{CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG, VARY};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -65,9 +65,7 @@ async fn get_live_state(State(app): State<AppState>, Path(id): Path<Uuid>, heade
     let tag = etag(&snapshot);
     let tag_header = HeaderValue::from_str(&tag).map_err(|err| AppError::Internal(err.into()))?;
     let cache = [(CACHE_CONTROL, HeaderValue::from_static("no-cache")), (ETAG, tag_header)];
-    let unchanged =
-        headers.get(IF_NONE_MATCH).and_then(|value| value.to_str().ok()).is_some_and(|sent| etag::matches(sent, &tag));
-    if unchanged {
+    if etag::unchanged(&headers, &tag) {
         return Ok((StatusCode::NOT_MODIFIED, cache).into_response());
     }
     let json = [(CONTENT_TYPE, HeaderValue::from_static("application/json"))];

@@ -46,10 +46,11 @@ async fn scrape(State(app): State<AppState>) -> Response {
 pub async fn measure_requests(State(app): State<AppState>, request: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = request.method().clone();
-    let route = request.extensions().get::<MatchedPath>().map(|path| path.as_str().to_owned());
+    // A clone of the matched route is a reference count, not a copy of the text.
+    let route = request.extensions().get::<MatchedPath>().cloned();
     let response = next.run(request).await;
     if let Some(route) = route {
-        app.metrics.request(method.as_str(), &route, response.status().as_u16(), started.elapsed());
+        app.metrics.request(method.as_str(), route.as_str(), response.status().as_u16(), started.elapsed());
     }
     response
 }
