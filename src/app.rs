@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use crate::auth::SignIn;
 use crate::bus::{Bus, Change};
 use crate::config::Config;
-use crate::live::LiveRegistry;
+use crate::live::engine::Live;
 use crate::live::json::LiveJson;
 use crate::live::socket::SocketBroadcaster;
 use crate::metrics::Metrics;
@@ -33,8 +33,9 @@ pub struct App {
     pub redis: Option<redis::Client>,
     /// The one entry point for notifications: journal, then push.
     pub notifier: Notifier,
-    /// Finds or starts the actor of a live tournament.
-    pub live: LiveRegistry,
+    /// The live engine: finds or starts the actor of a live tournament, or hands its commands
+    /// to the node that runs it.
+    pub live: Live,
     /// The Socket.IO side of the live engine, for closing a banned account's connections.
     pub live_sockets: Arc<SocketBroadcaster>,
     /// The LiveState's JSON for HTTP reads, serialised once per published state.

@@ -27,6 +27,9 @@ pub enum Change {
     Tournament { tournament_id: Uuid, version: i64 },
     /// Data behind the public reads changed.
     Reads,
+    /// A node handed its tournaments over (it is shutting down): the others take the
+    /// running ones now rather than at their next round.
+    HandedOver,
 }
 
 /// One note on the channel: a change, from node `node`.
@@ -134,7 +137,9 @@ mod tests {
     #[test]
     fn notes_read_back_as_written() {
         let node = Uuid::new_v4();
-        for change in [Change::Tournament { tournament_id: Uuid::new_v4(), version: 7 }, Change::Reads] {
+        for change in
+            [Change::Tournament { tournament_id: Uuid::new_v4(), version: 7 }, Change::Reads, Change::HandedOver]
+        {
             let text = serde_json::to_string(&Note { change, node }).expect("json");
             assert_eq!(serde_json::from_str::<Note>(&text).expect("a note"), Note { change, node });
         }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use sea_orm::DatabaseConnection;
 use tokio::net::TcpListener;
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -16,8 +17,10 @@ use crate::auth::delivery::DeliveryChain;
 use crate::auth::tokens::JwtKeys;
 use crate::bus::{Bus, Change, Hearer};
 use crate::config::{Config, Secret};
-use crate::live::LiveRegistry;
+use crate::live::engine::{Live, Nodes};
+use crate::live::forward::{Forwarder, node_key};
 use crate::live::json::LiveJson;
+use crate::live::leases::Leases;
 use crate::metrics::Metrics;
 use crate::notifications::Notifier;
 use crate::read_cache::ReadCache;
@@ -73,8 +76,25 @@ impl Application {
         let storage = Storage::open(config.storage_url.as_ref().map(Secret::expose))?;
         tracing::info!(?storage, "uploads storage");
         let metrics = Arc::new(Metrics::default());
+        let address = SocketAddr::from(([0, 0, 0, 0], config.port));
+        let listener = listen(address).with_context(|| format!("binding {address}"))?;
+        let port = listener.local_addr().map(|addr| addr.port()).unwrap_or(config.port);
+        // Several nodes (Redis) share the tournaments: each runs those it holds a lease of.
+        let nodes = match &config.redis_url {
+            None => None,
+            Some(_) => {
+                let node_url =
+                    config.node_url.clone().unwrap_or_else(|| format!("http://{}:{port}", outward_address()));
+                tracing::info!(%node_url, "this node of several");
+                Some(Arc::new(Nodes {
+                    leases: Arc::new(Leases::new(db.clone(), node_url)),
+                    forwarder: Forwarder::new(node_key(config.jwt_secret.expose()))?,
+                    keeper: Notify::new(),
+                }))
+            }
+        };
         let (live, broadcaster) =
-            live::start(&db, notifier.clone(), metrics.clone()).await.context("starting the live engine")?;
+            live::start(&db, notifier.clone(), metrics.clone(), nodes).await.context("starting the live engine")?;
         let read_cache = Arc::new(ReadCache::default());
         let bus = match config.redis_url.as_deref() {
             None => None,
@@ -106,15 +126,13 @@ impl Application {
         let router = live::socket::serve_beside(
             http::router(state.clone()),
             &broadcaster,
-            state.live.clone(),
+            state.live.registry().clone(),
             state.sign_in.jwt.clone(),
             state.reads.clone(),
             state.config.redis_url.as_deref(),
         )
         .await?;
         live::resume_running(&state.live, &state.db).await.context("resuming the running tournaments")?;
-        let address = SocketAddr::from(([0, 0, 0, 0], state.config.port));
-        let listener = listen(address).with_context(|| format!("binding {address}"))?;
         Ok(Self { listener, router, state, tasks: TaskTracker::new() })
     }
 
@@ -138,36 +156,81 @@ impl Application {
         );
     }
 
-    /// Serves until `shutdown` completes, then finishes in-flight requests and the job ticks
-    /// under way (none starts after it; [`JOBS_GRACE`] at most). From that moment `GET /ready`
-    /// answers `503`.
+    /// Serves until `shutdown` completes, then shuts down gracefully, [`SHUTDOWN_GRACE`] at
+    /// most: `GET /ready` answers `503` at once and the job schedules start no tick; with
+    /// several nodes this node hands its tournaments over (its actors finish the commands they
+    /// took, their leases go, the other nodes take them at once) and closes its live
+    /// connections so their clients reconnect elsewhere; then it accepts no connection, and
+    /// the requests in flight (those on a handed-over tournament go to its new owner) and the
+    /// job ticks under way finish.
     pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
         tracing::info!(port = self.port(), "serving");
         let token = self.state.shutdown.clone();
-        let begun = async move {
-            shutdown.await;
-            token.cancel();
+        self.tasks.spawn(live::keeper::keep(self.state.live.clone(), token.clone()));
+        let state = self.state.clone();
+        let limit = Arc::new(std::sync::OnceLock::new());
+        let begun = {
+            let limit = limit.clone();
+            async move {
+                shutdown.await;
+                limit.get_or_init(|| tokio::time::Instant::now() + SHUTDOWN_GRACE);
+                token.cancel();
+                hand_over(&state).await;
+            }
         };
-        axum::serve(self.listener, self.router.into_make_service_with_connect_info::<SocketAddr>())
+        let serving = axum::serve(self.listener, self.router.into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(begun)
-            .await
-            .context("serving HTTP")?;
+            .into_future();
+        let token = self.state.shutdown.clone();
+        let cut = async {
+            token.cancelled().await;
+            tokio::time::sleep_until(limit.get().copied().unwrap_or_else(tokio::time::Instant::now)).await;
+        };
+        tokio::select! {
+            served = serving => served.context("serving HTTP")?,
+            () = cut => tracing::warn!("requests were still running at the shutdown's limit; they are cut"),
+        }
         self.state.live.shutdown();
         self.tasks.close();
-        if tokio::time::timeout(JOBS_GRACE, self.tasks.wait()).await.is_err() {
-            tracing::warn!("a job tick was still running at exit; another node takes its claim over");
+        let until = limit.get().copied().unwrap_or_else(|| tokio::time::Instant::now() + SHUTDOWN_GRACE);
+        if tokio::time::timeout_at(until, self.tasks.wait()).await.is_err() {
+            tracing::warn!("a job tick was still running at the shutdown's limit; another node takes its claim over");
         }
         Ok(())
     }
 }
 
-/// The longest a shutdown waits for a job tick under way (a container runtime kills at 30 s).
-const JOBS_GRACE: std::time::Duration = std::time::Duration::from_secs(20);
+/// The longest a graceful shutdown takes from its signal: requests in flight and job ticks
+/// under way get this long (a container runtime kills at 30 s).
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(25);
 
-/// What this node does with the other nodes' notes: its actor of a tournament changed
-/// elsewhere reads the change, and its cached reads go when the data behind them changed.
+/// Hands this node's tournaments to the other nodes and tells them, then closes its live
+/// connections, whose clients reconnect through the load balancer to a node that stays.
+async fn hand_over(state: &AppState) {
+    let handed = state.live.hand_over().await;
+    if let Some(bus) = &state.bus {
+        bus.announce(Change::HandedOver).await;
+    }
+    tracing::info!(tournaments = handed, "handed the tournaments over; closing the live connections");
+    state.live_sockets.close_all().await;
+}
+
+/// This machine's address as the other machines see it: the local end of a route to a public
+/// address (no packet is sent); the loopback address when there is no route.
+fn outward_address() -> std::net::IpAddr {
+    std::net::UdpSocket::bind("0.0.0.0:0")
+        .and_then(|socket| {
+            socket.connect("192.0.2.1:9")?;
+            socket.local_addr()
+        })
+        .map_or(std::net::IpAddr::from([127, 0, 0, 1]), |address| address.ip())
+}
+
+/// What this node does with the other nodes' notes: what it holds of a tournament changed
+/// elsewhere reads the change, its cached reads go when the data behind them changed, and its
+/// keeper takes the running tournaments a node handed over.
 struct NodeHearer {
-    live: LiveRegistry,
+    live: Live,
     read_cache: Arc<ReadCache>,
 }
 
@@ -176,6 +239,11 @@ impl Hearer for NodeHearer {
         match change {
             Change::Tournament { tournament_id, version } => self.live.catch_up(tournament_id, version),
             Change::Reads => self.read_cache.invalidate(),
+            Change::HandedOver => {
+                if let Some(nodes) = self.live.nodes() {
+                    nodes.keeper.notify_one();
+                }
+            }
         }
     }
 

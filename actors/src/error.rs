@@ -2,7 +2,7 @@
 //! unexpected failure of the store. The HTTP layer maps each to its `AppError`.
 
 /// The refusals a live command can answer with; each is one code of the contract.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, strum::EnumIter)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, strum::EnumIter, serde::Serialize, serde::Deserialize)]
 pub enum Refusal {
     NotFound,
     InvalidStatus,
@@ -30,6 +30,10 @@ pub enum LiveError {
     /// The store failed, or the actor is gone: a 500 whose cause is logged, not sent.
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
+    /// Another node runs the tournament's actor (at `owner`; `None` while no node does): the
+    /// command is for it.
+    #[error("the tournament runs on another node ({owner:?})")]
+    Elsewhere { owner: Option<String> },
 }
 
 impl LiveError {
@@ -56,6 +60,7 @@ impl LiveError {
             Self::Refused { refusal, message } => Self::Refused { refusal: *refusal, message: message.clone() },
             Self::Invalid { field, problem } => Self::Invalid { field: field.clone(), problem: problem.clone() },
             Self::Internal(cause) => Self::Internal(anyhow::anyhow!("{cause:#}")),
+            Self::Elsewhere { owner } => Self::Elsewhere { owner: owner.clone() },
         }
     }
 }

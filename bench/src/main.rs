@@ -100,6 +100,10 @@ struct Fanout {
     /// the first. Two or more run on PostgreSQL and need `--redis-url`.
     #[arg(long, default_value_t = 1)]
     nodes: usize,
+    /// Send the presses to this node (from 1) instead: the first node runs the tournament, so
+    /// any other measures a press handed to its owner.
+    #[arg(long, default_value_t = 1)]
+    press_node: usize,
     /// Run on a fresh PostgreSQL database (made and dropped through `--postgres-url`) instead
     /// of a SQLite file; implied by `--nodes 2` and more.
     #[arg(long)]
@@ -283,6 +287,9 @@ fn settings(cli: &Fanout) -> anyhow::Result<Settings> {
     if cli.nodes == 0 {
         bail!("--nodes wants a number above 0");
     }
+    if cli.press_node == 0 || cli.press_node > cli.nodes {
+        bail!("--press-node wants a node from 1 to --nodes ({})", cli.nodes);
+    }
     if cli.nodes > 1 && cli.redis_url.is_none() {
         bail!("--nodes {} needs --redis-url: the nodes' rooms meet in Redis", cli.nodes);
     }
@@ -310,6 +317,7 @@ fn settings(cli: &Fanout) -> anyhow::Result<Settings> {
         compact: cli.compact,
         port: cli.port,
         nodes: cli.nodes,
+        press_node: cli.press_node - 1,
         postgres_url: (cli.postgres || cli.nodes > 1).then(|| cli.postgres_url.clone()),
     })
 }

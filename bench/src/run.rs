@@ -34,6 +34,8 @@ pub struct Settings {
     /// Nodes of floor, on ports `port`, `port + 1`, …; watchers go to them in turn and the
     /// presses to the first. More than one needs `redis_url` and `postgres_url`.
     pub nodes: usize,
+    /// The node (from 0) the presses go to; the first runs the tournament.
+    pub press_node: usize,
     /// Run on a fresh PostgreSQL database made through this URL instead of a SQLite file.
     pub postgres_url: Option<String>,
 }
@@ -124,6 +126,7 @@ async fn measure_on(settings: &Settings, n: usize, database_url: Option<&str>) -
     let api = Api::sign_in(&mut servers[0], &origin).await.context("signing the admin in")?;
     let tournament = api.prepare(settings.players, settings.eliminated).await.context("preparing the tournament")?;
     eprintln!("N={n}: tournament {} ready, LiveState {} bytes; connecting", tournament.id, tournament.live_bytes);
+    let presses = api.at(&format!("http://127.0.0.1:{}", node_port(settings, settings.press_node)?));
 
     let log_from: Vec<usize> = servers.iter().map(Server::log_len).collect();
     let rss_before = total(&servers, Server::rss_kib)?;
@@ -176,7 +179,7 @@ async fn measure_on(settings: &Settings, n: usize, database_url: Option<&str>) -
         watchers.has_current.fill(false);
         let (server_cpu, bench_cpu) = (total(&servers, Server::cpu_seconds)?, server::process_cpu_seconds("self")?);
         let sent = Instant::now();
-        let (version, answered) = api.trigger(&path).await?;
+        let (version, answered) = presses.trigger(&path).await?;
         let answer = answered - sent;
         made.push(version);
         version_gaps += usize::from(version != previous + 1);

@@ -157,6 +157,11 @@ impl Api {
 
     /// `POST path` (a clock command): the version of the LiveState it answers with, and when
     /// the whole answer had come.
+    /// The same admin on another node at `origin`.
+    pub fn at(&self, origin: &str) -> Self {
+        Self { http: self.http.clone(), base: format!("{origin}/api/v1"), token: self.token.clone() }
+    }
+
     pub async fn trigger(&self, path: &str) -> anyhow::Result<(i64, Instant)> {
         let answer = self.request(Method::POST, path, None).await?;
         let answered = Instant::now();

@@ -35,6 +35,7 @@ pub mod seasons;
 pub mod strikes;
 pub mod table_seats;
 pub mod tournament_dealers;
+pub mod tournament_leases;
 pub mod tournament_translations;
 pub mod tournaments;
 pub mod users;
@@ -71,6 +72,7 @@ pub mod prelude {
     pub use super::strikes::Entity as Strikes;
     pub use super::table_seats::Entity as TableSeats;
     pub use super::tournament_dealers::Entity as TournamentDealers;
+    pub use super::tournament_leases::Entity as TournamentLeases;
     pub use super::tournament_translations::Entity as TournamentTranslations;
     pub use super::tournaments::Entity as Tournaments;
     pub use super::users::Entity as Users;

@@ -21,6 +21,7 @@ mod m20261122_000009_create_job_runs;
 mod m20261124_000010_keep_one_place_per_person;
 mod m20261124_000012_add_user_merged_into;
 mod m20261124_000013_create_idempotency_keys;
+mod m20261125_000014_create_tournament_leases;
 
 /// Every table the migrations create, in creation order.
 pub const TABLES: &[&str] = &[
@@ -76,6 +77,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000010_keep_one_place_per_person::Migration),
             Box::new(m20261124_000012_add_user_merged_into::Migration),
             Box::new(m20261124_000013_create_idempotency_keys::Migration),
+            Box::new(m20261125_000014_create_tournament_leases::Migration),
         ]
     }
 }

@@ -61,6 +61,9 @@ pub struct Config {
     pub database_url: String,
     /// `REDIS_URL`: unset means a single node with in-process broadcasts.
     pub redis_url: Option<String>,
+    /// `NODE_URL`: where the other nodes reach this one to hand it a command of a tournament
+    /// it runs; unset means `http://<this machine's address>:<port>`.
+    pub node_url: Option<String>,
     /// `JWT_SECRET`: the HS256 signing key of access tokens.
     pub jwt_secret: Secret,
     /// `OTP_CHANNELS`: the delivery chain, comma separated; unset means the default order.
@@ -158,6 +161,13 @@ impl Config {
             port,
             database_url,
             redis_url: get("REDIS_URL"),
+            node_url: match get("NODE_URL") {
+                Some(url) if reqwest::Url::parse(&url).is_ok_and(|url| url.scheme().starts_with("http")) => {
+                    Some(url.trim_end_matches('/').to_owned())
+                }
+                Some(url) => return Err(invalid("NODE_URL", &url, "an http:// or https:// address")),
+                None => None,
+            },
             jwt_secret: Secret::new(jwt_secret),
             otp_channels: get("OTP_CHANNELS"),
             otp_log_codes,

@@ -12,6 +12,7 @@ mod etag;
 pub mod extract;
 mod health;
 mod idempotency;
+mod internal;
 mod leaderboards;
 pub mod limits;
 mod live;
@@ -129,6 +130,7 @@ pub fn router(state: AppState) -> Router {
     let files = uploads::files_router(state.clone());
     let ready = health::ready_router(state.clone());
     let scrape = metrics::metrics_router(state.clone());
+    let internal = internal::internal_router(state.clone());
     let abuse_limits = Arc::new(limits::AbuseLimits::new(&state.config.limits, &openapi));
     abuse_limits.spawn_sweeper();
     let idempotency = idempotency::Idempotency::new(state.clone(), &openapi);
@@ -147,6 +149,7 @@ pub fn router(state: AppState) -> Router {
         .merge(files)
         .merge(ready)
         .merge(scrape)
+        .merge(internal)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(

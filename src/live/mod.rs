@@ -1,8 +1,12 @@
 //! The live engine as the server runs it: the tournament actors' registry over the
 //! database store and the Socket.IO broadcaster.
 
+pub mod engine;
 pub mod events;
+pub mod forward;
 pub mod json;
+pub mod keeper;
+pub mod leases;
 pub mod socket;
 pub mod store;
 
@@ -17,6 +21,7 @@ use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySe
 use strum::IntoEnumIterator;
 use uuid::Uuid;
 
+use self::engine::{Live, Nodes};
 use self::socket::SocketBroadcaster;
 use self::store::SeaOrmStore;
 use crate::error::{AppError, ErrorCode, FieldProblem};
@@ -27,22 +32,25 @@ use crate::notifications::Notifier;
 /// the fan-out and answers; the fan-out sends them to the Socket.IO rooms in order.
 pub type LiveRegistry = Registry<SeaOrmStore, Fanout<SocketBroadcaster>>;
 
-/// Starts the live engine's supervisor. The broadcaster goes live once Socket.IO is served
-/// ([`socket::serve_beside`]), and [`resume_running`] then wakes the running tournaments.
+/// Starts the live engine's supervisor; `nodes` when this node is one of several. The
+/// broadcaster goes live once Socket.IO is served ([`socket::serve_beside`]), and
+/// [`resume_running`] then wakes the running tournaments.
 pub async fn start(
     db: &DatabaseConnection,
     notifier: Notifier,
     metrics: Arc<Metrics>,
-) -> anyhow::Result<(LiveRegistry, Arc<SocketBroadcaster>)> {
-    let store = Arc::new(SeaOrmStore { db: db.clone(), notifier });
+    nodes: Option<Arc<Nodes>>,
+) -> anyhow::Result<(Live, Arc<SocketBroadcaster>)> {
+    let leases = nodes.as_ref().map(|nodes| nodes.leases.clone());
+    let store = Arc::new(SeaOrmStore { db: db.clone(), notifier, leases });
     let sockets = Arc::new(SocketBroadcaster::new(metrics));
     let registry = Registry::start(store, Arc::new(Fanout::new(sockets.clone())), Utc::now).await?;
-    Ok((registry, sockets))
+    Ok((Live::new(registry, nodes), sockets))
 }
 
 /// Starts an actor for every tournament that was running when the server stopped, so its
-/// clock moves on.
-pub async fn resume_running(registry: &LiveRegistry, db: &DatabaseConnection) -> anyhow::Result<()> {
+/// clock moves on (with several nodes, those no other node runs).
+pub async fn resume_running(live: &Live, db: &DatabaseConnection) -> anyhow::Result<()> {
     let running: Vec<Uuid> = tournaments::Entity::find()
         .select_only()
         .column(tournaments::Column::Id)
@@ -50,7 +58,7 @@ pub async fn resume_running(registry: &LiveRegistry, db: &DatabaseConnection) ->
         .into_tuple()
         .all(db)
         .await?;
-    registry.resume(&running).await;
+    live.registry().resume(&running).await;
     Ok(())
 }
 
@@ -83,6 +91,9 @@ impl From<LiveError> for AppError {
             LiveError::Refused { refusal, message } => AppError::new(code_of(refusal), message),
             LiveError::Invalid { field, problem } => AppError::validation(vec![FieldProblem::new(field, problem)]),
             LiveError::Internal(cause) => AppError::Internal(cause),
+            LiveError::Elsewhere { owner } => {
+                AppError::Internal(anyhow::anyhow!("the tournament's owner ({owner:?}) was not reached"))
+            }
         }
     }
 }

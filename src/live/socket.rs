@@ -95,6 +95,19 @@ impl SocketBroadcaster {
         }
     }
 
+    /// Closes every live connection of this node (its clients reconnect, through the load
+    /// balancer, to a node that stays), within [`BROADCAST_TIMEOUT`].
+    pub async fn close_all(&self) {
+        let closed = match self.io.get() {
+            Some(LiveIo::Local(io)) => tokio::time::timeout(BROADCAST_TIMEOUT, io.close()).await,
+            Some(LiveIo::Redis(io)) => tokio::time::timeout(BROADCAST_TIMEOUT, io.close()).await,
+            None => return,
+        };
+        if closed.is_err() {
+            tracing::warn!("closing the live connections timed out");
+        }
+    }
+
     /// Announces this node's changes on `bus` from now on (several nodes).
     pub fn announce_on(&self, bus: Arc<Bus>) {
         if self.bus.set(bus).is_err() {

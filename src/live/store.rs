@@ -3,10 +3,11 @@
 //! `live_version` so a change decided on a stale game is never written.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use floor_actors::error::{LiveError, LiveResult};
-use floor_actors::live::{Change, Game, LiveStore, Persisted, Player, Seat};
+use floor_actors::live::{Change, Game, LiveStore, Owner, Persisted, Player, Seat};
 use floor_actors::rules::clock::Clock;
 use floor_actors::rules::structure::Segment;
 use floor_entities::enums::TournamentStatus;
@@ -16,6 +17,7 @@ use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, Que
 use serde_json::json;
 use uuid::Uuid;
 
+use super::leases::Leases;
 use crate::audit;
 use crate::db::{self, find_where_in};
 use crate::error::{AppError, AppResult, ErrorCode, OnUniqueViolation};
@@ -28,9 +30,26 @@ use crate::tournaments::{UNNAMED_PLAYER, player_names, results};
 pub struct SeaOrmStore {
     pub db: DatabaseConnection,
     pub notifier: Notifier,
+    /// With several nodes: which tournaments this node runs. One node alone runs them all.
+    pub leases: Option<Arc<Leases>>,
 }
 
 impl LiveStore for SeaOrmStore {
+    async fn claim(&self, tournament_id: Uuid) -> LiveResult<Owner> {
+        match &self.leases {
+            Some(leases) => leases.claim(tournament_id).await.map_err(AppError::into_live),
+            None => Ok(Owner::Here),
+        }
+    }
+
+    async fn release(&self, tournament_id: Uuid) {
+        if let Some(leases) = &self.leases
+            && let Err(err) = leases.release(tournament_id).await
+        {
+            tracing::warn!(%tournament_id, error = %err, "could not release a tournament; its lease runs out by itself");
+        }
+    }
+
     async fn load(&self, tournament_id: Uuid) -> LiveResult<Option<Game>> {
         load_game(&self.db, tournament_id).await.map_err(AppError::into_live)
     }
@@ -47,7 +66,7 @@ impl LiveStore for SeaOrmStore {
     }
 
     async fn persist(&self, game: &Game, change: &Change, by: Option<Uuid>) -> LiveResult<Persisted> {
-        persist_change(&self.db, game, change, by).await.map_err(AppError::into_live)
+        persist_change(&self.db, self.leases.as_deref(), game, change, by).await
     }
 
     async fn start(&self, tournament_id: Uuid, by: Uuid, now: DateTime<Utc>) -> LiveResult<()> {
@@ -116,14 +135,31 @@ pub async fn load_game(conn: &impl ConnectionTrait, tournament_id: Uuid) -> AppR
 }
 
 /// Writes one change of a running game in one transaction, if the stored version is still
-/// the game's: the version check is what makes a stale decision harmless.
+/// the game's (the version check is what makes a stale decision harmless) and, with several
+/// nodes, if this node still holds the tournament.
 async fn persist_change(
     db: &DatabaseConnection,
+    leases: Option<&Leases>,
+    game: &Game,
+    change: &Change,
+    by: Option<Uuid>,
+) -> LiveResult<Persisted> {
+    let tx = db::begin_write(db).await.map_err(|err| AppError::from(err).into_live())?;
+    if let Some(leases) = leases
+        && !leases.fence(&tx, game.tournament_id).await.map_err(AppError::into_live)?
+    {
+        return Err(LiveError::Elsewhere { owner: None });
+    }
+    write_change(tx, game, change, by).await.map_err(AppError::into_live)
+}
+
+/// [`persist_change`] inside its transaction.
+async fn write_change(
+    tx: sea_orm::DatabaseTransaction,
     game: &Game,
     change: &Change,
     by: Option<Uuid>,
 ) -> AppResult<Persisted> {
-    let tx = db::begin_write(db).await?;
     let now = Utc::now();
     let mut columns = tournaments::Entity::update_many();
     if let Change::Clock { clock, .. } = change {

@@ -13,7 +13,6 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use floor_actors::live::{Broadcaster, LiveStore, Registry};
 use floor_actors::rules::seating::{seat_players, table_count};
 use floor_entities::enums::{RegistrationSource, RegistrationStatus, StrikeReason, TournamentStatus, TournamentType};
 use floor_entities::{blind_templates, registrations, table_seats, tournament_translations, tournaments};
@@ -73,10 +72,14 @@ async fn advance_locked(
     }
 }
 
-/// Publishes a change made beside the tournament's actor, once it has committed: returns when
-/// the actor has read it and told the watchers.
-async fn publish(live: &Registry<impl LiveStore, impl Broadcaster>, tournament_id: Uuid) {
-    live.reload(tournament_id).await;
+/// Where a change made beside the tournament's actor goes once it has committed: the live
+/// engine, which returns when the actor has read it and told the watchers.
+pub trait LiveChanges {
+    fn changed(&self, tournament_id: Uuid) -> impl Future<Output = ()> + Send;
+}
+
+async fn publish(live: &impl LiveChanges, tournament_id: Uuid) {
+    live.changed(tournament_id).await;
 }
 
 /// A tournament's texts by locale (`ru`, `en`).
@@ -189,7 +192,7 @@ pub async fn create(
 pub async fn update(
     db: &DatabaseConnection,
     notifier: &Notifier,
-    live: &Registry<impl LiveStore, impl Broadcaster>,
+    live: &impl LiveChanges,
     tournament_id: Uuid,
     by: Uuid,
     changes: TournamentChanges,
@@ -308,7 +311,7 @@ async fn write_texts(conn: &impl ConnectionTrait, tournament_id: Uuid, texts: Te
 /// (nobody gets a strike) and every seat freed. Watchers of a running one see it at once.
 pub async fn cancel(
     db: &DatabaseConnection,
-    live: &Registry<impl LiveStore, impl Broadcaster>,
+    live: &impl LiveChanges,
     tournament_id: Uuid,
     by: Uuid,
 ) -> AppResult<tournaments::Model> {

@@ -544,11 +544,11 @@ async fn a_killed_actor_restarts_with_the_same_live_state(backend: Backend) {
     day.eliminate(&app, seated_ids(&started)[0]).await.assert_ok();
     day.press(&app, "level", json!({"direction": "next"})).await.assert_ok();
     let before = day.press(&app, "pause", json!({})).await.assert_ok().clone();
-    let actor = app.state.live.actor_of(day.id).expect("a running tournament has an actor");
+    let actor = app.state.live.registry().actor_of(day.id).expect("a running tournament has an actor");
     actor.kill();
     let mut rebuilt = None;
     for _ in 0..100 {
-        if let Some(new) = app.state.live.actor_of(day.id).filter(|new| new.get_id() != actor.get_id()) {
+        if let Some(new) = app.state.live.registry().actor_of(day.id).filter(|new| new.get_id() != actor.get_id()) {
             rebuilt = Some(new);
             break;
         }

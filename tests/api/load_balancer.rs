@@ -72,6 +72,8 @@ async fn two_nodes_behind_haproxy_serve_the_api_and_watchers_over_websocket_and_
     assert!(up, "the API answers through the load balancer");
     let scrape = first.client.get(format!("{origin}/metrics")).send().await.expect("an answer");
     assert_eq!(scrape.status(), 404, "metrics stay inside");
+    let internal = first.client.post(format!("{origin}/internal/live/{}", uuid::Uuid::nil())).send().await;
+    assert_eq!(internal.expect("an answer").status(), 404, "the nodes' door stays inside");
 
     let game = ready(&first, "+79990007700", 770, 2).await;
     let started = game.start(&first).await;
@@ -87,7 +89,7 @@ async fn two_nodes_behind_haproxy_serve_the_api_and_watchers_over_websocket_and_
     let joined_at = started["version"].as_i64().expect("a version");
 
     let mut versions = Vec::new();
-    for press in 0..20 {
+    for press in 0..100 {
         let node = if press % 2 == 0 { &first } else { &second };
         let action = if press % 2 == 0 { "pause" } else { "resume" };
         let answer = staff(node, &game.club, &game.path(action), json!({})).await;
@@ -108,4 +110,15 @@ async fn two_nodes_behind_haproxy_serve_the_api_and_watchers_over_websocket_and_
     let live = first.client.get(format!("{origin}/api/v1/tournaments/{}/live", game.id)).send().await;
     let live: serde_json::Value = live.expect("an answer").json().await.expect("json");
     assert_eq!(live["version"], last, "a read through the load balancer is current");
+    let mut actors = 0.0;
+    for node in [&first, &second] {
+        let text = node.client.get(format!("{}/metrics", node.base)).send().await.expect("a scrape");
+        let text = text.text().await.expect("text");
+        actors += text
+            .lines()
+            .find_map(|line| line.strip_prefix("floor_live_actors "))
+            .and_then(|value| value.trim().parse::<f64>().ok())
+            .expect("the gauge");
+    }
+    assert_eq!(actors, 1.0, "one actor across the nodes for the one running tournament");
 }

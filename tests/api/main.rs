@@ -19,6 +19,7 @@ mod deploy;
 mod devices;
 mod errors;
 mod etags;
+mod failover;
 mod health;
 mod idempotency;
 mod integrity;

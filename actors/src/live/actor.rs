@@ -21,8 +21,10 @@ use crate::rules::clock::Direction;
 /// Where the actor reads the time; tests hand in tokio's paused clock.
 pub type TimeSource = fn() -> DateTime<Utc>;
 
-/// The live commands of the contract, sent by `owner` or `td`.
-#[derive(Clone, Debug, PartialEq)]
+/// The live commands of the contract, sent by `owner` or `td` (and handed between nodes in
+/// this JSON form).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", content = "args", rename_all = "camelCase")]
 pub enum Command {
     Start,
     Pause,
@@ -53,7 +55,8 @@ impl Command {
 }
 
 /// A recorded elimination, as the elimination response shows it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Elimination {
     pub registration_id: Uuid,
     pub place: i32,

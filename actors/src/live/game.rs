@@ -14,7 +14,8 @@ use crate::rules::seating::{SEATS_PER_TABLE, table_count};
 use crate::rules::structure::Segment;
 
 /// A table and a seat at it, both from 1.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Seat {
     pub table_no: i32,
     pub seat_no: i32,

@@ -11,6 +11,8 @@ pub mod store;
 #[cfg(test)]
 mod clock_tests;
 #[cfg(test)]
+mod ownership_tests;
+#[cfg(test)]
 mod registry_tests;
 
 pub use actor::{Command, Elimination, Outcome, TournamentActor, TournamentMsg};
@@ -18,4 +20,4 @@ pub use fanout::Fanout;
 pub use game::{Change, ClockAction, Game, Player, Seat};
 pub use registry::Registry;
 pub use state::{LiveState, Snapshot};
-pub use store::{Broadcaster, LiveStore, Persisted};
+pub use store::{Broadcaster, LiveStore, Owner, Persisted};

@@ -3,6 +3,11 @@
 //! latest LiveState, so reads never wait for the actor nor touch the database, and it lets
 //! go of actors whose tournament ended or that sat idle.
 //!
+//! With several nodes, a node runs a tournament's actor only while it holds the tournament
+//! ([`LiveStore::claim`]); the other nodes keep a follower: the latest state, read again from
+//! the database when the owner's note says it moved on, and answer commands with
+//! [`LiveError::Elsewhere`] so the server hands them to the owner.
+//!
 //! Finding a tournament that has no actor yet (a cold start) reads the database in the
 //! caller's task, not in the supervisor's: the supervisor only starts actors from games
 //! already loaded, so a flood of reads of unknown tournaments cannot hold up the start of a
@@ -15,7 +20,8 @@ use std::time::Duration;
 
 use floor_entities::enums::TournamentStatus;
 use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{Notify, Semaphore, watch};
+use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 use uuid::Uuid;
 
@@ -23,7 +29,7 @@ use crate::error::{LiveError, LiveResult, Refusal};
 use crate::live::actor::{Command, Outcome, TimeSource, TournamentActor, TournamentMsg, to_millis};
 use crate::live::game::Game;
 use crate::live::state::{LiveState, Snapshot};
-use crate::live::store::{Broadcaster, LiveStore};
+use crate::live::store::{Broadcaster, LiveStore, Owner};
 
 /// An actor not used for this long is let go, unless its clock runs.
 pub const IDLE_AFTER: Duration = Duration::from_secs(10 * 60);
@@ -42,12 +48,83 @@ pub const COLD_START_QUEUE: usize = 256;
 /// first reads (a morning of tournaments, a restart) leaves the pool to the running ones.
 pub const COLD_LOADS: usize = 16;
 
-/// A running actor and its latest LiveState.
+/// A tournament this node knows: its actor, or its follower, and its latest LiveState.
 #[derive(Clone)]
 struct Entry {
-    actor: ActorRef<TournamentMsg>,
+    role: Role,
     snapshot: watch::Receiver<Snapshot>,
     last_used: Instant,
+}
+
+#[derive(Clone)]
+enum Role {
+    /// This node runs the tournament.
+    Owner(ActorRef<TournamentMsg>),
+    /// Another node does (or none, while this one shuts down).
+    Follower(Arc<Follower>),
+}
+
+impl Entry {
+    fn actor(&self) -> Option<&ActorRef<TournamentMsg>> {
+        match &self.role {
+            Role::Owner(actor) => Some(actor),
+            Role::Follower(_) => None,
+        }
+    }
+}
+
+/// What a node keeps of a tournament another node runs: its latest state, read again from
+/// the database (by a task of its own, so many notes cost one read at a time) when a note
+/// says the tournament moved on.
+struct Follower {
+    published: Arc<watch::Sender<Snapshot>>,
+    wake: Arc<Notify>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Follower {
+    fn start<S: LiveStore>(store: Arc<S>, now: TimeSource, game: &Game) -> (Arc<Self>, watch::Receiver<Snapshot>) {
+        let tournament_id = game.tournament_id;
+        let (published, snapshot) = watch::channel(Arc::new(LiveState::of(game, to_millis(now()))));
+        let published = Arc::new(published);
+        let wake = Arc::new(Notify::new());
+        let task = tokio::spawn({
+            let (published, wake) = (published.clone(), wake.clone());
+            async move {
+                loop {
+                    wake.notified().await;
+                    match store.load(tournament_id).await {
+                        Ok(Some(game)) => {
+                            publish_if_newer(&published, Arc::new(LiveState::of(&game, to_millis(now()))))
+                        }
+                        Ok(None) => {}
+                        Err(err) => {
+                            tracing::warn!(%tournament_id, error = %err, "could not read a followed tournament")
+                        }
+                    }
+                }
+            }
+        });
+        (Arc::new(Self { published, wake, task }), snapshot)
+    }
+}
+
+/// Publishes `state` unless the published one is as new: notes and answers may arrive out
+/// of order, and a follower never goes back.
+fn publish_if_newer(published: &watch::Sender<Snapshot>, state: Snapshot) {
+    published.send_if_modified(|current| {
+        let newer = state.version > current.version;
+        if newer {
+            *current = state;
+        }
+        newer
+    });
 }
 
 type Entries = Arc<Mutex<HashMap<Uuid, Entry>>>;
@@ -88,6 +165,7 @@ pub struct Registry<S, B> {
     openings: Openings,
     supervisor: ActorRef<SupervisorMsg>,
     store: Arc<S>,
+    now: TimeSource,
     cold_starts: ColdStarts,
     _broadcaster: std::marker::PhantomData<B>,
 }
@@ -99,6 +177,7 @@ impl<S, B> Clone for Registry<S, B> {
             openings: self.openings.clone(),
             supervisor: self.supervisor.clone(),
             store: self.store.clone(),
+            now: self.now,
             cold_starts: self.cold_starts.clone(),
             _broadcaster: std::marker::PhantomData,
         }
@@ -129,6 +208,7 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
             openings: Openings::default(),
             supervisor,
             store,
+            now,
             cold_starts,
             _broadcaster: std::marker::PhantomData,
         })
@@ -141,90 +221,165 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
         Ok(snapshot)
     }
 
-    /// Runs a live command through the tournament's actor and waits for its answer.
+    /// Runs a live command through the tournament's actor and waits for its answer; when
+    /// another node runs the tournament, [`LiveError::Elsewhere`] names it.
     pub async fn command(&self, tournament_id: Uuid, command: Command, by: Uuid) -> LiveResult<Outcome> {
         // An actor that stopped before it took the command (let go, or died just then) is
         // replaced and asked once more. One that took it and died before answering may have
         // written it: asking again could apply it twice, so that is an error to the caller.
         for _ in 0..2 {
-            let entry = self.entry(tournament_id).await?;
+            let actor = self.owner_actor(tournament_id).await?;
             let command = command.clone();
-            match entry.actor.call(|reply| TournamentMsg::Command { command, by, reply }, Some(COMMAND_TIMEOUT)).await {
+            match actor.call(|reply| TournamentMsg::Command { command, by, reply }, Some(COMMAND_TIMEOUT)).await {
                 Ok(ractor::rpc::CallResult::Success(outcome)) => return outcome,
                 Ok(_) => {
                     return Err(LiveError::Internal(anyhow::anyhow!(
                         "the tournament actor stopped or timed out while handling a command; read the live state for its effect"
                     )));
                 }
-                Err(_) => self.forget(tournament_id, &entry.actor),
+                Err(_) => self.forget(tournament_id, &actor),
             }
         }
         Err(LiveError::Internal(anyhow::anyhow!("the tournament actor could not be reached")))
     }
 
-    /// Tells the tournament's actor that this node changed the tournament outside it (a
-    /// cancel, an edit), and waits until the actor has published it and told the watchers:
-    /// a read after the change's answer shows it. Without an actor, one starts from the
-    /// database and announces what it loaded.
-    pub async fn reload(&self, tournament_id: Uuid) {
-        let announced = match self.entry(tournament_id).await {
-            Ok(entry) => entry
-                .actor
-                .call(|reply| TournamentMsg::Announce { reply: Some(reply) }, Some(COMMAND_TIMEOUT))
-                .await
-                .map_err(|err| err.to_string())
-                .and_then(|answer| match answer {
-                    ractor::rpc::CallResult::Success(()) => Ok(()),
-                    _ => Err("no answer".to_owned()),
-                }),
-            Err(err) => Err(err.to_string()),
-        };
-        if let Err(err) = announced {
-            tracing::warn!(%tournament_id, error = %err, "could not tell the tournament actor of a change");
+    /// Tells the tournament's actor that the tournament changed outside it (a cancel, an
+    /// edit), and waits until the actor has published it and told the watchers: a read after
+    /// the change's answer shows it. Without an actor, one starts from the database and
+    /// announces what it loaded. [`LiveError::Elsewhere`] when another node runs it.
+    pub async fn reload(&self, tournament_id: Uuid) -> LiveResult<()> {
+        let actor = self.owner_actor(tournament_id).await?;
+        match actor.call(|reply| TournamentMsg::Announce { reply: Some(reply) }, Some(COMMAND_TIMEOUT)).await {
+            Ok(ractor::rpc::CallResult::Success(())) => Ok(()),
+            Ok(_) => Err(LiveError::Internal(anyhow::anyhow!("the tournament actor did not answer"))),
+            Err(err) => Err(LiveError::Internal(anyhow::anyhow!("the tournament actor is gone: {err}"))),
         }
     }
 
-    /// Another node changed the tournament to `version`: the actor here, if it has an older
-    /// one, reads the change from the database (its maker has told the watchers).
+    /// A state another node answered for a tournament it runs: the follower here shows it at
+    /// once, so a read on this node after the answer is current.
+    pub fn observe(&self, state: Snapshot) {
+        if let Some(Role::Follower(follower)) = entries(&self.entries).get(&state.tournament_id).map(|e| &e.role) {
+            publish_if_newer(&follower.published, state);
+        }
+    }
+
+    /// Another node changed the tournament to `version`: what this node holds of it, if
+    /// older, is read again from the database (the change's maker has told the watchers).
     pub fn catch_up(&self, tournament_id: Uuid, version: i64) {
         if let Some(entry) = entries(&self.entries).get(&tournament_id)
             && entry.snapshot.borrow().version < version
         {
-            let _ = entry.actor.cast(TournamentMsg::CatchUp);
+            entry.catch_up();
         }
     }
 
-    /// Every actor here reads its tournament again (after this node could have missed other
-    /// nodes' notes, such as when it lost Redis for a while).
+    /// Everything here is read again (after this node could have missed other nodes' notes,
+    /// such as when it lost Redis for a while).
     pub fn catch_up_all(&self) {
         for entry in entries(&self.entries).values() {
-            let _ = entry.actor.cast(TournamentMsg::CatchUp);
+            entry.catch_up();
         }
     }
 
-    /// Starts actors for these tournaments (the running ones, at boot), so their clocks move.
+    /// Runs these tournaments here unless another node does (the running ones, at boot and
+    /// when their owner went away), so their clocks move.
     pub async fn resume(&self, tournament_ids: &[Uuid]) {
         for id in tournament_ids {
-            if let Err(err) = self.entry(*id).await {
+            if let Err(err) = self.owner_actor(*id).await
+                && !matches!(err, LiveError::Elsewhere { .. })
+            {
                 tracing::error!(tournament_id = %id, error = %err, "could not resume a live tournament");
             }
         }
     }
 
-    /// The actor of a tournament if one is running (for operators and tests).
+    /// The actor of a tournament if one is running here (for operators and tests).
     pub fn actor_of(&self, tournament_id: Uuid) -> Option<ActorRef<TournamentMsg>> {
-        entries(&self.entries).get(&tournament_id).map(|entry| entry.actor.clone())
+        entries(&self.entries).get(&tournament_id).and_then(|entry| entry.actor().cloned())
     }
 
     /// How many tournament actors run here now.
     pub fn actor_count(&self) -> usize {
-        entries(&self.entries).len()
+        entries(&self.entries).values().filter(|entry| entry.actor().is_some()).count()
+    }
+
+    /// The tournaments whose actor runs here.
+    pub fn owned(&self) -> Vec<Uuid> {
+        entries(&self.entries).iter().filter(|(_, entry)| entry.actor().is_some()).map(|(id, _)| *id).collect()
+    }
+
+    /// This node no longer holds the tournament (its hold ran out and another node took it):
+    /// its actor stops without writing more, and the tournament is followed from now on.
+    pub fn let_go(&self, tournament_id: Uuid) {
+        let removed = {
+            let mut map = entries(&self.entries);
+            match map.get(&tournament_id) {
+                Some(entry) if entry.actor().is_some() => map.remove(&tournament_id),
+                _ => None,
+            }
+        };
+        if let Some(actor) = removed.as_ref().and_then(Entry::actor) {
+            tracing::warn!(%tournament_id, "another node took the tournament over; its actor here stops");
+            actor.stop(Some("another node holds the tournament".into()));
+        }
+    }
+
+    /// Hands every tournament this node runs over: each actor finishes the commands it has
+    /// taken (within `grace`), then its tournament is released for another node. Commands
+    /// arriving meanwhile find no actor here; with the store refusing new claims (a node
+    /// shutting down), they are answered [`LiveError::Elsewhere`]. Returns the tournaments.
+    pub async fn hand_over(&self, grace: Duration) -> Vec<Uuid> {
+        let owned: Vec<(Uuid, ActorRef<TournamentMsg>)> = {
+            let mut map = entries(&self.entries);
+            let ids: Vec<Uuid> = map.iter().filter(|(_, entry)| entry.actor().is_some()).map(|(id, _)| *id).collect();
+            ids.into_iter()
+                .filter_map(|id| map.remove(&id).and_then(|entry| entry.actor().cloned()).map(|actor| (id, actor)))
+                .collect()
+        };
+        let mut draining = JoinSet::new();
+        for (tournament_id, actor) in owned {
+            let store = self.store.clone();
+            draining.spawn(async move {
+                if actor.drain_and_wait(Some(grace)).await.is_err() {
+                    tracing::warn!(%tournament_id, "a tournament actor did not finish its commands in time");
+                    actor.stop(Some("handing over".into()));
+                }
+                store.release(tournament_id).await;
+                tournament_id
+            });
+        }
+        draining.join_all().await
     }
 
     /// Stops the supervisor and with it every actor.
     pub fn shutdown(&self) {
         entries(&self.entries).clear();
         self.supervisor.stop(None);
+    }
+
+    /// The actor of a tournament this node runs or may take now; [`LiveError::Elsewhere`]
+    /// when another node runs it. A follower asks again, as its owner may have let go.
+    async fn owner_actor(&self, tournament_id: Uuid) -> LiveResult<ActorRef<TournamentMsg>> {
+        for _ in 0..2 {
+            let entry = self.entry(tournament_id).await?;
+            let follower = match &entry.role {
+                Role::Owner(actor) => return Ok(actor.clone()),
+                Role::Follower(follower) => follower.clone(),
+            };
+            match self.store.claim(tournament_id).await? {
+                Owner::Here => {
+                    // Taken: the follower gives way to an actor (started by the next cold start).
+                    let mut map = entries(&self.entries);
+                    if map.get(&tournament_id).is_some_and(|entry| is_same(&entry.role, &follower)) {
+                        map.remove(&tournament_id);
+                    }
+                }
+                Owner::Node(url) => return Err(LiveError::Elsewhere { owner: Some(url) }),
+                Owner::Nobody => return Err(LiveError::Elsewhere { owner: None }),
+            }
+        }
+        Err(LiveError::Internal(anyhow::anyhow!("the tournament changed hands while a command waited")))
     }
 
     fn running(&self, tournament_id: Uuid) -> Option<Entry> {
@@ -284,6 +439,9 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
             return Ok(entry);
         }
         let game = self.store.load(tournament_id).await?.ok_or_else(|| LiveError::not_found("tournament"))?;
+        if self.store.claim(tournament_id).await? != Owner::Here {
+            return Ok(self.follow(game));
+        }
         let game = Box::new(game);
         match self.supervisor.call(|reply| SupervisorMsg::Adopt { game, reply: Some(reply) }, None).await {
             Ok(ractor::rpc::CallResult::Success(entry)) => entry,
@@ -292,10 +450,45 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
         }
     }
 
+    /// Follows a tournament another node runs, from `game` as loaded.
+    fn follow(&self, game: Game) -> Entry {
+        let mut map = entries(&self.entries);
+        if let Some(entry) = map.get(&game.tournament_id) {
+            return entry.clone();
+        }
+        let (follower, snapshot) = Follower::start(self.store.clone(), self.now, &game);
+        let entry = Entry { role: Role::Follower(follower), snapshot, last_used: Instant::now() };
+        map.insert(game.tournament_id, entry.clone());
+        entry
+    }
+
     fn forget(&self, tournament_id: Uuid, actor: &ActorRef<TournamentMsg>) {
         let mut map = entries(&self.entries);
-        if map.get(&tournament_id).is_some_and(|entry| entry.actor.get_id() == actor.get_id()) {
+        if map.get(&tournament_id).and_then(Entry::actor).is_some_and(|known| known.get_id() == actor.get_id()) {
             map.remove(&tournament_id);
+        }
+    }
+}
+
+fn is_same(role: &Role, follower: &Arc<Follower>) -> bool {
+    matches!(role, Role::Follower(known) if Arc::ptr_eq(known, follower))
+}
+
+impl Entry {
+    /// A rebuilt actor tells the watchers what it found.
+    fn catch_up_and_announce(&self) {
+        if let Some(actor) = self.actor() {
+            let _ = actor.cast(TournamentMsg::Announce { reply: None });
+        }
+    }
+
+    /// Reads the tournament again: the actor by a message, the follower by its task.
+    fn catch_up(&self) {
+        match &self.role {
+            Role::Owner(actor) => {
+                let _ = actor.cast(TournamentMsg::CatchUp);
+            }
+            Role::Follower(follower) => follower.wake.notify_one(),
         }
     }
 }
@@ -332,7 +525,9 @@ impl<S: LiveStore, B: Broadcaster> LiveSupervisor<S, B> {
         game: Game,
     ) -> LiveResult<Entry> {
         let tournament_id = game.tournament_id;
-        if let Some(entry) = entries(&self.entries).get(&tournament_id) {
+        if let Some(entry) = entries(&self.entries).get(&tournament_id)
+            && entry.actor().is_some()
+        {
             return Ok(entry.clone());
         }
         let (published, snapshot) = watch::channel(Arc::new(LiveState::of(&game, to_millis((self.now)()))));
@@ -341,7 +536,7 @@ impl<S: LiveStore, B: Broadcaster> LiveSupervisor<S, B> {
             .await
             .map_err(|err| LiveError::Internal(anyhow::anyhow!("starting a tournament actor: {err}")))?;
         state.children.insert(actor.get_id(), tournament_id);
-        let entry = Entry { actor, snapshot, last_used: Instant::now() };
+        let entry = Entry { role: Role::Owner(actor), snapshot, last_used: Instant::now() };
         entries(&self.entries).insert(tournament_id, entry.clone());
         Ok(entry)
     }
@@ -368,7 +563,8 @@ impl<S: LiveStore, B: Broadcaster> LiveSupervisor<S, B> {
     }
 
     /// Ended tournaments need no actor; idle ones get one again on their next read. A
-    /// running clock keeps its actor, which moves it on.
+    /// running clock keeps its actor, which moves it on. A tournament whose actor stops is
+    /// released for any node; followers go by the same rules.
     fn reap(&self) {
         let mut map = entries(&self.entries);
         let now = Instant::now();
@@ -383,8 +579,10 @@ impl<S: LiveStore, B: Broadcaster> LiveSupervisor<S, B> {
                     now.duration_since(entry.last_used) < IDLE_AFTER
                 }
             };
-            if !keep {
-                entry.actor.stop(Some("no longer needed".into()));
+            if !keep && let Some(actor) = entry.actor() {
+                actor.stop(Some("no longer needed".into()));
+                let (store, tournament_id) = (self.store.clone(), entry.snapshot.borrow().tournament_id);
+                tokio::spawn(async move { store.release(tournament_id).await });
             }
             keep
         });
@@ -414,9 +612,7 @@ impl<S: LiveStore, B: Broadcaster> Actor for LiveSupervisor<S, B> {
             // The old actor may have died between a change and its broadcast: the new one
             // tells the watchers what it found.
             SupervisorMsg::Adopt { game, reply: None } => match self.adopt(&myself, state, *game).await {
-                Ok(entry) => {
-                    let _ = entry.actor.cast(TournamentMsg::Announce { reply: None });
-                }
+                Ok(entry) => entry.catch_up_and_announce(),
                 Err(err) => tracing::error!(error = %err, "could not start a rebuilt tournament actor"),
             },
             SupervisorMsg::Reap => self.reap(),
@@ -442,7 +638,8 @@ impl<S: LiveStore, B: Broadcaster> Actor for LiveSupervisor<S, B> {
         let Some(tournament_id) = state.children.remove(&cell.get_id()) else { return Ok(()) };
         let was_registered = {
             let mut map = entries(&self.entries);
-            let registered = map.get(&tournament_id).is_some_and(|entry| entry.actor.get_id() == cell.get_id());
+            let registered =
+                map.get(&tournament_id).and_then(Entry::actor).is_some_and(|actor| actor.get_id() == cell.get_id());
             if registered {
                 map.remove(&tournament_id);
             }

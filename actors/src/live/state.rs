@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use floor_entities::enums::TournamentStatus;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -13,7 +13,7 @@ use crate::live::game::Game;
 use crate::rules::structure::Segment;
 
 /// The server clock: clients compute the remaining time from these fields and `serverTime`.
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClockView {
     pub current_level_idx: usize,
@@ -25,7 +25,7 @@ pub struct ClockView {
     pub levels: Vec<Segment>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SeatView {
     pub seat_no: i32,
@@ -33,7 +33,7 @@ pub struct SeatView {
     pub name: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TableView {
     pub table_no: i32,
@@ -41,7 +41,7 @@ pub struct TableView {
     pub seats: Vec<SeatView>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EliminationView {
     pub registration_id: Uuid,
@@ -51,7 +51,7 @@ pub struct EliminationView {
 }
 
 /// The full live picture of one tournament.
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LiveState {
     pub tournament_id: Uuid,

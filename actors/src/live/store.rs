@@ -22,8 +22,30 @@ pub enum Persisted {
     Stale,
 }
 
+/// Which node runs a tournament's actor, when several nodes share the database.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// This node: it runs the actor.
+    Here,
+    /// Another node, reached at this address.
+    Node(String),
+    /// No node, and this one takes no tournament now (it is shutting down).
+    Nobody,
+}
+
 /// The database side of a tournament actor. Every method is one transaction.
 pub trait LiveStore: Send + Sync + 'static {
+    /// Takes the tournament for this node unless another node holds it, and says who runs it.
+    /// One node alone always runs it.
+    fn claim(&self, _tournament_id: Uuid) -> impl Future<Output = LiveResult<Owner>> + Send {
+        async { Ok(Owner::Here) }
+    }
+
+    /// Lets go of the tournament, whose actor here has stopped, so any node may take it.
+    fn release(&self, _tournament_id: Uuid) -> impl Future<Output = ()> + Send {
+        async {}
+    }
+
     /// The game as stored, `None` when the tournament does not exist.
     fn load(&self, tournament_id: Uuid) -> impl Future<Output = LiveResult<Option<Game>>> + Send;
 

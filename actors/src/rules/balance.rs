@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::seating::SEATS_PER_TABLE;
 
@@ -16,7 +16,7 @@ pub struct SeatedPlayer<Id> {
 }
 
 /// One suggested move of a player (named by their registration) to a free seat.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Move<Id> {
     pub registration_id: Id,
@@ -28,7 +28,7 @@ pub struct Move<Id> {
 
 /// What the floor is told to do: `{"kind": "move", "moves": [...]}` to even out two tables,
 /// or `{"kind": "finalTable", "moves": [...]}` to bring everyone left to one table.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum BalanceHint<Id> {
     Move { moves: Vec<Move<Id>> },

@@ -23,7 +23,7 @@ pub struct Clock {
 }
 
 /// A level press: one segment forward or back.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
     Next,

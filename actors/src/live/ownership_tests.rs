@@ -1,0 +1,190 @@
+//! One owner per tournament: a node runs a tournament's actor only when the store says it
+//! holds it; otherwise it follows the tournament (reads stay current, commands name the
+//! owner), takes it when its owner let go, and hands its own over at shutdown.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use floor_entities::enums::TournamentStatus;
+use uuid::Uuid;
+
+use crate::error::{LiveError, LiveResult};
+use crate::live::{
+    Broadcaster, Change, Command, Game, LiveState, LiveStore, Owner, Persisted, Player, Registry, Seat, Snapshot,
+};
+use crate::rules::clock::Clock;
+use crate::rules::structure::Segment;
+
+const ID: Uuid = Uuid::from_u128(7);
+const OTHER_NODE: &str = "http://10.0.0.2:8080";
+
+/// One running game in memory, written with the version guard; who holds it is set by the
+/// test, and the releases are recorded.
+struct SharedStore {
+    game: Mutex<Game>,
+    owner: Mutex<Owner>,
+    released: Mutex<Vec<Uuid>>,
+}
+
+impl SharedStore {
+    fn new(owner: Owner) -> Arc<Self> {
+        let player = |n: u128, seat_no| Player {
+            registration_id: Uuid::from_u128(n),
+            name: format!("Player {n}"),
+            seat: Seat { table_no: 1, seat_no },
+            eliminated_at: None,
+            created_at: Utc::now(),
+        };
+        let game = Game {
+            tournament_id: ID,
+            status: TournamentStatus::Running,
+            version: 1,
+            clock: Some(Clock { current_level_idx: 0, level_started_at: Utc::now(), paused_at: None }),
+            levels: vec![Segment::Level { duration_min: 60, small_blind: 100, big_blind: 200, ante: None }],
+            chips_in_play: 20_000,
+            players: vec![player(1, 1), player(2, 2)],
+        };
+        Arc::new(Self { game: Mutex::new(game), owner: Mutex::new(owner), released: Mutex::default() })
+    }
+
+    fn set_owner(&self, owner: Owner) {
+        *self.owner.lock().expect("a lock") = owner;
+    }
+
+    /// Another node changes the game (a pause), as the database would show it.
+    fn changed_elsewhere(&self) -> i64 {
+        let mut game = self.game.lock().expect("a lock");
+        let pause = game.pause(Utc::now()).expect("a pause").expect("a change");
+        game.apply(&pause);
+        game.version
+    }
+}
+
+impl LiveStore for SharedStore {
+    async fn claim(&self, _: Uuid) -> LiveResult<Owner> {
+        Ok(self.owner.lock().expect("a lock").clone())
+    }
+
+    async fn release(&self, tournament_id: Uuid) {
+        self.released.lock().expect("a lock").push(tournament_id);
+    }
+
+    async fn load(&self, _: Uuid) -> LiveResult<Option<Game>> {
+        Ok(Some(self.game.lock().expect("a lock").clone()))
+    }
+
+    async fn version(&self, _: Uuid) -> LiveResult<Option<i64>> {
+        Ok(Some(self.game.lock().expect("a lock").version))
+    }
+
+    async fn persist(&self, game: &Game, change: &Change, _: Option<Uuid>) -> LiveResult<Persisted> {
+        let mut stored = self.game.lock().expect("a lock");
+        if stored.version != game.version {
+            return Ok(Persisted::Stale);
+        }
+        stored.apply(change);
+        Ok(Persisted::Written)
+    }
+
+    async fn start(&self, _: Uuid, _: Uuid, _: DateTime<Utc>) -> LiveResult<()> {
+        Err(LiveError::Internal(anyhow::anyhow!("not in these tests")))
+    }
+
+    async fn confirm(&self, _: Uuid, _: Uuid, _: DateTime<Utc>) -> LiveResult<()> {
+        Err(LiveError::Internal(anyhow::anyhow!("not in these tests")))
+    }
+}
+
+struct Silent;
+
+impl Broadcaster for Silent {
+    async fn broadcast(&self, _: Snapshot) {}
+}
+
+async fn node(store: &Arc<SharedStore>) -> Registry<SharedStore, Silent> {
+    Registry::start(store.clone(), Arc::new(Silent), Utc::now).await.expect("a registry")
+}
+
+/// Waits (up to a second) for the node to show `version`.
+async fn shows(registry: &Registry<SharedStore, Silent>, version: i64) -> bool {
+    for _ in 0..100 {
+        if registry.snapshot(ID).await.expect("a state").version == version {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    false
+}
+
+fn elsewhere(result: LiveResult<impl std::fmt::Debug>) -> Option<String> {
+    match result {
+        Err(LiveError::Elsewhere { owner }) => owner,
+        other => panic!("expected the owner to be named, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_tournament_another_node_runs_is_followed_and_its_commands_name_that_node() {
+    let store = SharedStore::new(Owner::Node(OTHER_NODE.to_owned()));
+    let registry = node(&store).await;
+    assert_eq!(registry.snapshot(ID).await.expect("a state").version, 1, "reads are served here");
+    assert_eq!(registry.actor_count(), 0, "no actor here");
+    assert_eq!(elsewhere(registry.command(ID, Command::Pause, Uuid::nil()).await).as_deref(), Some(OTHER_NODE));
+    assert_eq!(store.game.lock().expect("a lock").version, 1, "nothing written here");
+
+    let version = store.changed_elsewhere();
+    registry.catch_up(ID, version);
+    assert!(shows(&registry, version).await, "a note from the owner refreshes the follower");
+    assert_eq!(registry.actor_count(), 0);
+}
+
+#[tokio::test]
+async fn an_answer_from_the_owner_shows_at_once_and_an_older_one_never_goes_back() {
+    let store = SharedStore::new(Owner::Node(OTHER_NODE.to_owned()));
+    let registry = node(&store).await;
+    let first = registry.snapshot(ID).await.expect("a state");
+    let newer = Arc::new(LiveState { version: 5, ..(*first).clone() });
+    registry.observe(newer);
+    assert_eq!(registry.snapshot(ID).await.expect("a state").version, 5);
+    registry.observe(Arc::new(LiveState { version: 3, ..(*first).clone() }));
+    assert_eq!(registry.snapshot(ID).await.expect("a state").version, 5, "a late answer is older");
+}
+
+#[tokio::test]
+async fn a_follower_takes_the_tournament_once_its_owner_let_go() {
+    let store = SharedStore::new(Owner::Node(OTHER_NODE.to_owned()));
+    let registry = node(&store).await;
+    registry.snapshot(ID).await.expect("a state");
+    store.set_owner(Owner::Here);
+    let outcome = registry.command(ID, Command::Pause, Uuid::nil()).await.expect("run here now");
+    assert_eq!(outcome.state.version, 2);
+    assert_eq!(registry.actor_count(), 1);
+    assert_eq!(registry.owned(), [ID]);
+}
+
+#[tokio::test]
+async fn a_hand_over_finishes_the_actors_releases_them_and_takes_nothing_new() {
+    let store = SharedStore::new(Owner::Here);
+    let registry = node(&store).await;
+    registry.command(ID, Command::Pause, Uuid::nil()).await.expect("run here");
+    assert_eq!(registry.actor_count(), 1);
+    store.set_owner(Owner::Nobody);
+    assert_eq!(registry.hand_over(Duration::from_secs(5)).await, [ID]);
+    assert_eq!(*store.released.lock().expect("a lock"), [ID]);
+    assert_eq!(registry.actor_count(), 0);
+    assert_eq!(elsewhere(registry.command(ID, Command::Resume, Uuid::nil()).await), None, "no node runs it yet");
+    assert_eq!(registry.snapshot(ID).await.expect("reads go on").version, 2);
+}
+
+#[tokio::test]
+async fn a_node_that_lost_its_hold_stops_its_actor_and_follows() {
+    let store = SharedStore::new(Owner::Here);
+    let registry = node(&store).await;
+    registry.snapshot(ID).await.expect("a state");
+    assert_eq!(registry.actor_count(), 1);
+    store.set_owner(Owner::Node(OTHER_NODE.to_owned()));
+    registry.let_go(ID);
+    assert_eq!(registry.actor_count(), 0);
+    assert_eq!(elsewhere(registry.command(ID, Command::Pause, Uuid::nil()).await).as_deref(), Some(OTHER_NODE));
+}
