@@ -101,7 +101,12 @@ impl Live {
             if let Some(owner) = owner {
                 match nodes.forwarder.send(&owner, tournament_id, &work).await {
                     // It moved on meanwhile: ask again who runs it.
-                    Sent::Answered(Answered::Elsewhere { .. }) | Sent::NotDelivered => {}
+                    Sent::Answered(Answered::Elsewhere { .. }) => {}
+                    // Gone (its lease runs out soon), or NODE_URL names an address this node
+                    // cannot reach: the log tells the two apart by how long it lasts.
+                    Sent::NotDelivered => {
+                        tracing::warn!(%tournament_id, %owner, "the node running the tournament is unreachable");
+                    }
                     Sent::Answered(answered) => {
                         let done = answered.into_result();
                         if let Ok(Done::Command(outcome)) = &done {

@@ -6,9 +6,10 @@
 //! never runs it.
 
 use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
+use rust_socketio::TransportType;
 use sea_orm::{ConnectionTrait, Statement};
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -59,7 +60,7 @@ impl Node {
                 ("RATE_LIMIT_REFRESHES", GENEROUS_LIMIT),
                 ("RATE_LIMIT_PUBLIC_READS", GENEROUS_LIMIT),
             ])
-            .stdout(Stdio::null())
+            .stdout(log.try_clone().expect("the log file again"))
             .stderr(log)
             .spawn()
             .expect("floor starts");
@@ -186,11 +187,16 @@ async fn a_killed_owner_s_tournament_is_served_by_the_other_node_within_ten_seco
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_terminated_owner_hands_its_tournament_over_without_losing_or_doubling_a_press() {
-    let Some((_setup, game, first, second, _logs)) = two_nodes("+79990008900", 890, 2).await else { return };
+    let Some((setup, game, first, second, _logs)) = two_nodes("+79990008900", 890, 2).await else { return };
     let client = reqwest::Client::new();
     let (status, started) = press(&client, &first, &game, &game.path("start"), json!({}), "start").await.expect("sent");
     assert_eq!(status, 200, "{started}");
     assert_eq!(live_actors(&client, &first).await, Some(1.0));
+    // A watcher on the node that stays hears every press, whichever node took it.
+    let token = game.club.owner.access_token.clone();
+    let mut staying = setup.watch_at(&second.base, Some(&token), TransportType::Websocket).await;
+    staying.connected().await.expect("the namespace accepts the owner");
+    assert_eq!(staying.join(game.id).await["ok"], true);
 
     // Presses stream in, alternating between the nodes: a press that finds its node gone
     // (refused connection) goes to the other one with the same key, as a client would.
@@ -234,6 +240,8 @@ async fn a_terminated_owner_hands_its_tournament_over_without_losing_or_doubling
     }
     let expected: Vec<i64> = (1..=PRESSES as i64).map(|n| version(&started) + n).collect();
     assert_eq!(versions, expected, "each press applied once, in order, none lost");
+    let seen: Vec<i64> = staying.states_until(*expected.last().expect("presses")).await.iter().map(version).collect();
+    assert_eq!(seen, expected, "the staying node's watcher saw every press once, in order, across the hand-over");
 
     let since = terminated.expect("terminated");
     while handed_over.is_none() && since.elapsed() < Duration::from_secs(5) {
