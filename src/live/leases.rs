@@ -58,7 +58,8 @@ impl Leases {
 
     /// Takes the tournament's lease unless another node holds it, and says who runs it.
     pub async fn claim(&self, tournament_id: Uuid) -> AppResult<Owner> {
-        if !self.leaving.load(Ordering::SeqCst) {
+        let leaving = self.leaving.load(Ordering::SeqCst);
+        if !leaving {
             let now = Utc::now();
             let until = now + LEASE_FOR;
             let lease = tournament_leases::ActiveModel {
@@ -88,6 +89,8 @@ impl Leases {
         }
         let holder = tournament_leases::Entity::find_by_id(tournament_id).one(&self.db).await?;
         Ok(match holder {
+            // Leaving, this node's own lease is about to go: it starts nothing on it.
+            Some(lease) if lease.node_id == self.node_id && leaving => Owner::Nobody,
             Some(lease) if lease.node_id == self.node_id => {
                 self.held().insert(tournament_id, lease.epoch);
                 Owner::Here
