@@ -61,6 +61,9 @@ pub struct Config {
     pub database_url: String,
     /// `REDIS_URL`: unset means a single node with in-process broadcasts.
     pub redis_url: Option<String>,
+    /// `PUBLIC_URL`: the origin people open in a browser (the venue screen and share links
+    /// the tournament detail names); `http://localhost:<port>` by default.
+    pub public_url: String,
     /// `NODE_URL`: where the other nodes reach this one to hand it a command of a tournament
     /// it runs; unset means `http://<this machine's address>:<port>`.
     pub node_url: Option<String>,
@@ -161,6 +164,13 @@ impl Config {
             port,
             database_url,
             redis_url: get("REDIS_URL"),
+            public_url: match get("PUBLIC_URL") {
+                Some(url) if reqwest::Url::parse(&url).is_ok_and(|url| url.scheme().starts_with("http")) => {
+                    url.trim_end_matches('/').to_owned()
+                }
+                Some(url) => return Err(invalid("PUBLIC_URL", &url, "an http:// or https:// address")),
+                None => format!("http://localhost:{port}"),
+            },
             node_url: match get("NODE_URL") {
                 Some(url) if reqwest::Url::parse(&url).is_ok_and(|url| url.scheme().starts_with("http")) => {
                     Some(url.trim_end_matches('/').to_owned())

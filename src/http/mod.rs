@@ -22,6 +22,7 @@ mod members;
 mod metrics;
 mod notifications;
 mod organizers;
+mod pages;
 mod players;
 mod reference;
 mod registrations;
@@ -131,6 +132,8 @@ pub fn router(state: AppState) -> Router {
     let ready = health::ready_router(state.clone());
     let scrape = metrics::metrics_router(state.clone());
     let internal = internal::internal_router(state.clone());
+    let screen = pages::screen::screen_router(state.clone());
+    let share = pages::share::share_router(state.clone());
     let abuse_limits = Arc::new(limits::AbuseLimits::new(&state.config.limits, &openapi));
     abuse_limits.spawn_sweeper();
     let idempotency = idempotency::Idempotency::new(state.clone(), &openapi);
@@ -150,6 +153,8 @@ pub fn router(state: AppState) -> Router {
         .merge(ready)
         .merge(scrape)
         .merge(internal)
+        .merge(screen)
+        .merge(share)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(

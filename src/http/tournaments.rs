@@ -33,6 +33,7 @@ use crate::error::{AppError, AppResult, ErrorBody};
 use crate::read_cache::Answer;
 use crate::tournaments::lifecycle::{self, Presentation, Texts, TournamentChanges, TournamentDraft};
 use crate::tournaments::{SeatCounts, TournamentText, seat_counts};
+use crate::tournaments::{screen_path, share_path};
 
 /// The agenda never returns more than this many tournaments.
 pub const AGENDA_LIMIT: u64 = 50;
@@ -84,6 +85,10 @@ pub struct TournamentView {
 pub struct TournamentDetailView {
     #[serde(flatten)]
     pub tournament: TournamentView,
+    /// The live clock for the venue's screen (a public page): for a link or a QR code.
+    pub screen_url: String,
+    /// The public page of the tournament, the link the apps share.
+    pub share_url: String,
     /// The signed-in caller's registration here; null when anonymous or not registered.
     pub my_registration: Option<RegistrationView>,
 }
@@ -387,6 +392,8 @@ async fn get_tournament(
             .await?
             .ok_or_else(|| AppError::not_found("tournament"))?;
         Answer::json(&TournamentDetailView {
+            screen_url: format!("{}{}", app.config.public_url, screen_path(model.id)),
+            share_url: format!("{}{}", app.config.public_url, share_path(model.id)),
             tournament: tournament_view(&app.reads, model).await?,
             my_registration: None,
         })

@@ -126,3 +126,13 @@ pub async fn player_names<'a>(
         })
         .collect())
 }
+
+/// The path of a tournament's venue screen at the bare origin (`screenUrl` of the detail).
+pub fn screen_path(tournament_id: Uuid) -> String {
+    format!("/screen/{tournament_id}")
+}
+
+/// The path of a tournament's public page, behind the links the apps share (`shareUrl`).
+pub fn share_path(tournament_id: Uuid) -> String {
+    format!("/t/{tournament_id}")
+}

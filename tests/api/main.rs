@@ -40,6 +40,7 @@ mod rating;
 mod reads;
 mod reference_data;
 mod registration;
+mod screen;
 mod seasons;
 mod staffing;
 mod tournament_dealers;

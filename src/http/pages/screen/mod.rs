@@ -1,0 +1,51 @@
+//! `GET /screen/{tournamentId}`: the tournament clock for the venue's TV or projector, public
+//! like `GET …/live`. The page, its style, its script and its chime are built into the binary
+//! (venues are often offline-ish: nothing comes from another host). The script polls the
+//! public live state with its `ETag` every second and counts the clock down itself (see
+//! `screen.js` beside this file). Decided: polling the public snapshot rather than a Socket.IO
+//! screen token: a TV needs no account or token to expire, an unchanged state costs a `304`,
+//! and a poll that fails is the plain signal of a lost connection.
+
+use axum::extract::{Path, State};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use uuid::Uuid;
+
+use super::{PAGE_HEADERS, tournament_exists};
+use crate::app::AppState;
+
+const PAGE: &str = include_str!("index.html");
+const STYLE: &str = include_str!("screen.css");
+const SCRIPT: &str = include_str!("screen.js");
+const CHIME: &[u8] = include_bytes!("chime.wav");
+
+pub fn screen_router(state: AppState) -> axum::Router {
+    axum::Router::new().route("/screen/{id}", get(page)).route("/screen/assets/{file}", get(asset)).with_state(state)
+}
+
+/// The page; `404` (with the same page, which says so) for a tournament that does not exist.
+async fn page(State(app): State<AppState>, Path(id): Path<String>) -> Response {
+    let status = match Uuid::parse_str(&id) {
+        Ok(id) if tournament_exists(&app, id).await => StatusCode::OK,
+        _ => StatusCode::NOT_FOUND,
+    };
+    let html = [(CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"))];
+    (status, PAGE_HEADERS, html, PAGE).into_response()
+}
+
+/// The page's files. They change only with the binary, so browsers keep them for an hour.
+async fn asset(Path(file): Path<String>) -> Response {
+    let (kind, body): (&'static str, &'static [u8]) = match file.as_str() {
+        "screen.css" => ("text/css; charset=utf-8", STYLE.as_bytes()),
+        "screen.js" => ("text/javascript; charset=utf-8", SCRIPT.as_bytes()),
+        "chime.wav" => ("audio/wav", CHIME),
+        _ => return StatusCode::NOT_FOUND.into_response(),
+    };
+    let headers = [
+        (CONTENT_TYPE, HeaderValue::from_static(kind)),
+        (CACHE_CONTROL, HeaderValue::from_static("public, max-age=3600")),
+    ];
+    (headers, body).into_response()
+}
