@@ -37,6 +37,10 @@ pub struct SegmentSchema {
     pub big_blind: Option<i64>,
     /// A level: 0 or more. A break: absent.
     pub ante: Option<i64>,
+    /// Either kind: a short note shown with the segment (a colour-up reminder), at most 140
+    /// characters; blank is none.
+    #[schema(max_length = 140)]
+    pub note: Option<String>,
 }
 
 /// A blind structure; `organizerId` is null for a platform template every club may use.

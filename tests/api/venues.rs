@@ -88,7 +88,7 @@ async fn a_club_sees_its_templates_and_the_platform_ones(backend: Backend) {
     let td = app.add_td(&club, "+79990100032").await;
     let levels = json!([
         {"kind": "level", "durationMin": 20, "smallBlind": 100, "bigBlind": 200, "ante": 0},
-        {"kind": "break", "durationMin": 10},
+        {"kind": "break", "durationMin": 10, "note": "Снимаем фишки по 25"},
         {"kind": "level", "durationMin": 20, "smallBlind": 200, "bigBlind": 400},
     ]);
     let created = app

@@ -96,9 +96,9 @@ impl Broadcaster for ChannelBroadcaster {
 /// 20-minute level, 15-minute break, 20-minute level.
 fn structure() -> Vec<Segment> {
     vec![
-        Segment::Level { duration_min: 20, small_blind: 100, big_blind: 200, ante: None },
-        Segment::Break { duration_min: 15 },
-        Segment::Level { duration_min: 20, small_blind: 200, big_blind: 400, ante: None },
+        Segment::Level { duration_min: 20, small_blind: 100, big_blind: 200, ante: None, note: None },
+        Segment::Break { duration_min: 15, note: None },
+        Segment::Level { duration_min: 20, small_blind: 200, big_blind: 400, ante: None, note: None },
     ]
 }
 

@@ -367,7 +367,7 @@ mod tests {
             status: TournamentStatus::Running,
             version: 1,
             clock: Some(Clock { current_level_idx: 0, level_started_at: at(0), paused_at: None }),
-            levels: vec![Segment::Level { duration_min: 20, small_blind: 100, big_blind: 200, ante: None }],
+            levels: vec![Segment::Level { duration_min: 20, small_blind: 100, big_blind: 200, ante: None, note: None }],
             chips_in_play: 1000,
             players,
         }

@@ -41,7 +41,7 @@ impl SharedStore {
             status: TournamentStatus::Running,
             version: 1,
             clock: Some(Clock { current_level_idx: 0, level_started_at: Utc::now(), paused_at: None }),
-            levels: vec![Segment::Level { duration_min: 60, small_blind: 100, big_blind: 200, ante: None }],
+            levels: vec![Segment::Level { duration_min: 60, small_blind: 100, big_blind: 200, ante: None, note: None }],
             chips_in_play: 20_000,
             players: vec![player(1, 1), player(2, 2)],
         };

@@ -127,12 +127,12 @@ mod tests {
     }
 
     fn level(duration_min: i64) -> Segment {
-        Segment::Level { duration_min, small_blind: 100, big_blind: 200, ante: None }
+        Segment::Level { duration_min, small_blind: 100, big_blind: 200, ante: None, note: None }
     }
 
     /// 20-minute level, 10-minute break, 20-minute level, 30-minute level.
     fn segments() -> Vec<Segment> {
-        vec![level(20), Segment::Break { duration_min: 10 }, level(20), level(30)]
+        vec![level(20), Segment::Break { duration_min: 10, note: None }, level(20), level(30)]
     }
 
     fn clock(current_level_idx: usize, started: i64, paused: Option<i64>) -> Clock {

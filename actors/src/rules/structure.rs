@@ -9,6 +9,8 @@ use serde_json::Value;
 pub const MAX_SEGMENT_MINUTES: i64 = 24 * 60;
 /// The most segments a structure may have.
 pub const MAX_SEGMENTS: usize = 200;
+/// The longest note a segment may carry (a colour-up reminder, say), in characters.
+pub const MAX_NOTE_CHARS: usize = 140;
 
 /// One segment of the clock, in the JSON shape clients read:
 /// `{kind: "level", durationMin, smallBlind, bigBlind, ante?}` or `{kind: "break", durationMin}`.
@@ -22,15 +24,22 @@ pub enum Segment {
         big_blind: i64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ante: Option<i64>,
+        /// Shown with the segment (on the venue screen): "colour up the 25s".
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
     },
     #[serde(rename_all = "camelCase")]
-    Break { duration_min: i64 },
+    Break {
+        duration_min: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
 }
 
 impl Segment {
     pub fn duration_min(&self) -> i64 {
         match self {
-            Self::Level { duration_min, .. } | Self::Break { duration_min } => *duration_min,
+            Self::Level { duration_min, .. } | Self::Break { duration_min, .. } => *duration_min,
         }
     }
 }
@@ -81,6 +90,16 @@ pub fn parse_levels(levels: &Value) -> Result<Vec<Segment>, Vec<LevelProblem>> {
                 None
             }
         };
+        let note = match object.get("note") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) if text.trim().chars().count() <= MAX_NOTE_CHARS => {
+                Some(text.trim().to_owned()).filter(|text| !text.is_empty())
+            }
+            Some(_) => {
+                problems.push(problem(at("note"), "must be a text of at most 140 characters"));
+                None
+            }
+        };
         match object.get("kind").and_then(Value::as_str) {
             Some("break") => {
                 for field in ["smallBlind", "bigBlind", "ante"] {
@@ -89,7 +108,7 @@ pub fn parse_levels(levels: &Value) -> Result<Vec<Segment>, Vec<LevelProblem>> {
                     }
                 }
                 if let Some(duration_min) = duration {
-                    segments.push(Segment::Break { duration_min });
+                    segments.push(Segment::Break { duration_min, note });
                 }
             }
             Some("level") => {
@@ -125,7 +144,7 @@ pub fn parse_levels(levels: &Value) -> Result<Vec<Segment>, Vec<LevelProblem>> {
                 }
                 previous_blinds = Some((small_blind, big_blind));
                 if let Some(duration_min) = duration {
-                    segments.push(Segment::Level { duration_min, small_blind, big_blind, ante });
+                    segments.push(Segment::Level { duration_min, small_blind, big_blind, ante, note });
                 }
             }
             _ => problems.push(problem(at("kind"), "must be \"level\" or \"break\"")),
@@ -157,22 +176,62 @@ mod tests {
         assert_eq!(
             parse_levels(&levels),
             Ok(vec![
-                Segment::Level { duration_min: 20, small_blind: 100, big_blind: 200, ante: None },
-                Segment::Break { duration_min: 10 },
-                Segment::Level { duration_min: 20, small_blind: 100, big_blind: 200, ante: Some(25) },
+                Segment::Level { duration_min: 20, small_blind: 100, big_blind: 200, ante: None, note: None },
+                Segment::Break { duration_min: 10, note: None },
+                Segment::Level { duration_min: 20, small_blind: 100, big_blind: 200, ante: Some(25), note: None },
             ])
         );
     }
 
     #[test]
     fn segments_serialise_back_to_the_contract_shape() {
-        let level = Segment::Level { duration_min: 15, small_blind: 50, big_blind: 100, ante: Some(0) };
+        let level = Segment::Level { duration_min: 15, small_blind: 50, big_blind: 100, ante: Some(0), note: None };
         assert_eq!(
             serde_json::to_value(&level).expect("serialises"),
             json!({"kind": "level", "durationMin": 15, "smallBlind": 50, "bigBlind": 100, "ante": 0})
         );
-        let pause = Segment::Break { duration_min: 10 };
+        let pause = Segment::Break { duration_min: 10, note: None };
         assert_eq!(serde_json::to_value(&pause).expect("serialises"), json!({"kind": "break", "durationMin": 10}));
+    }
+
+    #[test]
+    fn a_segment_may_carry_a_short_note_which_comes_back_as_written() {
+        let levels = json!([
+            {"kind": "level", "durationMin": 20, "smallBlind": 25, "bigBlind": 50, "note": "  Снимаем фишки по 25  "},
+            {"kind": "break", "durationMin": 10, "note": "Colour up the 25s"},
+            {"kind": "level", "durationMin": 20, "smallBlind": 50, "bigBlind": 100, "note": ""},
+            {"kind": "level", "durationMin": 20, "smallBlind": 50, "bigBlind": 100, "note": null},
+        ]);
+        let segments = parse_levels(&levels).expect("valid");
+        let notes: Vec<Option<&str>> = segments
+            .iter()
+            .map(|segment| match segment {
+                Segment::Level { note, .. } | Segment::Break { note, .. } => note.as_deref(),
+            })
+            .collect();
+        assert_eq!(notes, [Some("Снимаем фишки по 25"), Some("Colour up the 25s"), None, None]);
+        let wire = serde_json::to_value(&segments).expect("serialises");
+        assert_eq!(wire[1], json!({"kind": "break", "durationMin": 10, "note": "Colour up the 25s"}));
+        assert!(wire[2].get("note").is_none(), "no note, no field");
+        let longest = "ж".repeat(MAX_NOTE_CHARS);
+        assert!(
+            parse_levels(
+                &json!([{"kind": "level", "durationMin": 5, "smallBlind": 1, "bigBlind": 2, "note": longest}])
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_note_is_a_text_of_at_most_140_characters() {
+        let too_long = "ж".repeat(MAX_NOTE_CHARS + 1);
+        assert_eq!(
+            fields(json!([
+                {"kind": "level", "durationMin": 5, "smallBlind": 1, "bigBlind": 2, "note": too_long},
+                {"kind": "break", "durationMin": 5, "note": 7},
+            ])),
+            ["levels[0].note", "levels[1].note"]
+        );
     }
 
     #[test]

@@ -195,11 +195,11 @@ fn structure(levels: &[Segment]) -> Markup {
             tbody {
                 @for segment in levels {
                     @match segment {
-                        Segment::Level { duration_min, small_blind, big_blind, ante } => {
+                        Segment::Level { duration_min, small_blind, big_blind, ante, .. } => {
                             ({ level += 1; "" })
                             tr { td { (level) } td { (small_blind) " / " (big_blind) } td { (ante.filter(|a| *a > 0).map(|a| a.to_string()).unwrap_or_default()) } td { (duration_min) } }
                         }
-                        Segment::Break { duration_min } => {
+                        Segment::Break { duration_min, .. } => {
                             tr.break { td {} td { "Перерыв" } td {} td { (duration_min) } }
                         }
                     }
