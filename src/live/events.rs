@@ -77,6 +77,8 @@ pub enum ServerEvent<'a> {
     State(&'a LiveState),
     /// To compact watchers, after a change that touched only the clock.
     Clock(ClockUpdate<'a>),
+    /// To every watcher, after the state, when a level or a break began.
+    Level(LevelStarted),
 }
 
 impl ServerEvent<'_> {
@@ -85,6 +87,7 @@ impl ServerEvent<'_> {
         match self {
             Self::State(_) => "state",
             Self::Clock(_) => "clock",
+            Self::Level(_) => "level",
         }
     }
 }
@@ -135,6 +138,36 @@ impl<'a> ClockUpdate<'a> {
             },
             status: after.status,
         })
+    }
+}
+
+/// The payload of `level`: a level or a break began (by a press or because the previous one
+/// ran out), so a screen or an app plays its sound without comparing states.
+#[derive(Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LevelStarted {
+    tournament_id: Uuid,
+    version: i64,
+    current_level_idx: usize,
+    /// `level` or `break`.
+    kind: &'static str,
+    started_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl LevelStarted {
+    /// The `level` event of `state`, whose change began its current segment.
+    pub fn of(state: &LiveState) -> Self {
+        let kind = match state.clock.levels.get(state.clock.current_level_idx) {
+            Some(floor_actors::rules::structure::Segment::Break { .. }) => "break",
+            _ => "level",
+        };
+        Self {
+            tournament_id: state.tournament_id,
+            version: state.version,
+            current_level_idx: state.clock.current_level_idx,
+            kind,
+            started_at: state.clock.level_started_at,
+        }
     }
 }
 
@@ -211,6 +244,26 @@ mod tests {
         assert!(ClockUpdate::between(&before, &finished).is_none());
         assert!(ClockUpdate::between(&before, &state(9)).is_none(), "a version was skipped: the state goes");
         assert!(ClockUpdate::between(&before, &state(7)).is_none());
+    }
+
+    #[test]
+    fn a_level_event_names_the_segment_that_began() {
+        use floor_actors::rules::structure::Segment;
+        let mut after = state(8);
+        after.clock.levels = vec![
+            Segment::Level { duration_min: 20, small_blind: 1, big_blind: 2, ante: None, note: None },
+            Segment::Break { duration_min: 10, note: None },
+        ];
+        after.clock.current_level_idx = 1;
+        after.clock.level_started_at = Some(after.server_time);
+        let wire = serde_json::to_value(ServerEvent::Level(LevelStarted::of(&after))).expect("json");
+        assert_eq!(
+            wire,
+            json!({"tournamentId": Uuid::nil(), "version": 8, "currentLevelIdx": 1, "kind": "break",
+                   "startedAt": after.server_time})
+        );
+        after.clock.current_level_idx = 0;
+        assert_eq!(LevelStarted::of(&after).kind, "level");
     }
 
     #[test]

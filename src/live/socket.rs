@@ -21,7 +21,9 @@ use socketioxide_redis::{RedisAdapter, RedisAdapterCtr};
 use uuid::Uuid;
 
 use super::LiveRegistry;
-use super::events::{ClientEvent, ClockUpdate, JoinAck, RoomRequest, ServerEvent, compact_room, room, user_room};
+use super::events::{
+    ClientEvent, ClockUpdate, JoinAck, LevelStarted, RoomRequest, ServerEvent, compact_room, room, user_room,
+};
 use crate::auth::sessions::signed_in_user;
 use crate::auth::tokens::JwtKeys;
 use crate::bus::{Bus, Change};
@@ -77,6 +79,34 @@ impl Broadcaster for SocketBroadcaster {
             bus.announce(Change::Tournament { tournament_id: state.tournament_id, version: state.version }).await;
         }
         self.metrics.broadcast(started.elapsed());
+    }
+
+    /// The state, then `level` to every watcher of the tournament (plain and compact rooms).
+    async fn broadcast_began(&self, state: Snapshot) {
+        self.broadcast(state.clone()).await;
+        let level = ServerEvent::Level(LevelStarted::of(&state));
+        let sent = match self.io.get() {
+            Some(LiveIo::Local(io)) => emit_to_rooms(io, state.tournament_id, &level).await,
+            Some(LiveIo::Redis(io)) => emit_to_rooms(io, state.tournament_id, &level).await,
+            None => return,
+        };
+        if let Err(err) = sent {
+            tracing::warn!(tournament_id = %state.tournament_id, error = %err, "could not send a level event");
+        }
+    }
+}
+
+/// Sends `event` to both rooms of the tournament, plain and compact.
+async fn emit_to_rooms<A: Adapter>(
+    io: &SocketIo<A>,
+    tournament_id: Uuid,
+    event: &ServerEvent<'_>,
+) -> Result<(), String> {
+    let Some(namespace) = io.of(NAMESPACE) else { return Err("the /live namespace is missing".to_owned()) };
+    let emits = namespace.to([room(tournament_id), compact_room(tournament_id)]).emit(event.name(), event);
+    match tokio::time::timeout(BROADCAST_TIMEOUT, emits).await {
+        Ok(sent) => sent.map_err(|err| err.to_string()),
+        Err(_) => Err("the broadcast timed out".to_owned()),
     }
 }
 

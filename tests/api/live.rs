@@ -36,6 +36,7 @@ on_both_databases!(
     live_connections_need_a_valid_token,
     a_burst_of_connections_joining_at_once_gets_every_join_acked,
     a_compact_watcher_gets_clock_presses_as_small_clock_events,
+    every_watcher_hears_a_level_event_when_a_level_or_a_break_begins,
     only_the_clubs_owner_or_td_run_the_game_day,
     cancelling_a_running_tournament_reaches_the_watchers,
     a_recount_rebuilds_results_keeping_their_time,
@@ -688,6 +689,41 @@ async fn a_burst_of_connections_joining_at_once_gets_every_join_acked(backend: B
             assert_eq!(ack["ok"], true, "{name}: {ack}");
             assert_eq!(ack["state"]["tournamentId"], day.id.to_string());
         }
+    }
+}
+
+/// `level` after the state, to plain and compact watchers, when the clock starts or moves to
+/// another segment; a pause, a resume or an elimination sends none.
+async fn every_watcher_hears_a_level_event_when_a_level_or_a_break_begins(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let day = ready(&app, "+79990400195", 425, 4).await;
+    let token = &day.players[0].access_token;
+    let mut full = app.watcher(token).await;
+    let mut compact = app.watcher(token).await;
+    assert_eq!(full.join(day.id).await["ok"], true);
+    assert_eq!(compact.join_with(json!({"tournamentId": day.id, "compact": true})).await["ok"], true);
+
+    let started = day.start(&app).await;
+    for watcher in [&mut full, &mut compact] {
+        let level = watcher.next_level().await;
+        assert_eq!(level["tournamentId"], day.id.to_string());
+        assert_eq!(
+            (level["version"].clone(), level["currentLevelIdx"].clone()),
+            (started["version"].clone(), json!(0))
+        );
+        assert_eq!(level["kind"], "level");
+        assert_eq!(level["startedAt"], started["clock"]["levelStartedAt"]);
+    }
+    day.press(&app, "pause", json!({})).await.assert_ok();
+    day.press(&app, "resume", json!({})).await.assert_ok();
+    day.eliminate(&app, seated_ids(&started)[0]).await.assert_ok();
+    let moved = day.press(&app, "level", json!({"direction": "next"})).await.assert_ok().clone();
+    let kind = if moved["clock"]["levels"][1]["kind"] == "break" { "break" } else { "level" };
+    for watcher in [&mut full, &mut compact] {
+        let level = watcher.next_level().await;
+        assert_eq!(level["version"], moved["version"], "nothing between the start and the press: {level}");
+        assert_eq!(level["currentLevelIdx"], 1);
+        assert_eq!(level["kind"], kind);
     }
 }
 

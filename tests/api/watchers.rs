@@ -26,6 +26,8 @@ pub enum Seen {
     State(Value),
     /// A `clock` broadcast (to compact watchers).
     Clock(Value),
+    /// A `level` event: a level or a break began.
+    Level(Value),
     /// The connection was closed (by the server, or the transport dropped).
     Closed,
 }
@@ -54,6 +56,7 @@ impl TestApp {
     pub async fn watch_at(&self, origin: &str, token: Option<&str>, transport: TransportType) -> Watcher {
         let (sender, seen) = mpsc::unbounded_channel();
         let (on_state, on_clock, on_connect) = (sender.clone(), sender.clone(), sender.clone());
+        let on_level = sender.clone();
         let (on_error, on_close) = (sender.clone(), sender);
         let mut builder = ClientBuilder::new(origin.to_owned())
             .namespace("/live")
@@ -65,6 +68,10 @@ impl TestApp {
             })
             .on("clock", move |payload, _| {
                 let _ = on_clock.send(Seen::Clock(first_value(payload)));
+                async {}.boxed()
+            })
+            .on("level", move |payload, _| {
+                let _ = on_level.send(Seen::Level(first_value(payload)));
                 async {}.boxed()
             })
             .on("open", move |_, _| {
@@ -105,7 +112,7 @@ impl Watcher {
             match self.next().await {
                 Some(Seen::Connected) => return Ok(()),
                 Some(Seen::Error(text)) => return Err(text),
-                Some(Seen::State(_) | Seen::Clock(_)) => continue,
+                Some(Seen::State(_) | Seen::Clock(_) | Seen::Level(_)) => continue,
                 Some(Seen::Closed) | None => return Err("no answer".to_owned()),
             }
         }
@@ -149,6 +156,17 @@ impl Watcher {
                 Some(Seen::Clock(clock)) => return ("clock", clock),
                 Some(_) => continue,
                 None => panic!("no broadcast arrived"),
+            }
+        }
+    }
+
+    /// The next `level` event.
+    pub async fn next_level(&mut self) -> Value {
+        loop {
+            match self.next().await {
+                Some(Seen::Level(level)) => return level,
+                Some(_) => continue,
+                None => panic!("no level event arrived"),
             }
         }
     }

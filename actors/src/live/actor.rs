@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use crate::error::{LiveError, LiveResult};
 use crate::live::game::{Change, Game, Seat};
-use crate::live::state::{LiveState, Snapshot};
+use crate::live::state::{LiveState, Snapshot, began_segment};
 use crate::live::store::{Broadcaster, LiveStore, Persisted};
 use crate::rules::balance::BalanceHint;
 use crate::rules::clock::Direction;
@@ -252,10 +252,15 @@ impl<S: LiveStore, B: Broadcaster> TournamentActor<S, B> {
         Ok(())
     }
 
-    /// Publishes the current game and broadcasts it.
+    /// Publishes the current game and broadcasts it, saying so when it began a segment.
     async fn publish(&self, myself: &ActorRef<TournamentMsg>, state: &mut TournamentState) {
+        let before = state.published.borrow().clone();
         let snapshot = self.refresh(myself, state);
-        self.broadcaster.broadcast(snapshot).await;
+        if began_segment(&before, &snapshot) {
+            self.broadcaster.broadcast_began(snapshot).await;
+        } else {
+            self.broadcaster.broadcast(snapshot).await;
+        }
     }
 
     /// Publishes the current game for reads (no broadcast) and sets the timer by it.

@@ -23,8 +23,11 @@ pub const WAITING_STATES: usize = 64;
 /// worker passes it on to `B`, one state at a time.
 pub struct Fanout<B> {
     room: Arc<B>,
-    queues: Mutex<HashMap<Uuid, mpsc::Sender<Snapshot>>>,
+    queues: Mutex<HashMap<Uuid, mpsc::Sender<Queued>>>,
 }
+
+/// A state waiting for its room, and whether its change began a segment.
+type Queued = (Snapshot, bool);
 
 impl<B: Broadcaster> Fanout<B> {
     pub fn new(room: Arc<B>) -> Self {
@@ -34,7 +37,7 @@ impl<B: Broadcaster> Fanout<B> {
     /// The tournament's queue, with its worker started on first use. A finished or cancelled
     /// tournament publishes nothing more: its queue is let go, and its worker ends once it has
     /// sent what is queued.
-    fn queue(&self, state: &Snapshot) -> mpsc::Sender<Snapshot> {
+    fn queue(&self, state: &Snapshot) -> mpsc::Sender<Queued> {
         let mut queues = self.queues.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let queue = queues.entry(state.tournament_id).or_insert_with(|| self.start_worker()).clone();
         if state.status.is_over() {
@@ -43,15 +46,27 @@ impl<B: Broadcaster> Fanout<B> {
         queue
     }
 
-    fn start_worker(&self) -> mpsc::Sender<Snapshot> {
-        let (queue, mut states) = mpsc::channel::<Snapshot>(WAITING_STATES);
+    fn start_worker(&self) -> mpsc::Sender<Queued> {
+        let (queue, mut states) = mpsc::channel::<Queued>(WAITING_STATES);
         let room = self.room.clone();
         tokio::spawn(async move {
-            while let Some(state) = states.recv().await {
-                room.broadcast(state).await;
+            while let Some((state, began)) = states.recv().await {
+                if began {
+                    room.broadcast_began(state).await;
+                } else {
+                    room.broadcast(state).await;
+                }
             }
         });
         queue
+    }
+
+    async fn enqueue(&self, state: Snapshot, began: bool) {
+        let tournament_id = state.tournament_id;
+        if self.queue(&state).send((state, began)).await.is_err() {
+            // Only if the worker's task is gone (the runtime is shutting down).
+            tracing::warn!(%tournament_id, "the fan-out worker has stopped; a LiveState was not sent");
+        }
     }
 
     /// How many tournaments have a worker (for tests and metrics).
@@ -62,11 +77,11 @@ impl<B: Broadcaster> Fanout<B> {
 
 impl<B: Broadcaster> Broadcaster for Fanout<B> {
     async fn broadcast(&self, state: Snapshot) {
-        let tournament_id = state.tournament_id;
-        if self.queue(&state).send(state).await.is_err() {
-            // Only if the worker's task is gone (the runtime is shutting down).
-            tracing::warn!(%tournament_id, "the fan-out worker has stopped; a LiveState was not sent");
-        }
+        self.enqueue(state, false).await;
+    }
+
+    async fn broadcast_began(&self, state: Snapshot) {
+        self.enqueue(state, true).await;
     }
 }
 

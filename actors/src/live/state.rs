@@ -124,3 +124,57 @@ impl LiveState {
 
 /// The state published after a change, shared by the HTTP reads and the broadcast.
 pub type Snapshot = Arc<LiveState>;
+
+/// Whether the change from `before` to `after` began a segment of the clock: the clock started,
+/// or it runs another segment than before (a level or a break, by a press or because one ran
+/// out). A pause, a resume, an elimination or an undo does not.
+pub fn began_segment(before: &LiveState, after: &LiveState) -> bool {
+    after.status == TournamentStatus::Running
+        && after.clock.level_started_at.is_some()
+        && (before.status != TournamentStatus::Running
+            || before.clock.current_level_idx != after.clock.current_level_idx)
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Utc;
+
+    use super::*;
+
+    fn state(status: TournamentStatus, idx: usize, started: bool, paused: bool) -> LiveState {
+        let now = Utc::now();
+        LiveState {
+            tournament_id: Uuid::nil(),
+            version: 1,
+            status,
+            server_time: now,
+            clock: ClockView {
+                current_level_idx: idx,
+                level_started_at: started.then_some(now),
+                paused_at: paused.then_some(now),
+                levels: Vec::new(),
+            },
+            remaining: 2,
+            entrants: 2,
+            chips_in_play: 0,
+            avg_stack: 0,
+            tables: Vec::new(),
+            eliminations: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_segment_begins_at_the_start_and_at_every_change_of_segment_only() {
+        use TournamentStatus::{Finished, Registration, Running};
+        let waiting = state(Registration, 0, false, false);
+        let first = state(Running, 0, true, false);
+        assert!(began_segment(&waiting, &first), "the start begins the first level");
+        assert!(began_segment(&first, &state(Running, 1, true, false)), "a press or the clock moves on");
+        assert!(began_segment(&state(Running, 2, true, false), &state(Running, 1, true, true)), "a press back, paused");
+        assert!(!began_segment(&first, &state(Running, 0, true, true)), "a pause");
+        assert!(!began_segment(&state(Running, 0, true, true), &first), "a resume");
+        assert!(!began_segment(&first, &first.clone()), "an elimination or an undo");
+        assert!(!began_segment(&first, &state(Finished, 0, true, false)), "the end");
+        assert!(!began_segment(&waiting, &waiting.clone()), "an edit before the start");
+    }
+}

@@ -75,4 +75,11 @@ pub trait LiveStore: Send + Sync + 'static {
 /// a hand-over to the tournament's own sender).
 pub trait Broadcaster: Send + Sync + 'static {
     fn broadcast(&self, state: Snapshot) -> impl Future<Output = ()> + Send;
+
+    /// [`Self::broadcast`] of a state whose change began a segment, a level or a break (by a
+    /// press or by the clock itself; see [`crate::live::state::began_segment`]): a room that
+    /// signals it does so after the state. By default only the state goes.
+    fn broadcast_began(&self, state: Snapshot) -> impl Future<Output = ()> + Send {
+        self.broadcast(state)
+    }
 }
