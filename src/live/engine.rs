@@ -90,6 +90,7 @@ impl Live {
     /// [`OWNER_WAIT`]) while no node does.
     async fn on_owner(&self, tournament_id: Uuid, work: Handed) -> LiveResult<Done> {
         let deadline = Instant::now() + OWNER_WAIT;
+        let mut unreachable = None;
         loop {
             let owner = match self.here(tournament_id, work.clone()).await {
                 Err(LiveError::Elsewhere { owner }) => owner,
@@ -105,7 +106,10 @@ impl Live {
                     // Gone (its lease runs out soon), or NODE_URL names an address this node
                     // cannot reach: the log tells the two apart by how long it lasts.
                     Sent::NotDelivered => {
-                        tracing::warn!(%tournament_id, %owner, "the node running the tournament is unreachable");
+                        if unreachable.as_ref() != Some(&owner) {
+                            tracing::warn!(%tournament_id, %owner, "the node running the tournament is unreachable");
+                            unreachable = Some(owner);
+                        }
                     }
                     Sent::Answered(answered) => {
                         let done = answered.into_result();
