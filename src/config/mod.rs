@@ -164,20 +164,9 @@ impl Config {
             port,
             database_url,
             redis_url: get("REDIS_URL"),
-            public_url: match get("PUBLIC_URL") {
-                Some(url) if reqwest::Url::parse(&url).is_ok_and(|url| url.scheme().starts_with("http")) => {
-                    url.trim_end_matches('/').to_owned()
-                }
-                Some(url) => return Err(invalid("PUBLIC_URL", &url, "an http:// or https:// address")),
-                None => format!("http://localhost:{port}"),
-            },
-            node_url: match get("NODE_URL") {
-                Some(url) if reqwest::Url::parse(&url).is_ok_and(|url| url.scheme().starts_with("http")) => {
-                    Some(url.trim_end_matches('/').to_owned())
-                }
-                Some(url) => return Err(invalid("NODE_URL", &url, "an http:// or https:// address")),
-                None => None,
-            },
+            public_url: http_origin("PUBLIC_URL", get("PUBLIC_URL"))?
+                .unwrap_or_else(|| format!("http://localhost:{port}")),
+            node_url: http_origin("NODE_URL", get("NODE_URL"))?,
             jwt_secret: Secret::new(jwt_secret),
             otp_channels: get("OTP_CHANNELS"),
             otp_log_codes,
@@ -192,6 +181,17 @@ impl Config {
 
     pub fn is_production(&self) -> bool {
         self.env == AppEnv::Production
+    }
+}
+
+/// An `http://` or `https://` address given as `name`, without a trailing slash.
+fn http_origin(name: &'static str, value: Option<String>) -> Result<Option<String>, ConfigError> {
+    match value {
+        Some(url) if reqwest::Url::parse(&url).is_ok_and(|parsed| parsed.scheme().starts_with("http")) => {
+            Ok(Some(url.trim_end_matches('/').to_owned()))
+        }
+        Some(url) => Err(invalid(name, &url, "an http:// or https:// address")),
+        None => Ok(None),
     }
 }
 

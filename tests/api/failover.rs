@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::cli::floor;
-use crate::helpers::{Backend, TEST_JWT_SECRET, TestApp, spawn_app_with, test_redis_url};
+use crate::helpers::{Backend, TEST_ENV, TestApp, spawn_app_with, test_redis_url};
 use crate::live::{Ready, ready};
 
 /// A `floor serve` process, killed when dropped.
@@ -31,8 +31,6 @@ impl Drop for Node {
     }
 }
 
-const GENEROUS_LIMIT: &str = "1000000/1s";
-
 impl Node {
     /// Starts a node on `database_url` and `redis`, its log in `logs/<name>.log`, and waits
     /// until it is ready.
@@ -45,20 +43,13 @@ impl Node {
         let log = std::fs::File::create(logs.join(format!("{name}.log"))).expect("a log file");
         let child = floor()
             .arg("serve")
+            .envs(TEST_ENV)
             .envs([
-                ("APP_ENV", "test"),
-                ("PORT", &port.to_string()),
+                ("PORT", port.to_string().as_str()),
                 ("DATABASE_URL", database_url),
                 ("REDIS_URL", redis),
                 ("NODE_URL", &base),
-                ("JWT_SECRET", TEST_JWT_SECRET),
-                ("OTP_CHANNELS", "fake"),
                 ("RUST_LOG", "info"),
-                ("RATE_LIMIT_CODE_REQUESTS", GENEROUS_LIMIT),
-                ("RATE_LIMIT_CODE_REQUESTS_GLOBAL", GENEROUS_LIMIT),
-                ("RATE_LIMIT_CODE_CHECKS", GENEROUS_LIMIT),
-                ("RATE_LIMIT_REFRESHES", GENEROUS_LIMIT),
-                ("RATE_LIMIT_PUBLIC_READS", GENEROUS_LIMIT),
             ])
             .stdout(log.try_clone().expect("the log file again"))
             .stderr(log)

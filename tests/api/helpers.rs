@@ -16,6 +16,20 @@ pub const TEST_JWT_SECRET: &str = "test-secret-test-secret-test-secret!";
 /// The abuse limits of a test app: far more than any test sends.
 const GENEROUS_LIMIT: &str = "1000000/1s";
 
+/// What every test node runs with, in process or as a `floor serve` of its own. Tests sign
+/// many people in from one address: the abuse limits stay out of their way unless a test
+/// sets its own.
+pub const TEST_ENV: [(&str, &str); 8] = [
+    ("APP_ENV", "test"),
+    ("JWT_SECRET", TEST_JWT_SECRET),
+    ("OTP_CHANNELS", "fake"),
+    ("RATE_LIMIT_CODE_REQUESTS", GENEROUS_LIMIT),
+    ("RATE_LIMIT_CODE_REQUESTS_GLOBAL", GENEROUS_LIMIT),
+    ("RATE_LIMIT_CODE_CHECKS", GENEROUS_LIMIT),
+    ("RATE_LIMIT_REFRESHES", GENEROUS_LIMIT),
+    ("RATE_LIMIT_PUBLIC_READS", GENEROUS_LIMIT),
+];
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
     Sqlite,
@@ -67,23 +81,11 @@ pub async fn spawn_app_with(backend: Backend, extra: &[(&str, &str)]) -> Option<
 
 /// The configuration of a test node on `database_url`, with `extra` variables.
 pub fn test_config(database_url: &str, extra: &[(&str, &str)]) -> Config {
-    let mut vars: HashMap<String, String> = [
-        ("APP_ENV", "test"),
-        ("PORT", "0"),
-        ("JWT_SECRET", TEST_JWT_SECRET),
-        ("PLATFORM_ADMIN_PHONES", PLATFORM_ADMIN_PHONE),
-        ("OTP_CHANNELS", "fake"),
-        // Tests sign many people in from one address: the abuse limits stay out of their way
-        // unless a test sets its own.
-        ("RATE_LIMIT_CODE_REQUESTS", GENEROUS_LIMIT),
-        ("RATE_LIMIT_CODE_REQUESTS_GLOBAL", GENEROUS_LIMIT),
-        ("RATE_LIMIT_CODE_CHECKS", GENEROUS_LIMIT),
-        ("RATE_LIMIT_REFRESHES", GENEROUS_LIMIT),
-        ("RATE_LIMIT_PUBLIC_READS", GENEROUS_LIMIT),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_owned(), v.to_owned()))
-    .collect();
+    let mut vars: HashMap<String, String> = TEST_ENV
+        .into_iter()
+        .chain([("PORT", "0"), ("PLATFORM_ADMIN_PHONES", PLATFORM_ADMIN_PHONE)])
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
     vars.insert("DATABASE_URL".to_owned(), database_url.to_owned());
     for (key, value) in extra {
         vars.insert((*key).to_owned(), (*value).to_owned());
