@@ -28,7 +28,8 @@ use crate::config::FcmSettings;
 use crate::db::{self, IDS_PER_STATEMENT};
 use crate::error::AppResult;
 
-/// The kinds of the spec's event table; the journal stores their wire names.
+/// The kinds of the spec's event table and the ones Floor adds (api-contract.md); the
+/// journal stores their wire names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NoticeKind {
     TournamentReminder,
@@ -36,6 +37,11 @@ pub enum NoticeKind {
     FolloweeRegistered,
     TournamentResults,
     AdminCustom,
+    TournamentCancelled,
+    TournamentChanged,
+    TournamentSeated,
+    SeatMoved,
+    TournamentAnnouncement,
 }
 
 impl NoticeKind {
@@ -46,6 +52,11 @@ impl NoticeKind {
             Self::FolloweeRegistered => "followee.registered",
             Self::TournamentResults => "tournament.results",
             Self::AdminCustom => "admin_custom",
+            Self::TournamentCancelled => "tournament.cancelled",
+            Self::TournamentChanged => "tournament.changed",
+            Self::TournamentSeated => "tournament.seated",
+            Self::SeatMoved => "seat.moved",
+            Self::TournamentAnnouncement => "tournament.announcement",
         }
     }
 }

@@ -34,6 +34,7 @@ pub mod results;
 pub mod seasons;
 pub mod strikes;
 pub mod table_seats;
+pub mod tournament_announcements;
 pub mod tournament_dealers;
 pub mod tournament_leases;
 pub mod tournament_translations;
@@ -71,6 +72,7 @@ pub mod prelude {
     pub use super::seasons::Entity as Seasons;
     pub use super::strikes::Entity as Strikes;
     pub use super::table_seats::Entity as TableSeats;
+    pub use super::tournament_announcements::Entity as TournamentAnnouncements;
     pub use super::tournament_dealers::Entity as TournamentDealers;
     pub use super::tournament_leases::Entity as TournamentLeases;
     pub use super::tournament_translations::Entity as TournamentTranslations;

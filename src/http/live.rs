@@ -1,6 +1,8 @@
 //! The live game day over HTTP: the public LiveState, and the club's commands (start, clock,
-//! eliminations, undo, reorder, reseat, confirmation), each run by the tournament's actor.
+//! eliminations, undo, reorder, reseat, confirmation), each run by the tournament's actor;
+//! beyond the specification, a table-break proposal and a batch of moves.
 
+use std::collections::HashMap;
 use std::time::Instant;
 
 use axum::extract::State;
@@ -9,7 +11,10 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use floor_actors::live::{Command, LiveState, Outcome, Seat};
+use floor_actors::rules::balance::Move;
 use floor_actors::rules::clock::Direction;
+use floor_actors::rules::table_break::{self, TableBreak};
+use floor_entities::enums::TournamentStatus;
 use floor_entities::tournaments;
 use sea_orm::EntityTrait;
 use serde::{Deserialize, Serialize};
@@ -22,7 +27,7 @@ use super::extract::{AuthUser, Json, Path, TournamentAccess, authorize_in_club, 
 use super::views::ItemList;
 use super::{cached, etag};
 use crate::app::AppState;
-use crate::error::{AppError, AppResult, ErrorBody};
+use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
 use crate::tournaments::results::{ResultView, tournament_results};
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -36,6 +41,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(undo_elimination))
         .routes(routes!(reorder_eliminations))
         .routes(routes!(reseat_player))
+        .routes(routes!(propose_table_break))
+        .routes(routes!(reseat_batch))
         .routes(routes!(confirm_results))
 }
 
@@ -323,6 +330,127 @@ async fn reseat_player(
 ) -> AppResult<Json<LiveState>> {
     let seat = Seat { table_no: body.table_no, seat_no: body.seat_no };
     run(&app, access.tournament.id, &access.user, Command::Reseat(body.registration_id, seat)).await
+}
+
+/// One move of a player, with the names the floor calls people by.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct ProposedMove {
+    registration_id: Uuid,
+    name: String,
+    from_table: i32,
+    from_seat: i32,
+    to_table: i32,
+    to_seat: i32,
+}
+
+/// Which table to break, and where its players go.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct TableBreakProposal {
+    /// `break`: break `tableNo` with `moves`; `oneTable`: nothing to break; `noRoom`: the
+    /// other tables lack free seats for the smallest table's players (`tableNo`, no moves).
+    #[schema(pattern = "^(break|oneTable|noRoom)$")]
+    kind: &'static str,
+    table_no: Option<i32>,
+    /// In the broken table's seat order; send them to `reseat-batch` as they are, or changed.
+    moves: Vec<ProposedMove>,
+    /// The LiveState version the proposal was made on.
+    version: i64,
+}
+
+/// Proposes which table to break (the one with the fewest players, ties to the highest
+/// number) and where each of its players goes (the then-emptiest other table, ties to the
+/// lowest number, its lowest free seat). Moves nobody; the balance hint after an elimination
+/// stays as the specification defines it.
+#[utoipa::path(get, path = "/tournaments/{id}/table-break", tags = ["live", "extension"], security(("bearer" = [])),
+    params(("id" = Uuid, Path)),
+    responses(
+        (status = 200, body = TableBreakProposal),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN: not an owner or td of the club", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "TOURNAMENT_NOT_RUNNING", body = ErrorBody),
+    ))]
+async fn propose_table_break(
+    State(app): State<AppState>,
+    access: TournamentAccess<club::Staff>,
+) -> AppResult<Json<TableBreakProposal>> {
+    let snapshot = app.live.snapshot(access.tournament.id).await?;
+    if snapshot.status != TournamentStatus::Running {
+        return Err(AppError::new(ErrorCode::TournamentNotRunning, "the tournament is not running"));
+    }
+    let names: HashMap<Uuid, &str> = snapshot
+        .tables
+        .iter()
+        .flat_map(|table| table.seats.iter().map(|seat| (seat.registration_id, seat.name.as_str())))
+        .collect();
+    let named = |moves: Vec<Move<Uuid>>| {
+        moves
+            .into_iter()
+            .map(|m| ProposedMove {
+                registration_id: m.registration_id,
+                name: names.get(&m.registration_id).copied().unwrap_or_default().to_owned(),
+                from_table: m.from_table,
+                from_seat: m.from_seat,
+                to_table: m.to_table,
+                to_seat: m.to_seat,
+            })
+            .collect()
+    };
+    let (kind, table_no, moves) = match table_break::propose_table_break(&snapshot.seated()) {
+        TableBreak::Break { table_no, moves } => ("break", Some(table_no), named(moves)),
+        TableBreak::OneTable => ("oneTable", None, Vec::new()),
+        TableBreak::NoRoom { table_no, .. } => ("noRoom", Some(table_no), Vec::new()),
+    };
+    Ok(Json(TableBreakProposal { kind, table_no, moves, version: snapshot.version }))
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct BatchMove {
+    registration_id: Uuid,
+    to_table: i32,
+    to_seat: i32,
+}
+
+#[derive(Deserialize, ToSchema)]
+struct ReseatBatchRequest {
+    /// 1 to 100 moves; each player and each destination once (two players may swap).
+    #[schema(min_items = 1, max_items = 100)]
+    moves: Vec<BatchMove>,
+}
+
+/// The most moves one batch may carry: more than any table break needs.
+const MAX_BATCH_MOVES: usize = 100;
+
+/// Applies several moves in one actor command: all of them or none, one LiveState version,
+/// one audit record; each moved player with an account is told where to go (`seat.moved`).
+#[utoipa::path(post, path = "/tournaments/{id}/reseat-batch", tags = ["live", "extension"], security(("bearer" = [])),
+    params(("id" = Uuid, Path)),
+    request_body = ReseatBatchRequest,
+    responses(
+        (status = 200, body = LiveState),
+        (status = 400, description = "VALIDATION_ERROR: no moves, too many, a player or a seat twice, no such table or seat", body = ErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND: no such tournament, or no seated player with a registration", body = ErrorBody),
+        (status = 409, description = "SEAT_TAKEN (by a player who stays), ALREADY_ELIMINATED, TOURNAMENT_NOT_RUNNING", body = ErrorBody),
+    ))]
+async fn reseat_batch(
+    State(app): State<AppState>,
+    access: TournamentAccess<club::Staff>,
+    Json(body): Json<ReseatBatchRequest>,
+) -> AppResult<Json<LiveState>> {
+    if body.moves.len() > MAX_BATCH_MOVES {
+        return Err(AppError::invalid_field("moves", format!("at most {MAX_BATCH_MOVES} moves")));
+    }
+    let moves = body
+        .moves
+        .into_iter()
+        .map(|m| (m.registration_id, Seat { table_no: m.to_table, seat_no: m.to_seat }))
+        .collect();
+    run(&app, access.tournament.id, &access.user, Command::ReseatBatch(moves)).await
 }
 
 /// Confirms the results when at most one player is still in: places, season points, xp,

@@ -2,6 +2,7 @@
 //! with the OpenAPI document generated from the same handlers and served at `/docs`.
 
 mod admin;
+mod announcements;
 mod auth;
 mod blind_templates;
 mod cached;
@@ -97,6 +98,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(tournament_dealers::router())
         .merge(registrations::router())
         .merge(live::router())
+        .merge(announcements::router())
         .merge(results::router())
         .merge(strikes::router())
         .merge(search::router())

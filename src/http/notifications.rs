@@ -29,7 +29,9 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub struct NotificationView {
     pub id: Uuid,
     /// `tournament.reminder`, `waitlist.promoted`, `followee.registered`,
-    /// `tournament.results` or `admin_custom`.
+    /// `tournament.results`, `admin_custom`, and beyond the specification
+    /// `tournament.cancelled`, `tournament.changed`, `tournament.seated`, `seat.moved`,
+    /// `tournament.announcement`.
     pub kind: String,
     /// What the event is about; its fields depend on `kind`.
     #[schema(value_type = Object)]

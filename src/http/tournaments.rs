@@ -485,7 +485,8 @@ async fn cancel_tournament(
     State(app): State<AppState>,
     access: TournamentAccess<club::StaffOrTournamentsManage>,
 ) -> AppResult<Json<TournamentView>> {
-    let cancelled = lifecycle::cancel(&app.db, &app.live, access.tournament.id, access.user.id()).await?;
+    let cancelled =
+        lifecycle::cancel(&app.db, &app.notifier, &app.live, access.tournament.id, access.user.id()).await?;
     Ok(Json(tournament_view(&app.db, cancelled).await?))
 }
 

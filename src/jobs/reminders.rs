@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use floor_entities::enums::{RegistrationStatus, TournamentStatus};
-use floor_entities::{organizers, registrations, tournaments};
+use floor_entities::{organizers, tournaments};
 use sea_orm::sea_query::{Expr, Func};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect};
 use serde_json::json;
@@ -23,6 +23,7 @@ use crate::db::find_where_in;
 use crate::error::AppResult;
 use crate::notifications::{Notice, NoticeKind, Notifier, PushMessage};
 use crate::tournaments::display_title;
+use crate::tournaments::notices::accounts_in;
 
 /// The run period of the job, and so the length of the window one run searches.
 pub const PERIOD: Duration = Duration::minutes(5);
@@ -93,6 +94,9 @@ fn push_message(window: Window, title: &str) -> PushMessage {
     }
 }
 
+/// The registrations a reminder is for: those holding a seat (the queue waits for one).
+const HOLDING_A_SEAT: [RegistrationStatus; 2] = [RegistrationStatus::Registered, RegistrationStatus::CheckedIn];
+
 /// What one run sent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReminderReport {
@@ -139,7 +143,7 @@ pub async fn send_reminders(
         if windows.is_empty() {
             continue;
         }
-        let recipients = seat_holders(conn, tournament.id).await?;
+        let recipients = accounts_in(conn, tournament.id, &HOLDING_A_SEAT).await?;
         let title = display_title(conn, tournament.id).await?;
         for window in windows {
             report.due += 1;
@@ -160,19 +164,6 @@ pub async fn send_reminders(
         }
     }
     Ok(report)
-}
-
-/// The accounts holding a seat (`registered` or `checked_in`) in the tournament.
-async fn seat_holders(conn: &impl ConnectionTrait, tournament_id: Uuid) -> AppResult<Vec<Uuid>> {
-    let users: Vec<Option<Uuid>> = registrations::Entity::find()
-        .select_only()
-        .column(registrations::Column::UserId)
-        .filter(registrations::Column::TournamentId.eq(tournament_id))
-        .filter(registrations::Column::Status.is_in([RegistrationStatus::Registered, RegistrationStatus::CheckedIn]))
-        .into_tuple()
-        .all(conn)
-        .await?;
-    Ok(users.into_iter().flatten().collect())
 }
 
 #[cfg(test)]

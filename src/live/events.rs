@@ -79,6 +79,8 @@ pub enum ServerEvent<'a> {
     Clock(ClockUpdate<'a>),
     /// To every watcher, after the state, when a level or a break began.
     Level(LevelStarted),
+    /// To every watcher: the club announced something.
+    Announcement(AnnouncementMade),
 }
 
 impl ServerEvent<'_> {
@@ -88,6 +90,7 @@ impl ServerEvent<'_> {
             Self::State(_) => "state",
             Self::Clock(_) => "clock",
             Self::Level(_) => "level",
+            Self::Announcement(_) => "announcement",
         }
     }
 }
@@ -169,6 +172,15 @@ impl LevelStarted {
             started_at: state.clock.level_started_at,
         }
     }
+}
+
+/// The payload of `announcement`: what the club said to the room, and when.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AnnouncementMade {
+    pub tournament_id: Uuid,
+    pub text: String,
+    pub created_at: chrono::DateTime<chrono::Utc>,
 }
 
 /// The room of one tournament's watchers.

@@ -22,7 +22,8 @@ use uuid::Uuid;
 
 use super::LiveRegistry;
 use super::events::{
-    ClientEvent, ClockUpdate, JoinAck, LevelStarted, RoomRequest, ServerEvent, compact_room, room, user_room,
+    AnnouncementMade, ClientEvent, ClockUpdate, JoinAck, LevelStarted, RoomRequest, ServerEvent, compact_room, room,
+    user_room,
 };
 use crate::auth::sessions::signed_in_user;
 use crate::auth::tokens::JwtKeys;
@@ -84,15 +85,7 @@ impl Broadcaster for SocketBroadcaster {
     /// The state, then `level` to every watcher of the tournament (plain and compact rooms).
     async fn broadcast_began(&self, state: Snapshot) {
         self.broadcast(state.clone()).await;
-        let level = ServerEvent::Level(LevelStarted::of(&state));
-        let sent = match self.io.get() {
-            Some(LiveIo::Local(io)) => emit_to_rooms(io, state.tournament_id, &level).await,
-            Some(LiveIo::Redis(io)) => emit_to_rooms(io, state.tournament_id, &level).await,
-            None => return,
-        };
-        if let Err(err) = sent {
-            tracing::warn!(tournament_id = %state.tournament_id, error = %err, "could not send a level event");
-        }
+        self.send_to_rooms(state.tournament_id, &ServerEvent::Level(LevelStarted::of(&state))).await;
     }
 }
 
@@ -113,6 +106,25 @@ async fn emit_to_rooms<A: Adapter>(
 impl SocketBroadcaster {
     pub fn new(metrics: Arc<Metrics>) -> Self {
         Self { io: OnceLock::new(), bus: OnceLock::new(), last_sent: Mutex::default(), metrics }
+    }
+
+    /// Sends the club's announcement to every watcher of the tournament (plain and compact),
+    /// on every node. A lost one is logged: the push and the venue screen still carry it.
+    pub async fn announce(&self, announcement: AnnouncementMade) {
+        let tournament_id = announcement.tournament_id;
+        self.send_to_rooms(tournament_id, &ServerEvent::Announcement(announcement)).await;
+    }
+
+    /// Sends `event` to both rooms of the tournament on every node; a failure is logged.
+    async fn send_to_rooms(&self, tournament_id: Uuid, event: &ServerEvent<'_>) {
+        let sent = match self.io.get() {
+            Some(LiveIo::Local(io)) => emit_to_rooms(io, tournament_id, event).await,
+            Some(LiveIo::Redis(io)) => emit_to_rooms(io, tournament_id, event).await,
+            None => return,
+        };
+        if let Err(err) = sent {
+            tracing::warn!(%tournament_id, event = event.name(), error = %err, "could not send an event to a room");
+        }
     }
 
     /// The `/live` connections of this node now.

@@ -21,9 +21,9 @@ use super::leases::Leases;
 use crate::audit;
 use crate::db::{self, find_where_in};
 use crate::error::{AppError, AppResult, ErrorCode, OnUniqueViolation};
-use crate::notifications::Notifier;
+use crate::notifications::{Journaled, Notifier};
 use crate::tournaments::lifecycle::{self, advance_live_version};
-use crate::tournaments::{UNNAMED_PLAYER, player_names, results};
+use crate::tournaments::{UNNAMED_PLAYER, display_title, notices, player_names, results};
 
 /// The database behind every tournament actor.
 #[derive(Clone)]
@@ -66,11 +66,11 @@ impl LiveStore for SeaOrmStore {
     }
 
     async fn persist(&self, game: &Game, change: &Change, by: Option<Uuid>) -> LiveResult<Persisted> {
-        persist_change(&self.db, self.leases.as_deref(), game, change, by).await
+        persist_change(self, game, change, by).await
     }
 
     async fn start(&self, tournament_id: Uuid, by: Uuid, now: DateTime<Utc>) -> LiveResult<()> {
-        lifecycle::start(&self.db, tournament_id, by, now).await.map_err(AppError::into_live)
+        lifecycle::start(&self.db, &self.notifier, tournament_id, by, now).await.map_err(AppError::into_live)
     }
 
     async fn confirm(&self, tournament_id: Uuid, by: Uuid, now: DateTime<Utc>) -> LiveResult<()> {
@@ -136,30 +136,29 @@ pub async fn load_game(conn: &impl ConnectionTrait, tournament_id: Uuid) -> AppR
 
 /// Writes one change of a running game in one transaction, if the stored version is still
 /// the game's (the version check is what makes a stale decision harmless) and, with several
-/// nodes, if this node still holds the tournament.
-async fn persist_change(
-    db: &DatabaseConnection,
-    leases: Option<&Leases>,
-    game: &Game,
-    change: &Change,
-    by: Option<Uuid>,
-) -> LiveResult<Persisted> {
-    let tx = db::begin_write(db).await.map_err(|err| AppError::from(err).into_live())?;
-    if let Some(leases) = leases
+/// nodes, if this node still holds the tournament. The players it moves are told where to go
+/// once it has committed.
+async fn persist_change(store: &SeaOrmStore, game: &Game, change: &Change, by: Option<Uuid>) -> LiveResult<Persisted> {
+    let tx = db::begin_write(&store.db).await.map_err(|err| AppError::from(err).into_live())?;
+    if let Some(leases) = &store.leases
         && !leases.fence(&tx, game.tournament_id).await.map_err(AppError::into_live)?
     {
         return Err(LiveError::Elsewhere { owner: None });
     }
-    write_change(tx, game, change, by).await.map_err(AppError::into_live)
+    let (persisted, told) = write_change(tx, &store.notifier, game, change, by).await.map_err(AppError::into_live)?;
+    store.notifier.push_in_background(&store.db, told);
+    Ok(persisted)
 }
 
-/// [`persist_change`] inside its transaction.
+/// [`persist_change`] inside its transaction: what was written, and the seat notices it
+/// journaled.
 async fn write_change(
     tx: sea_orm::DatabaseTransaction,
+    notifier: &Notifier,
     game: &Game,
     change: &Change,
     by: Option<Uuid>,
-) -> AppResult<Persisted> {
+) -> AppResult<(Persisted, Vec<Journaled>)> {
     let now = Utc::now();
     let mut columns = tournaments::Entity::update_many();
     if let Change::Clock { clock, .. } = change {
@@ -173,7 +172,7 @@ async fn write_change(
     }
     let decided_on = (game.version, TournamentStatus::Running);
     if !advance_live_version(&tx, game.tournament_id, decided_on, columns, now).await? {
-        return Ok(Persisted::Stale);
+        return Ok((Persisted::Stale, Vec::new()));
     }
     let details = match change {
         Change::Clock { clock, .. } => json!({
@@ -201,10 +200,53 @@ async fn write_change(
             set_seat(&tx, *registration_id, Some(*seat), true, now).await?;
             json!({"registrationId": registration_id, "tableNo": seat.table_no, "seatNo": seat.seat_no})
         }
+        Change::ReseatBatch { moves } => {
+            // Every mover leaves first, so the batch may send one into a seat another leaves
+            // (the occupied-seat index holds only active seats).
+            for (registration_id, _) in moves {
+                set_seat(&tx, *registration_id, None, false, now).await?;
+            }
+            for (registration_id, seat) in moves {
+                set_seat(&tx, *registration_id, Some(*seat), true, now).await?;
+            }
+            let moves: Vec<_> = moves
+                .iter()
+                .map(|(id, seat)| json!({"registrationId": id, "tableNo": seat.table_no, "seatNo": seat.seat_no}))
+                .collect();
+            json!({"moves": moves})
+        }
     };
     audit::record(&tx, by, change.audit_action(), ("tournament", game.tournament_id.to_string()), details).await?;
+    let told = tell_moved(&tx, notifier, game, change).await?;
     tx.commit().await?;
-    Ok(Persisted::Written)
+    Ok((Persisted::Written, told))
+}
+
+/// Tells each player with an account that `change` moves where to go now (`seat.moved`),
+/// journaled in the change's transaction.
+async fn tell_moved(
+    tx: &sea_orm::DatabaseTransaction,
+    notifier: &Notifier,
+    game: &Game,
+    change: &Change,
+) -> AppResult<Vec<Journaled>> {
+    let moves = change.moves(game);
+    if moves.is_empty() {
+        return Ok(Vec::new());
+    }
+    let moved: Vec<Uuid> = moves.iter().map(|(registration_id, ..)| *registration_id).collect();
+    let accounts: HashMap<Uuid, Uuid> = notices::accounts_of(tx, &moved).await?.into_iter().collect();
+    let title = display_title(tx, game.tournament_id).await?;
+    let version = game.version + 1;
+    let mut told = Vec::new();
+    for (registration_id, from, to) in moves {
+        if let Some(&user_id) = accounts.get(&registration_id) {
+            let notice =
+                notices::seat_moved(game.tournament_id, &title, (user_id, registration_id), (from, to), version);
+            told.push(notifier.journal(tx, notice).await?);
+        }
+    }
+    Ok(told)
 }
 
 async fn set_eliminated_at(

@@ -10,12 +10,13 @@
 //! actor as it answers; a change made beside it (a new structure, a cancel) is published by
 //! [`publish`] once it has committed, so a read after the answer shows it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
+use floor_actors::live::Seat;
 use floor_actors::rules::seating::{seat_players, table_count};
 use floor_entities::enums::{RegistrationSource, RegistrationStatus, StrikeReason, TournamentStatus, TournamentType};
-use floor_entities::{blind_templates, registrations, table_seats, tournament_translations, tournaments};
+use floor_entities::{blind_templates, locations, registrations, table_seats, tournament_translations, tournaments};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set,
@@ -24,10 +25,11 @@ use sea_orm::{
 use serde_json::json;
 use uuid::Uuid;
 
+use super::notices::{self, Appointment};
 use super::registrations::{cancel_all, fill_free_seats};
-use super::{TournamentText, lock, taken_seats};
+use super::{TournamentText, display_title, lock, taken_seats};
 use crate::error::{AppError, AppResult, ErrorCode};
-use crate::notifications::Notifier;
+use crate::notifications::{Journaled, Notifier};
 use crate::seasons::ensure_season;
 use crate::{audit, db, strikes};
 
@@ -219,6 +221,7 @@ pub async fn update(
     if new_structure.is_some() {
         advance_locked(&tx, &tournament, tournaments::Entity::update_many(), now).await?;
     }
+    let before = (tournament.starts_at, tournament.location_id, tournament.updated_at);
     let mut active: tournaments::ActiveModel = tournament.into();
     if let Some(id) = changes.location_id {
         active.location_id = Set(id);
@@ -245,13 +248,42 @@ pub async fn update(
     write_texts(&tx, updated.id, texts).await?;
     // A larger capacity frees seats: the queue moves up at once.
     let promoted = fill_free_seats(&tx, notifier, &updated, None).await?;
+    let moved = tell_of_move(&tx, notifier, before, &updated).await?;
     audit::record(&tx, Some(by), "tournament.update", ("tournament", updated.id.to_string()), json!({})).await?;
     tx.commit().await?;
-    notifier.push_in_background(db, promoted.into_iter().collect());
+    notifier.push_in_background(db, promoted.into_iter().chain(moved).collect());
     if new_structure.is_some() {
         publish(live, updated.id).await;
     }
     Ok(updated)
+}
+
+/// Tells everyone holding a place in `updated` that its start or venue moved from `before`
+/// (start, venue, and the edit stamp naming the edit); journaled in `tx`.
+async fn tell_of_move(
+    tx: &impl ConnectionTrait,
+    notifier: &Notifier,
+    (starts_at, location_id, edited_at): (DateTime<Utc>, Uuid, DateTime<Utc>),
+    updated: &tournaments::Model,
+) -> AppResult<Option<Journaled>> {
+    if starts_at == updated.starts_at && location_id == updated.location_id {
+        return Ok(None);
+    }
+    let venue = |id: Uuid| async move {
+        locations::Entity::find_by_id(id)
+            .one(tx)
+            .await?
+            .ok_or_else(|| AppError::Internal(anyhow::anyhow!("tournament {} has no venue {id}", updated.id)))
+    };
+    let (old_venue, new_venue) = (venue(location_id).await?, venue(updated.location_id).await?);
+    let before = Appointment { starts_at, venue: &old_venue };
+    let after = Appointment { starts_at: updated.starts_at, venue: &new_venue };
+    let title = display_title(tx, updated.id).await?;
+    let recipients = notices::live_registrants(tx, updated.id).await?;
+    match notices::changed(updated.id, &title, &before, &after, edited_at, recipients) {
+        Some(notice) => Ok(Some(notifier.journal(tx, notice).await?)),
+        None => Ok(None),
+    }
 }
 
 /// Changes what people read about a tournament, in any status (the platform's content
@@ -308,9 +340,11 @@ async fn write_texts(conn: &impl ConnectionTrait, tournament_id: Uuid, texts: Te
 }
 
 /// Cancels a tournament in `registration` or `running`: every live registration is cancelled
-/// (nobody gets a strike) and every seat freed. Watchers of a running one see it at once.
+/// (nobody gets a strike) and every seat freed, and everyone who held one is told
+/// (`tournament.cancelled`). Watchers of a running one see it at once.
 pub async fn cancel(
     db: &DatabaseConnection,
+    notifier: &Notifier,
     live: &impl LiveChanges,
     tournament_id: Uuid,
     by: Uuid,
@@ -328,6 +362,9 @@ pub async fn cancel(
         .col_expr(tournaments::Column::Status, Expr::value(TournamentStatus::Cancelled))
         .col_expr(tournaments::Column::CancelledAt, Expr::value(Some(now)));
     advance_locked(&tx, &tournament, cancel, now).await?;
+    let recipients = notices::live_registrants(&tx, tournament.id).await?;
+    let title = display_title(&tx, tournament.id).await?;
+    let told = notifier.journal(&tx, notices::cancelled(tournament.id, &title, recipients)).await?;
     cancel_all(&tx, tournament.id, now).await?;
     audit::record(
         &tx,
@@ -338,6 +375,7 @@ pub async fn cancel(
     )
     .await?;
     tx.commit().await?;
+    notifier.push_in_background(db, vec![told]);
     publish(live, tournament.id).await;
     Ok(tournaments::Model {
         status: TournamentStatus::Cancelled,
@@ -351,8 +389,15 @@ pub async fn cancel(
 /// Starts a tournament, in one transaction (the actor calls it, then publishes): the
 /// checked-in players are shuffled and seated, everyone still `registered` becomes `no_show`
 /// with a strike, the waitlist is closed, chips in play and the clock are set, and the
-/// tournament moves to `running`.
-pub async fn start(db: &DatabaseConnection, tournament_id: Uuid, by: Uuid, now: DateTime<Utc>) -> AppResult<()> {
+/// tournament moves to `running`. Each seated player with an account is told their seat
+/// (`tournament.seated`).
+pub async fn start(
+    db: &DatabaseConnection,
+    notifier: &Notifier,
+    tournament_id: Uuid,
+    by: Uuid,
+    now: DateTime<Utc>,
+) -> AppResult<()> {
     let tx = db::begin_write(db).await?;
     let tournament = lock(&tx, tournament_id).await?;
     match tournament.status {
@@ -362,16 +407,14 @@ pub async fn start(db: &DatabaseConnection, tournament_id: Uuid, by: Uuid, now: 
             return Err(AppError::new(ErrorCode::InvalidStatus, "only a tournament in registration can start"));
         }
     }
-    let checked_in: Vec<Uuid> = registrations::Entity::find()
+    let checked_in_rows = registrations::Entity::find()
         .filter(registrations::Column::TournamentId.eq(tournament_id))
         .filter(registrations::Column::Status.eq(RegistrationStatus::CheckedIn))
         .order_by_asc(registrations::Column::CreatedAt)
         .order_by_asc(registrations::Column::Id)
         .all(&tx)
-        .await?
-        .into_iter()
-        .map(|registration| registration.id)
-        .collect();
+        .await?;
+    let checked_in: Vec<Uuid> = checked_in_rows.iter().map(|registration| registration.id).collect();
     if checked_in.len() < 2 {
         return Err(AppError::new(ErrorCode::NotEnoughPlayers, "at least two checked-in players are needed to start"));
     }
@@ -395,6 +438,17 @@ pub async fn start(db: &DatabaseConnection, tournament_id: Uuid, by: Uuid, now: 
         })
         .collect();
     db::insert_chunked(&tx, seats).await?;
+    let accounts: HashMap<Uuid, Uuid> =
+        checked_in_rows.iter().filter_map(|registration| Some((registration.id, registration.user_id?))).collect();
+    let title = display_title(&tx, tournament_id).await?;
+    let mut told = Vec::new();
+    for assignment in &seating {
+        if let Some(&user_id) = accounts.get(&assignment.player) {
+            let seat = Seat { table_no: assignment.table_no, seat_no: assignment.seat_no };
+            let notice = notices::seated(tournament_id, &title, user_id, assignment.player, seat);
+            told.push(notifier.journal(&tx, notice).await?);
+        }
+    }
 
     // In player order, as every transaction that locks several profiles takes them.
     let no_shows = registrations::Entity::find()
@@ -442,6 +496,7 @@ pub async fn start(db: &DatabaseConnection, tournament_id: Uuid, by: Uuid, now: 
     )
     .await?;
     tx.commit().await?;
+    notifier.push_in_background(db, told);
     Ok(())
 }
 

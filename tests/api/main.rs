@@ -20,6 +20,7 @@ mod devices;
 mod errors;
 mod etags;
 mod failover;
+mod game_day;
 mod health;
 mod idempotency;
 mod integrity;

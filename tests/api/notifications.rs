@@ -32,12 +32,12 @@ async fn notify(app: &TestApp, notice: Notice) -> Delivery {
     app.state.notifier.notify(app.db(), notice).await.expect("notify works")
 }
 
-async fn register_device(app: &TestApp, token: &str, device: &str, platform: &str) {
+pub(crate) async fn register_device(app: &TestApp, token: &str, device: &str, platform: &str) {
     let reply = app.post("/me/push-tokens", Some(token), json!({"token": device, "platform": platform})).await;
     assert_eq!(reply.status.as_u16(), 201, "{reply:?}");
 }
 
-async fn spawn_app_with_fcm(backend: Backend, fcm: &FakeFcm) -> Option<TestApp> {
+pub(crate) async fn spawn_app_with_fcm(backend: Backend, fcm: &FakeFcm) -> Option<TestApp> {
     let env = fcm.env();
     let vars: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     spawn_app_with(backend, &vars).await

@@ -98,8 +98,16 @@ const CONTRACT_PATHS: &[(&str, &[&str])] = &[
     ("/uploads", &["post"]),
 ];
 
+/// The operations Floor adds beyond the specification (api-contract.md, "Extensions beyond
+/// the specification"), each tagged `extension`.
+const EXTENSION_PATHS: &[(&str, &[&str])] = &[
+    ("/tournaments/{id}/table-break", &["get"]),
+    ("/tournaments/{id}/reseat-batch", &["post"]),
+    ("/tournaments/{id}/announcements", &["post"]),
+];
+
 #[test]
-fn the_document_lists_exactly_the_83_contract_paths_with_their_methods() {
+fn the_document_lists_exactly_the_83_contract_paths_and_the_extensions_with_their_methods() {
     assert_eq!(CONTRACT_PATHS.len(), 83, "the contract has 83 paths");
     let doc = floor::http::openapi();
     let servers = doc.servers.as_ref().expect("servers");
@@ -112,11 +120,30 @@ fn the_document_lists_exactly_the_83_contract_paths_with_their_methods() {
             assert!(item.get(*method).is_some(), "{method} {path} missing");
         }
     }
+    for (path, methods) in EXTENSION_PATHS {
+        let item = paths.get(*path).unwrap_or_else(|| panic!("extension {path} missing"));
+        for method in *methods {
+            let tags = &item[*method]["tags"];
+            let tagged = tags.as_array().is_some_and(|tags| tags.iter().any(|tag| tag == "extension"));
+            assert!(tagged, "{method} {path} is an extension and must be tagged so, has {tags}");
+        }
+    }
     let mut documented: Vec<&String> = paths.keys().collect();
     documented.sort();
-    let mut expected: Vec<String> = CONTRACT_PATHS.iter().map(|(path, _)| (*path).to_owned()).collect();
+    let mut expected: Vec<String> =
+        CONTRACT_PATHS.iter().chain(EXTENSION_PATHS).map(|(path, _)| (*path).to_owned()).collect();
     expected.sort();
-    assert_eq!(documented, expected.iter().collect::<Vec<_>>(), "no path beyond the contract");
+    assert_eq!(documented, expected.iter().collect::<Vec<_>>(), "no path beyond the contract and its extensions");
+    for (path, item) in &paths {
+        let contract = CONTRACT_PATHS.iter().find(|(known, _)| known == path);
+        for (method, operation) in item.as_object().expect("a path item") {
+            let tagged = operation["tags"].as_array().is_some_and(|tags| tags.iter().any(|tag| tag == "extension"));
+            let in_contract = contract.is_some_and(|(_, methods)| methods.contains(&method.as_str()));
+            if ["get", "post", "put", "patch", "delete"].contains(&method.as_str()) {
+                assert_eq!(tagged, !in_contract, "{method} {path}: tagged extension exactly when beyond the contract");
+            }
+        }
+    }
 }
 
 #[test]

@@ -190,6 +190,14 @@ async fn the_venue_screen_follows_a_game_day_and_says_when_it_lost_the_server() 
     assert_eq!(text(&page, "timer").await, frozen, "a paused clock stands still");
     screenshot(&page, 1920, 1080, false, "screen-paused-1920x1080.png").await;
 
+    // The club's announcement shows within the screen's round of 3 s.
+    let said = "Перерыв 10 минут";
+    let announced = staff(&app, &game.club, &game.path("announcements"), json!({"text": said})).await;
+    assert_eq!(announced.status.as_u16(), 201, "{announced:?}");
+    shows(&page, "announcement", said, Duration::from_secs(5)).await.expect("the announcement within 5 s");
+    assert_eq!(eval(&page, "document.getElementById('announcement').hidden").await, Value::Bool(false));
+    screenshot(&page, 1920, 1080, false, "screen-announcement-1920x1080.png").await;
+
     // The server goes away: within 10 s (and a poll) the screen says so and shows no clock.
     relay.cut();
     let offline = eval(&page, "document.getElementById('offline').hidden").await;

@@ -28,6 +28,8 @@ pub enum Seen {
     Clock(Value),
     /// A `level` event: a level or a break began.
     Level(Value),
+    /// An `announcement` of the club.
+    Announcement(Value),
     /// The connection was closed (by the server, or the transport dropped).
     Closed,
 }
@@ -56,7 +58,7 @@ impl TestApp {
     pub async fn watch_at(&self, origin: &str, token: Option<&str>, transport: TransportType) -> Watcher {
         let (sender, seen) = mpsc::unbounded_channel();
         let (on_state, on_clock, on_connect) = (sender.clone(), sender.clone(), sender.clone());
-        let on_level = sender.clone();
+        let (on_level, on_announcement) = (sender.clone(), sender.clone());
         let (on_error, on_close) = (sender.clone(), sender);
         let mut builder = ClientBuilder::new(origin.to_owned())
             .namespace("/live")
@@ -72,6 +74,10 @@ impl TestApp {
             })
             .on("level", move |payload, _| {
                 let _ = on_level.send(Seen::Level(first_value(payload)));
+                async {}.boxed()
+            })
+            .on("announcement", move |payload, _| {
+                let _ = on_announcement.send(Seen::Announcement(first_value(payload)));
                 async {}.boxed()
             })
             .on("open", move |_, _| {
@@ -112,7 +118,7 @@ impl Watcher {
             match self.next().await {
                 Some(Seen::Connected) => return Ok(()),
                 Some(Seen::Error(text)) => return Err(text),
-                Some(Seen::State(_) | Seen::Clock(_) | Seen::Level(_)) => continue,
+                Some(Seen::State(_) | Seen::Clock(_) | Seen::Level(_) | Seen::Announcement(_)) => continue,
                 Some(Seen::Closed) | None => return Err("no answer".to_owned()),
             }
         }
@@ -167,6 +173,17 @@ impl Watcher {
                 Some(Seen::Level(level)) => return level,
                 Some(_) => continue,
                 None => panic!("no level event arrived"),
+            }
+        }
+    }
+
+    /// The next `announcement` event.
+    pub async fn next_announcement(&mut self) -> Value {
+        loop {
+            match self.next().await {
+                Some(Seen::Announcement(said)) => return said,
+                Some(_) => continue,
+                None => panic!("no announcement arrived"),
             }
         }
     }

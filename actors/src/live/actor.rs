@@ -34,6 +34,8 @@ pub enum Command {
     Undo,
     Reorder(Vec<Uuid>),
     Reseat(Uuid, Seat),
+    /// Several moves at once, all or none (a table broken).
+    ReseatBatch(Vec<(Uuid, Seat)>),
     ConfirmResults,
 }
 
@@ -49,6 +51,7 @@ impl Command {
             Self::Undo => "undo",
             Self::Reorder(_) => "reorder",
             Self::Reseat(..) => "reseat",
+            Self::ReseatBatch(_) => "reseat_batch",
             Self::ConfirmResults => "confirm_results",
         }
     }
@@ -198,6 +201,7 @@ impl<S: LiveStore, B: Broadcaster> TournamentActor<S, B> {
             Command::Undo => game.undo().map(Some),
             Command::Reorder(ids) => game.reorder(ids).map(Some),
             Command::Reseat(registration_id, seat) => game.reseat(*registration_id, *seat),
+            Command::ReseatBatch(moves) => game.reseat_batch(moves),
             Command::Start | Command::ConfirmResults => Ok(None),
         }
     }

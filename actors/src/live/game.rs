@@ -14,7 +14,7 @@ use crate::rules::seating::{SEATS_PER_TABLE, table_count};
 use crate::rules::structure::Segment;
 
 /// A table and a seat at it, both from 1.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Seat {
     pub table_no: i32,
@@ -105,6 +105,10 @@ pub enum Change {
         registration_id: Uuid,
         seat: Seat,
     },
+    /// Several players moved at once (a table broken): every move or none.
+    ReseatBatch {
+        moves: Vec<(Uuid, Seat)>,
+    },
 }
 
 impl Change {
@@ -116,6 +120,24 @@ impl Change {
             Self::Undo { .. } => "tournament.undo_elimination",
             Self::Reorder { .. } => "tournament.reorder_eliminations",
             Self::Reseat { .. } => "tournament.reseat",
+            Self::ReseatBatch { .. } => "tournament.reseat_batch",
+        }
+    }
+
+    /// The players this change seats elsewhere, each with where they sat and where they go
+    /// now, as judged against `before`, the game it was decided on. An undo moves its player
+    /// only when they come back to another seat than the one they left.
+    pub fn moves(&self, before: &Game) -> Vec<(Uuid, Seat, Seat)> {
+        let moved = |registration_id: Uuid, to: Seat| {
+            let from = before.player(registration_id).ok()?.seat;
+            (from != to).then_some((registration_id, from, to))
+        };
+        match self {
+            Self::Undo { registration_id, seat } | Self::Reseat { registration_id, seat } => {
+                moved(*registration_id, *seat).into_iter().collect()
+            }
+            Self::ReseatBatch { moves } => moves.iter().filter_map(|(id, seat)| moved(*id, *seat)).collect(),
+            Self::Clock { .. } | Self::Eliminate { .. } | Self::Reorder { .. } => Vec::new(),
         }
     }
 }
@@ -251,12 +273,7 @@ impl Game {
     /// Moves a player still in to a free seat.
     pub fn reseat(&self, registration_id: Uuid, seat: Seat) -> LiveResult<Option<Change>> {
         self.require_running()?;
-        if !(1..=self.table_limit()).contains(&seat.table_no) {
-            return Err(LiveError::invalid("tableNo", format!("must be from 1 to {}", self.table_limit())));
-        }
-        if !(1..=SEATS_PER_TABLE as i32).contains(&seat.seat_no) {
-            return Err(LiveError::invalid("seatNo", format!("must be from 1 to {SEATS_PER_TABLE}")));
-        }
+        self.check_seat(seat, "")?;
         let player = self.player(registration_id)?;
         if !player.is_alive() {
             return Err(LiveError::refused(Refusal::AlreadyEliminated, "an eliminated player has no seat"));
@@ -268,6 +285,60 @@ impl Game {
             return Err(LiveError::refused(Refusal::SeatTaken, "another player sits there"));
         }
         Ok(Some(Change::Reseat { registration_id, seat }))
+    }
+
+    /// Moves several players still in at once: all of them or none. Each player and each
+    /// destination appears once; a destination may be a seat another player of the batch
+    /// leaves (two players may swap). A move to the seat a player already holds is dropped;
+    /// `None` when nothing is left to move.
+    pub fn reseat_batch(&self, moves: &[(Uuid, Seat)]) -> LiveResult<Option<Change>> {
+        self.require_running()?;
+        if moves.is_empty() {
+            return Err(LiveError::invalid("moves", "must name at least one move"));
+        }
+        let (mut players, mut seats) = (std::collections::HashSet::new(), std::collections::HashSet::new());
+        for (index, (registration_id, seat)) in moves.iter().enumerate() {
+            self.check_seat(*seat, &format!("moves[{index}]."))?;
+            if !players.insert(*registration_id) {
+                return Err(LiveError::invalid(format!("moves[{index}].registrationId"), "names a player twice"));
+            }
+            if !seats.insert(*seat) {
+                return Err(LiveError::invalid(format!("moves[{index}]"), "sends two players to one seat"));
+            }
+            if !self.player(*registration_id)?.is_alive() {
+                return Err(LiveError::refused(Refusal::AlreadyEliminated, "an eliminated player has no seat"));
+            }
+        }
+        let moving: Vec<(Uuid, Seat)> = moves
+            .iter()
+            .copied()
+            .filter(|(registration_id, seat)| self.player(*registration_id).is_ok_and(|player| player.seat != *seat))
+            .collect();
+        // A destination is free when nobody still in sits there, or its player leaves it in this batch.
+        let leaving: std::collections::HashSet<Uuid> = moving.iter().map(|(id, _)| *id).collect();
+        for (_, seat) in &moving {
+            if self.alive().any(|player| player.seat == *seat && !leaving.contains(&player.registration_id)) {
+                return Err(LiveError::refused(
+                    Refusal::SeatTaken,
+                    format!("table {} seat {} is taken by a player who stays", seat.table_no, seat.seat_no),
+                ));
+            }
+        }
+        Ok((!moving.is_empty()).then_some(Change::ReseatBatch { moves: moving }))
+    }
+
+    /// A seat of a table the tournament has; `prefix` names the request's field.
+    fn check_seat(&self, seat: Seat, prefix: &str) -> LiveResult<()> {
+        if !(1..=self.table_limit()).contains(&seat.table_no) {
+            return Err(LiveError::invalid(
+                format!("{prefix}tableNo"),
+                format!("must be from 1 to {}", self.table_limit()),
+            ));
+        }
+        if !(1..=SEATS_PER_TABLE as i32).contains(&seat.seat_no) {
+            return Err(LiveError::invalid(format!("{prefix}seatNo"), format!("must be from 1 to {SEATS_PER_TABLE}")));
+        }
+        Ok(())
     }
 
     /// Tables may be numbered up to the count the start opened.
@@ -284,17 +355,20 @@ impl Game {
         (1..=SEATS_PER_TABLE as i32).map(|seat_no| Seat { table_no, seat_no }).find(|seat| self.is_free(*seat))
     }
 
-    /// The hint after an elimination; the server never moves anyone by itself.
-    pub fn balance(&self) -> Option<BalanceHint<Uuid>> {
-        let alive: Vec<SeatedPlayer<Uuid>> = self
-            .alive()
+    /// The players still in, where they sit, as the seating rules take them.
+    fn seated(&self) -> Vec<SeatedPlayer<Uuid>> {
+        self.alive()
             .map(|player| SeatedPlayer {
                 player: player.registration_id,
                 table_no: player.seat.table_no,
                 seat_no: player.seat.seat_no,
             })
-            .collect();
-        balance_hint(&alive)
+            .collect()
+    }
+
+    /// The hint after an elimination; the server never moves anyone by itself.
+    pub fn balance(&self) -> Option<BalanceHint<Uuid>> {
+        balance_hint(&self.seated())
     }
 
     /// Applies a persisted change and moves the version on.
@@ -314,6 +388,11 @@ impl Game {
                 }
             }
             Change::Reseat { registration_id, seat } => self.update(*registration_id, |player| player.seat = *seat),
+            Change::ReseatBatch { moves } => {
+                for (registration_id, seat) in moves {
+                    self.update(*registration_id, |player| player.seat = *seat);
+                }
+            }
         }
         self.version += 1;
     }
@@ -499,5 +578,66 @@ mod tests {
         assert_eq!(game.balance(), None);
         eliminate(&mut game, 4, 2);
         assert!(matches!(game.balance(), Some(BalanceHint::Move { .. })));
+    }
+
+    fn seat(table_no: i32, seat_no: i32) -> Seat {
+        Seat { table_no, seat_no }
+    }
+
+    #[test]
+    fn a_batch_moves_everyone_it_names_in_one_change() {
+        // 18 players: table 1 holds 1, 3, 5, … (seats 1-9), table 2 holds 2, 4, 6, ….
+        let mut game = game(18);
+        eliminate(&mut game, 2, 1);
+        eliminate(&mut game, 4, 2);
+        let change =
+            game.reseat_batch(&[(id(1), seat(2, 1)), (id(3), seat(2, 2))]).expect("free seats").expect("moves");
+        assert_eq!(change.moves(&game), vec![(id(1), seat(1, 1), seat(2, 1)), (id(3), seat(1, 2), seat(2, 2))]);
+        game.apply(&change);
+        assert_eq!(game.player(id(1)).expect("seated").seat, seat(2, 1));
+        assert_eq!(game.player(id(3)).expect("seated").seat, seat(2, 2));
+        assert_eq!(game.version, 4, "one version for the whole batch");
+    }
+
+    #[test]
+    fn a_batch_may_swap_two_players() {
+        let game = game(18);
+        let change = game.reseat_batch(&[(id(1), seat(2, 1)), (id(2), seat(1, 1))]).expect("a swap").expect("moves");
+        assert_eq!(change, Change::ReseatBatch { moves: vec![(id(1), seat(2, 1)), (id(2), seat(1, 1))] });
+    }
+
+    #[test]
+    fn a_batch_is_refused_whole_when_one_move_is_wrong() {
+        let mut game = game(18);
+        eliminate(&mut game, 2, 1);
+        // Player 1 to a free seat, player 3 to the seat of player 4, who stays.
+        let taken = game.reseat_batch(&[(id(1), seat(2, 1)), (id(3), seat(2, 2))]);
+        assert_eq!(refused(taken), Refusal::SeatTaken);
+        assert_eq!(refused(game.reseat_batch(&[(id(2), seat(1, 1))])), Refusal::AlreadyEliminated);
+        assert_eq!(refused(game.reseat_batch(&[(id(99), seat(2, 1))])), Refusal::NotFound);
+        let invalid = |moves: &[(Uuid, Seat)]| matches!(game.reseat_batch(moves), Err(LiveError::Invalid { .. }));
+        assert!(invalid(&[]), "an empty batch");
+        assert!(invalid(&[(id(1), seat(2, 1)), (id(1), seat(2, 1))]), "a player twice");
+        assert!(invalid(&[(id(1), seat(2, 1)), (id(3), seat(2, 1))]), "two players to one seat");
+        assert!(invalid(&[(id(1), seat(3, 1))]), "a table the tournament does not have");
+        assert!(invalid(&[(id(1), seat(2, 10))]), "a seat past nine");
+    }
+
+    #[test]
+    fn a_batch_that_moves_nobody_changes_nothing() {
+        let game = game(18);
+        assert_eq!(game.reseat_batch(&[(id(1), seat(1, 1))]).expect("no move"), None);
+    }
+
+    #[test]
+    fn an_undo_moves_its_player_only_into_another_seat() {
+        let mut game = game(18);
+        eliminate(&mut game, 1, 1);
+        let undo = game.undo().expect("undo");
+        assert!(undo.moves(&game).is_empty(), "back into the seat they left");
+        let reseat = game.reseat(id(3), seat(1, 1)).expect("free").expect("a move");
+        game.apply(&reseat);
+        let undo = game.undo().expect("undo");
+        assert_eq!(undo.moves(&game), vec![(id(1), seat(1, 1), seat(1, 2))]);
     }
 }

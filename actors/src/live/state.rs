@@ -10,6 +10,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::live::game::Game;
+use crate::rules::balance::SeatedPlayer;
 use crate::rules::structure::Segment;
 
 /// The server clock: clients compute the remaining time from these fields and `serverTime`.
@@ -73,6 +74,20 @@ pub struct LiveState {
 }
 
 impl LiveState {
+    /// The players still in, where they sit, as the seating rules take them.
+    pub fn seated(&self) -> Vec<SeatedPlayer<Uuid>> {
+        self.tables
+            .iter()
+            .flat_map(|table| {
+                table.seats.iter().map(|seat| SeatedPlayer {
+                    player: seat.registration_id,
+                    table_no: table.table_no,
+                    seat_no: seat.seat_no,
+                })
+            })
+            .collect()
+    }
+
     pub fn of(game: &Game, now: DateTime<Utc>) -> Self {
         let remaining = game.remaining();
         let mut tables: Vec<TableView> = Vec::new();

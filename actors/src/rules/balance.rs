@@ -93,7 +93,8 @@ fn first_free_seat(taken: &BTreeSet<i32>) -> Option<i32> {
     (1..=SEATS_PER_TABLE as i32).find(|seat| !taken.contains(seat))
 }
 
-fn move_to<Id: Copy>(player: &SeatedPlayer<Id>, to_table: i32, to_seat: i32) -> Move<Id> {
+/// The move of `player` from where they sit to `to_table`, `to_seat`.
+pub(crate) fn move_to<Id: Copy>(player: &SeatedPlayer<Id>, to_table: i32, to_seat: i32) -> Move<Id> {
     Move { registration_id: player.player, from_table: player.table_no, from_seat: player.seat_no, to_table, to_seat }
 }
 
@@ -102,21 +103,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-
-    /// Players at `table`, one per listed seat; ids are `table * 100 + seat`.
-    fn at(table: i32, seats: impl IntoIterator<Item = i32>) -> Vec<SeatedPlayer<i32>> {
-        seats
-            .into_iter()
-            .map(|seat_no| SeatedPlayer { player: table * 100 + seat_no, table_no: table, seat_no })
-            .collect()
-    }
+    use crate::rules::test_seats::{at, moved};
 
     fn tables(layout: &[(i32, &[i32])]) -> Vec<SeatedPlayer<i32>> {
         layout.iter().flat_map(|(table, seats)| at(*table, seats.iter().copied())).collect()
-    }
-
-    fn moved(player: i32, from: (i32, i32), to: (i32, i32)) -> Move<i32> {
-        Move { registration_id: player, from_table: from.0, from_seat: from.1, to_table: to.0, to_seat: to.1 }
     }
 
     #[test]

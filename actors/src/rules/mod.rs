@@ -7,3 +7,6 @@ pub mod rating;
 pub mod seating;
 pub mod strikes;
 pub mod structure;
+pub mod table_break;
+#[cfg(test)]
+mod test_seats;

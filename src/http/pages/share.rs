@@ -11,7 +11,6 @@ use axum::http::StatusCode;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use chrono::{DateTime, Utc};
 use floor_actors::live::LiveState;
 use floor_actors::rules::structure::Segment;
 use floor_entities::enums::TournamentStatus;
@@ -22,6 +21,7 @@ use uuid::Uuid;
 
 use super::PAGE_HEADERS;
 use crate::app::AppState;
+use crate::domain::local_time;
 use crate::error::AppResult;
 use crate::http::tournaments::{TournamentView, tournament_view};
 use crate::tournaments::{screen_path, share_path};
@@ -88,37 +88,6 @@ fn status_name(status: TournamentStatus) -> &'static str {
     }
 }
 
-const MONTHS: [&str; 12] = [
-    "января",
-    "февраля",
-    "марта",
-    "апреля",
-    "мая",
-    "июня",
-    "июля",
-    "августа",
-    "сентября",
-    "октября",
-    "ноября",
-    "декабря",
-];
-
-/// "25 ноября, 19:00" in the venue's zone (UTC when the zone is unknown, said so).
-fn when(starts_at: DateTime<Utc>, zone: Option<&str>) -> String {
-    use chrono::{Datelike, Timelike};
-    match zone.and_then(|zone| zone.parse::<chrono_tz::Tz>().ok()) {
-        Some(tz) => {
-            let local = starts_at.with_timezone(&tz);
-            let month = MONTHS[local.month0() as usize];
-            format!("{} {month}, {:02}:{:02}", local.day(), local.hour(), local.minute())
-        }
-        None => {
-            let month = MONTHS[starts_at.month0() as usize];
-            format!("{} {month}, {:02}:{:02} UTC", starts_at.day(), starts_at.hour(), starts_at.minute())
-        }
-    }
-}
-
 fn absolute(public_url: &str, url: &str) -> String {
     if url.starts_with('/') { format!("{public_url}{url}") } else { url.to_owned() }
 }
@@ -127,7 +96,7 @@ fn render(public_url: &str, shown: &Shown) -> Markup {
     let card = &shown.card;
     let title = title_of(card);
     let venue = shown.venue.as_ref();
-    let starts = when(card.starts_at, venue.map(|venue| venue.timezone.as_str()));
+    let starts = local_time::russian(card.starts_at, venue.map(|venue| venue.timezone.as_str()));
     let place = venue.map(|venue| venue.name.clone()).unwrap_or_default();
     let description = format!("{} · {starts} · {place}", card.organizer_name);
     let url = format!("{public_url}{}", share_path(card.id));

@@ -11,10 +11,12 @@ use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use serde_json::json;
 use uuid::Uuid;
 
 use super::{PAGE_HEADERS, tournament_exists};
 use crate::app::AppState;
+use crate::tournaments::announcements::latest;
 
 const PAGE: &str = include_str!("index.html");
 const STYLE: &str = include_str!("screen.css");
@@ -22,7 +24,31 @@ const SCRIPT: &str = include_str!("screen.js");
 const CHIME: &[u8] = include_bytes!("chime.wav");
 
 pub fn screen_router(state: AppState) -> axum::Router {
-    axum::Router::new().route("/screen/{id}", get(page)).route("/screen/assets/{file}", get(asset)).with_state(state)
+    axum::Router::new()
+        .route("/screen/{id}", get(page))
+        .route("/screen/{id}/announcement", get(announcement))
+        .route("/screen/assets/{file}", get(asset))
+        .with_state(state)
+}
+
+/// How long the screen shows an announcement.
+const ANNOUNCEMENT_SHOWN_FOR: chrono::Duration = chrono::Duration::minutes(5);
+
+/// The club's latest announcement while the screen shows it (five minutes), polled by the
+/// page beside the live state: `200 {text, createdAt, serverTime}`, or `204` when there is
+/// none to show. Public like the screen itself (the room hears it anyway).
+async fn announcement(State(app): State<AppState>, Path(id): Path<String>) -> Response {
+    let Ok(id) = Uuid::parse_str(&id) else { return StatusCode::NOT_FOUND.into_response() };
+    let now = chrono::Utc::now();
+    let no_store = [(CACHE_CONTROL, HeaderValue::from_static("no-store"))];
+    match latest(&app.reads, id).await {
+        Ok(Some(shown)) if now - shown.created_at < ANNOUNCEMENT_SHOWN_FOR => {
+            let body = json!({"text": shown.text, "createdAt": shown.created_at, "serverTime": now});
+            (no_store, axum::Json(body)).into_response()
+        }
+        Ok(_) => (StatusCode::NO_CONTENT, no_store).into_response(),
+        Err(err) => err.into_response(),
+    }
 }
 
 /// The page; `404` (with the same page, which says so) for a tournament that does not exist.

@@ -1,7 +1,8 @@
 // The venue screen: the tournament's public live state, polled every second with its ETag
 // (an unchanged state costs a 304), and its clock counted down here from levelStartedAt,
 // pausedAt and the server's time. After 10 s without an answer the screen says "нет связи"
-// and stops showing a running clock, since it may be stale; it keeps asking by itself.
+// and stops showing a running clock, since it may be stale; it keeps asking by itself. The
+// club's announcements come from their own small feed, asked every 3 s.
 (() => {
   'use strict';
 
@@ -9,6 +10,8 @@
   const STALE_AFTER_MS = 10000;
   const CARD_EVERY_MS = 60000;
   const RENDER_MS = 250;
+  const ANNOUNCEMENT_EVERY_MS = 3000;
+  const ANNOUNCEMENT_SHOWN_MS = 5 * 60000;
 
   const tournamentId = decodeURIComponent(location.pathname.split('/').filter(Boolean)[1] || '');
   const api = `/api/v1/tournaments/${encodeURIComponent(tournamentId)}`;
@@ -22,6 +25,8 @@
   let lastNews = 0;
   let soundOn = false;
   let heardSegment = null;
+  let shownAnnouncement = null;
+  let announcementUntil = 0;
 
   const number = (n) => Number(n).toLocaleString('ru-RU');
   const two = (n) => String(n).padStart(2, '0');
@@ -238,6 +243,28 @@
     setTimeout(poll, POLL_MS);
   }
 
+  /** The club's latest announcement, shown until five minutes after it was made. */
+  async function pollAnnouncement() {
+    try {
+      const response = await fetch(`/screen/${encodeURIComponent(tournamentId)}/announcement`, { cache: 'no-store' });
+      if (response.status === 200) {
+        const said = await response.json();
+        const key = `${said.createdAt}`;
+        if (key !== shownAnnouncement) {
+          shownAnnouncement = key;
+          chime();
+        }
+        announcementUntil = Date.parse(said.createdAt) + ANNOUNCEMENT_SHOWN_MS - (Date.parse(said.serverTime) - Date.now());
+        text('announcement', said.text);
+      } else if (response.status === 204) {
+        announcementUntil = 0;
+      }
+    } catch (_) {
+      // Asked again at the next round.
+    }
+    $('announcement').hidden = Date.now() >= announcementUntil;
+  }
+
   async function loadCard() {
     try {
       const response = await fetch(api, { cache: 'no-store' });
@@ -273,6 +300,8 @@
 
   loadCard();
   poll();
+  pollAnnouncement();
+  setInterval(pollAnnouncement, ANNOUNCEMENT_EVERY_MS);
   setInterval(loadCard, CARD_EVERY_MS);
   setInterval(render, RENDER_MS);
 })();
