@@ -21,6 +21,7 @@ mod locations;
 mod me;
 mod members;
 mod metrics;
+mod my_registrations;
 mod notifications;
 mod organizers;
 mod pages;
@@ -97,6 +98,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(tournaments::router())
         .merge(tournament_dealers::router())
         .merge(registrations::router())
+        .merge(my_registrations::router())
         .merge(live::router())
         .merge(announcements::router())
         .merge(results::router())

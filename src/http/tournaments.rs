@@ -10,7 +10,7 @@ use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
-use floor_entities::enums::{TournamentStatus, TournamentType};
+use floor_entities::enums::{RegistrationStatus, TournamentStatus, TournamentType};
 use floor_entities::{blind_templates, locations, organizers, registrations, tournament_translations, tournaments};
 use sea_orm::sea_query::Query as SqlQuery;
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
@@ -490,23 +490,69 @@ async fn cancel_tournament(
     Ok(Json(tournament_view(&app.db, cancelled).await?))
 }
 
-/// The agenda: upcoming and running tournaments by start time, at most 50.
+/// A card of the agenda. Read with a token it also carries the caller's `myStatus`.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct AgendaCard {
+    #[serde(flatten)]
+    tournament: TournamentView,
+    /// Only when the agenda is read with a token: the caller's registration status in this
+    /// tournament (any status, `cancelled` included), null when the caller has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    my_status: Option<Option<RegistrationStatus>>,
+}
+
+/// The agenda: upcoming and running tournaments by start time, at most 50. With a token,
+/// each card carries the caller's `myStatus` (or null).
 #[utoipa::path(get, path = "/tournaments", tag = "tournaments", params(AgendaFilter),
     responses(
-        (status = 200, body = ItemList<TournamentView>),
+        (status = 200, body = ItemList<AgendaCard>),
         (status = 400, description = "VALIDATION_ERROR: a bad filter", body = ErrorBody),
+        (status = 401, description = "UNAUTHORIZED: a token was sent but is invalid", body = ErrorBody),
     ))]
 async fn list_agenda(
     State(app): State<AppState>,
+    MaybeAuthUser(caller): MaybeAuthUser,
     Query(filter): Query<AgendaFilter>,
     headers: HeaderMap,
 ) -> AppResult<Response> {
+    // The cards everyone gets are kept; a signed-in caller's statuses are read each time.
     let key = format!("GET /tournaments {filter:?}");
-    cached::answer(&app, &headers, key, async {
+    let cards = async {
         let models = agenda_query(filter).all(&app.reads).await?;
         Answer::json(&ItemList::new(tournament_views(&app.reads, models).await?))
-    })
-    .await
+    };
+    let Some(user) = caller else { return cached::answer(&app, &headers, key, cards).await };
+    let cards = app.read_cache.get_or_build(key, cards).await?;
+    let body = with_my_statuses(&app.reads, &cards.body, user.id()).await?;
+    Ok(([(CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response())
+}
+
+/// The kept agenda `cards` (JSON) with `myStatus` of `user_id` in each card.
+async fn with_my_statuses(conn: &impl ConnectionTrait, cards: &[u8], user_id: Uuid) -> AppResult<Vec<u8>> {
+    let internal = |err: serde_json::Error| AppError::Internal(err.into());
+    let mut list: serde_json::Value = serde_json::from_slice(cards).map_err(internal)?;
+    let Some(items) = list.get_mut("items").and_then(serde_json::Value::as_array_mut) else {
+        return Err(AppError::Internal(anyhow::anyhow!("a kept agenda has no items")));
+    };
+    let ids: Vec<Uuid> = items.iter().filter_map(|card| card["id"].as_str()?.parse().ok()).collect();
+    // At most the agenda's 50 ids: one statement.
+    let mine: HashMap<Uuid, RegistrationStatus> = registrations::Entity::find()
+        .select_only()
+        .column(registrations::Column::TournamentId)
+        .column(registrations::Column::Status)
+        .filter(registrations::Column::UserId.eq(user_id))
+        .filter(registrations::Column::TournamentId.is_in(ids))
+        .into_tuple()
+        .all(conn)
+        .await?
+        .into_iter()
+        .collect();
+    for card in items.iter_mut() {
+        let status = card["id"].as_str().and_then(|id| id.parse::<Uuid>().ok()).and_then(|id| mine.get(&id));
+        card["myStatus"] = serde_json::to_value(status).map_err(internal)?;
+    }
+    serde_json::to_vec(&list).map_err(internal)
 }
 
 /// The agenda's tournaments for `filter`, by start time, at most [`AGENDA_LIMIT`].

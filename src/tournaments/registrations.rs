@@ -495,6 +495,28 @@ pub async fn cancel_all(tx: &DatabaseTransaction, tournament_id: Uuid, now: Date
     Ok(())
 }
 
+/// The most registrations [`upcoming_of`] lists.
+pub const UPCOMING_LIMIT: u64 = 100;
+
+/// The account's live registrations in tournaments still to be played or running, each with
+/// its tournament, by start (then id): what "my tournaments" shows.
+pub async fn upcoming_of(
+    conn: &impl ConnectionTrait,
+    user_id: Uuid,
+) -> AppResult<Vec<(registrations::Model, tournaments::Model)>> {
+    let rows = registrations::Entity::find()
+        .find_also_related(tournaments::Entity)
+        .filter(registrations::Column::UserId.eq(user_id))
+        .filter(registrations::Column::Status.is_in(LIVE))
+        .filter(tournaments::Column::Status.is_in([TournamentStatus::Registration, TournamentStatus::Running]))
+        .order_by_asc(tournaments::Column::StartsAt)
+        .order_by_asc(tournaments::Column::Id)
+        .limit(UPCOMING_LIMIT)
+        .all(conn)
+        .await?;
+    Ok(rows.into_iter().filter_map(|(registration, tournament)| Some((registration, tournament?))).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

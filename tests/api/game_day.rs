@@ -24,6 +24,7 @@ on_both_databases!(
     only_the_clubs_staff_break_tables,
     an_announcement_reaches_the_players_the_room_and_the_screen_once_a_minute,
     announcements_are_for_the_clubs_staff_and_short,
+    a_player_lists_their_tournaments_and_sees_their_status_on_the_agenda,
 );
 
 /// The caller's journal entries of `kind`, newest first.
@@ -416,4 +417,79 @@ async fn announcements_are_for_the_clubs_staff_and_short(backend: Backend) {
     let a_minute_ago = (chrono::Utc::now() - Duration::seconds(61)).to_rfc3339();
     app.exec(&format!("UPDATE tournament_announcements SET created_at = '{a_minute_ago}'")).await;
     app.post(&path, td_token, body).await.assert_error(409, "INVALID_STATUS");
+}
+
+async fn a_player_lists_their_tournaments_and_sees_their_status_on_the_agenda(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let club = app.create_club("Aces", "+79990500091").await;
+    let anna = app.sign_in("+79995100001").await;
+    let boris = app.sign_in("+79995100002").await;
+    // Created out of start order: the list comes by start.
+    let later = app.create_tournament(&club, 10, Duration::days(5)).await;
+    let full = app.create_tournament(&club, 2, Duration::days(3)).await;
+    let sooner = app.create_tournament(&club, 10, Duration::days(1)).await;
+    let left = app.create_tournament(&club, 10, Duration::days(2)).await;
+    let called_off = app.create_tournament(&club, 10, Duration::days(4)).await;
+    let untouched = app.create_tournament(&club, 10, Duration::days(6)).await;
+    let register = |id: Uuid, who: &Session| {
+        let token = who.access_token.clone();
+        let app = &app;
+        async move { app.post(&format!("/tournaments/{id}/register"), Some(&token), json!({})).await }
+    };
+    for id in [later, sooner, left, called_off] {
+        register(id, &anna).await.assert_ok();
+    }
+    register(full, &boris).await.assert_ok();
+    let third = app.sign_in("+79995100003").await;
+    register(full, &third).await.assert_ok();
+    assert_eq!(register(full, &anna).await.assert_ok()["status"], "waitlist");
+    app.post(&format!("/tournaments/{left}/cancel-registration"), Some(&anna.access_token), json!({}))
+        .await
+        .assert_ok();
+    staff(&app, &club, &format!("/tournaments/{called_off}/cancel"), json!({})).await.assert_ok();
+
+    let mine = app.get("/me/registrations", Some(&anna.access_token)).await.assert_ok().clone();
+    let items = mine["items"].as_array().expect("items");
+    let listed: Vec<(String, String)> = items
+        .iter()
+        .map(|item| {
+            (
+                item["tournament"]["id"].as_str().unwrap_or_default().to_owned(),
+                item["registration"]["status"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    let expected = [(sooner, "registered"), (full, "waitlist"), (later, "registered")]
+        .map(|(id, status)| (id.to_string(), status.to_owned()));
+    assert_eq!(listed, expected, "live registrations in tournaments still to come, by start");
+    assert_eq!(items[1]["registration"]["waitlistPosition"], 1);
+    assert_eq!(items[0]["tournament"]["organizerName"], "Aces");
+    assert_eq!(
+        app.get("/me/registrations", Some(&boris.access_token)).await.assert_ok()["items"].as_array().map(Vec::len),
+        Some(1)
+    );
+    app.get("/me/registrations", None).await.assert_error(401, "UNAUTHORIZED");
+
+    let status_of = |agenda: &Value, id: Uuid| {
+        agenda["items"].as_array().and_then(|cards| cards.iter().find(|card| card["id"] == id.to_string()).cloned())
+    };
+    let anonymous = app.get("/tournaments", None).await.assert_ok().clone();
+    let card = status_of(&anonymous, sooner).expect("on the agenda");
+    assert!(card.get("myStatus").is_none(), "an anonymous agenda says nothing of anyone: {card}");
+    let signed_in = app.get("/tournaments", Some(&anna.access_token)).await.assert_ok().clone();
+    for (id, status) in
+        [(sooner, json!("registered")), (full, json!("waitlist")), (left, json!("cancelled")), (untouched, Value::Null)]
+    {
+        let card = status_of(&signed_in, id).expect("on the agenda");
+        assert_eq!(card["myStatus"], status, "{card}");
+    }
+    assert_eq!(
+        status_of(&signed_in, sooner).map(|card| card["translations"].clone()),
+        status_of(&anonymous, sooner).map(|card| card["translations"].clone())
+    );
+    assert!(status_of(&signed_in, called_off).is_none(), "a cancelled tournament is off the agenda");
+    let other = app.get("/tournaments", Some(&boris.access_token)).await.assert_ok().clone();
+    assert_eq!(status_of(&other, full).map(|card| card["myStatus"].clone()), Some(json!("registered")));
+    assert_eq!(status_of(&other, sooner).map(|card| card["myStatus"].clone()), Some(Value::Null));
+    app.get("/tournaments", Some("not-a-token")).await.assert_error(401, "UNAUTHORIZED");
 }

@@ -104,6 +104,7 @@ const EXTENSION_PATHS: &[(&str, &[&str])] = &[
     ("/tournaments/{id}/table-break", &["get"]),
     ("/tournaments/{id}/reseat-batch", &["post"]),
     ("/tournaments/{id}/announcements", &["post"]),
+    ("/me/registrations", &["get"]),
 ];
 
 #[test]
