@@ -10,6 +10,7 @@ mod dealer_invites;
 mod dealers;
 mod devices;
 mod etag;
+mod exports;
 pub mod extract;
 mod health;
 mod idempotency;
@@ -102,6 +103,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(live::router())
         .merge(announcements::router())
         .merge(results::router())
+        .merge(exports::router())
         .merge(strikes::router())
         .merge(search::router())
         .merge(players::router())
@@ -138,6 +140,7 @@ pub fn router(state: AppState) -> Router {
     let internal = internal::internal_router(state.clone());
     let screen = pages::screen::screen_router(state.clone());
     let share = pages::share::share_router(state.clone());
+    let print = pages::print::print_router(state.clone());
     let abuse_limits = Arc::new(limits::AbuseLimits::new(&state.config.limits, &openapi));
     abuse_limits.spawn_sweeper();
     let idempotency = idempotency::Idempotency::new(state.clone(), &openapi);
@@ -159,6 +162,7 @@ pub fn router(state: AppState) -> Router {
         .merge(internal)
         .merge(screen)
         .merge(share)
+        .merge(print)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(

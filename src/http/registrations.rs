@@ -220,29 +220,34 @@ async fn list_registrations(
     State(app): State<AppState>,
     access: TournamentAccess<club::Staff>,
 ) -> AppResult<Json<ItemList<ClubRegistrationView>>> {
-    let id = access.tournament.id;
+    Ok(Json(ItemList::new(club_roster(&app.reads, access.tournament.id).await?)))
+}
+
+/// Every registration of the tournament in queue order, with names and phones: what the
+/// club's list, its export and its sign-in sheet show.
+pub async fn club_roster(conn: &impl ConnectionTrait, id: Uuid) -> AppResult<Vec<ClubRegistrationView>> {
     let rows = registrations::Entity::find()
         .filter(registrations::Column::TournamentId.eq(id))
         .order_by_asc(registrations::Column::CreatedAt)
         .order_by_asc(registrations::Column::Id)
-        .all(&app.reads)
+        .all(conn)
         .await?;
     let user_ids: Vec<Uuid> = rows.iter().filter_map(|row| row.user_id).collect();
     let guest_ids: Vec<Uuid> = rows.iter().filter_map(|row| row.guest_id).collect();
     let people: std::collections::HashMap<Uuid, users::Model> =
-        find_where_in::<users::Entity, _>(&app.reads, users::Column::Id, &user_ids)
+        find_where_in::<users::Entity, _>(conn, users::Column::Id, &user_ids)
             .await?
             .into_iter()
             .map(|user| (user.id, user))
             .collect();
     let guests: std::collections::HashMap<Uuid, guest_players::Model> =
-        find_where_in::<guest_players::Entity, _>(&app.reads, guest_players::Column::Id, &guest_ids)
+        find_where_in::<guest_players::Entity, _>(conn, guest_players::Column::Id, &guest_ids)
             .await?
             .into_iter()
             .map(|guest| (guest.id, guest))
             .collect();
-    let positions = waitlist_positions(&app.reads, id).await?;
-    let items = rows
+    let positions = waitlist_positions(conn, id).await?;
+    Ok(rows
         .into_iter()
         .map(|row| {
             let (name, nickname, avatar_url, phone) =
@@ -262,6 +267,5 @@ async fn list_registrations(
                 phone,
             }
         })
-        .collect();
-    Ok(Json(ItemList::new(items)))
+        .collect())
 }

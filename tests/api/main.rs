@@ -19,6 +19,7 @@ mod deploy;
 mod devices;
 mod errors;
 mod etags;
+mod exports;
 mod failover;
 mod game_day;
 mod health;

@@ -105,6 +105,8 @@ const EXTENSION_PATHS: &[(&str, &[&str])] = &[
     ("/tournaments/{id}/reseat-batch", &["post"]),
     ("/tournaments/{id}/announcements", &["post"]),
     ("/me/registrations", &["get"]),
+    ("/tournaments/{id}/registrations.csv", &["get"]),
+    ("/tournaments/{id}/results.csv", &["get"]),
 ];
 
 #[test]

@@ -1,6 +1,7 @@
-//! Pages for browsers at the bare origin, outside the API and its contract: the venue screen
-//! and the public tournament page behind share links.
+//! Pages for browsers at the bare origin, outside the API and its contract: the venue screen,
+//! the public tournament page behind share links, and the club's printable pages.
 
+pub mod print;
 pub mod screen;
 pub mod share;
 
