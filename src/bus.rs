@@ -19,7 +19,7 @@ const RECONNECT_AFTER: Duration = Duration::from_secs(1);
 const PUBLISH_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// What changed, as the other nodes hear it.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Change {
     /// Tournament `tournament_id` is at `version` now.
@@ -30,6 +30,10 @@ pub enum Change {
     /// A node handed its tournaments over (it is shutting down): the others take the
     /// running ones now rather than at their next round.
     HandedOver,
+    /// A small event of the tournament's room (`level`, `announcement`) with its JSON, for the
+    /// venue screens listening on the other nodes.
+    #[serde(rename_all = "camelCase")]
+    Screen { tournament_id: Uuid, event: String, data: String },
 }
 
 /// One note on the channel: a change, from node `node`.
@@ -79,6 +83,7 @@ impl Bus {
     pub async fn announce(&self, change: Change) {
         let note = Note { change, node: self.node };
         let Ok(payload) = serde_json::to_string(&note) else { return };
+        let change = &note.change;
         let mut connection = self.publisher.clone();
         let mut command = redis::cmd("PUBLISH");
         command.arg(CHANNEL).arg(payload);
@@ -137,10 +142,18 @@ mod tests {
     #[test]
     fn notes_read_back_as_written() {
         let node = Uuid::new_v4();
-        for change in
-            [Change::Tournament { tournament_id: Uuid::new_v4(), version: 7 }, Change::Reads, Change::HandedOver]
-        {
-            let text = serde_json::to_string(&Note { change, node }).expect("json");
+        let screen = Change::Screen {
+            tournament_id: Uuid::new_v4(),
+            event: "announcement".to_owned(),
+            data: r#"{"text":"Перерыв"}"#.to_owned(),
+        };
+        for change in [
+            Change::Tournament { tournament_id: Uuid::new_v4(), version: 7 },
+            Change::Reads,
+            Change::HandedOver,
+            screen,
+        ] {
+            let text = serde_json::to_string(&Note { change: change.clone(), node }).expect("json");
             assert_eq!(serde_json::from_str::<Note>(&text).expect("a note"), Note { change, node });
         }
     }

@@ -21,6 +21,7 @@ use crate::live::engine::{Live, Nodes};
 use crate::live::forward::{Forwarder, node_key};
 use crate::live::json::LiveJson;
 use crate::live::leases::Leases;
+use crate::live::screen_feed::{ScreenEvent, ScreenFeed};
 use crate::metrics::Metrics;
 use crate::notifications::Notifier;
 use crate::read_cache::ReadCache;
@@ -101,7 +102,11 @@ impl Application {
             Some(url) => {
                 let client =
                     redis::Client::open(live::socket::with_resp3(url)).context("REDIS_URL is not a valid Redis URL")?;
-                let hearer = Arc::new(NodeHearer { live: live.clone(), read_cache: read_cache.clone() });
+                let hearer = Arc::new(NodeHearer {
+                    live: live.clone(),
+                    read_cache: read_cache.clone(),
+                    screens: broadcaster.screens().clone(),
+                });
                 let bus = Arc::new(Bus::start(client, hearer).await.context("connecting the bus to Redis")?);
                 broadcaster.announce_on(bus.clone());
                 Some(bus)
@@ -227,11 +232,13 @@ fn outward_address() -> std::net::IpAddr {
 }
 
 /// What this node does with the other nodes' notes: what it holds of a tournament changed
-/// elsewhere reads the change, its cached reads go when the data behind them changed, and its
-/// keeper takes the running tournaments a node handed over.
+/// elsewhere reads the change, its cached reads go when the data behind them changed, its
+/// keeper takes the running tournaments a node handed over, and its venue screens hear the
+/// other nodes' room events.
 struct NodeHearer {
     live: Live,
     read_cache: Arc<ReadCache>,
+    screens: Arc<ScreenFeed>,
 }
 
 impl Hearer for NodeHearer {
@@ -239,6 +246,9 @@ impl Hearer for NodeHearer {
         match change {
             Change::Tournament { tournament_id, version } => self.live.catch_up(tournament_id, version),
             Change::Reads => self.read_cache.invalidate(),
+            Change::Screen { tournament_id, event, data } => {
+                self.screens.send(ScreenEvent { tournament_id, name: event, data: data.into() });
+            }
             Change::HandedOver => {
                 if let Some(nodes) = self.live.nodes() {
                     nodes.keeper.notify_one();

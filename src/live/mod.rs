@@ -7,6 +7,7 @@ pub mod forward;
 pub mod json;
 pub mod keeper;
 pub mod leases;
+pub mod screen_feed;
 pub mod socket;
 pub mod store;
 

@@ -25,6 +25,7 @@ use super::events::{
     AnnouncementMade, ClientEvent, ClockUpdate, JoinAck, LevelStarted, RoomRequest, ServerEvent, compact_room, room,
     user_room,
 };
+use super::screen_feed::{ScreenEvent, ScreenFeed};
 use crate::auth::sessions::signed_in_user;
 use crate::auth::tokens::JwtKeys;
 use crate::bus::{Bus, Change};
@@ -54,6 +55,8 @@ pub struct SocketBroadcaster {
     last_sent: Mutex<HashMap<Uuid, Snapshot>>,
     /// How long each broadcast takes.
     metrics: Arc<Metrics>,
+    /// The room's small events for this node's venue screens.
+    screens: Arc<ScreenFeed>,
 }
 
 impl Broadcaster for SocketBroadcaster {
@@ -105,7 +108,18 @@ async fn emit_to_rooms<A: Adapter>(
 
 impl SocketBroadcaster {
     pub fn new(metrics: Arc<Metrics>) -> Self {
-        Self { io: OnceLock::new(), bus: OnceLock::new(), last_sent: Mutex::default(), metrics }
+        Self {
+            io: OnceLock::new(),
+            bus: OnceLock::new(),
+            last_sent: Mutex::default(),
+            metrics,
+            screens: Arc::new(ScreenFeed::default()),
+        }
+    }
+
+    /// The room's small events for this node's venue screens.
+    pub fn screens(&self) -> &Arc<ScreenFeed> {
+        &self.screens
     }
 
     /// Sends the club's announcement to every watcher of the tournament (plain and compact),
@@ -115,8 +129,19 @@ impl SocketBroadcaster {
         self.send_to_rooms(tournament_id, &ServerEvent::Announcement(announcement)).await;
     }
 
-    /// Sends `event` to both rooms of the tournament on every node; a failure is logged.
+    /// Sends `event` to both rooms of the tournament on every node, and to the venue screens
+    /// listening on every node; a failure is logged.
     async fn send_to_rooms(&self, tournament_id: Uuid, event: &ServerEvent<'_>) {
+        match serde_json::to_string(event) {
+            Ok(data) => {
+                let name = event.name().to_owned();
+                self.screens.send(ScreenEvent { tournament_id, name: name.clone(), data: data.as_str().into() });
+                if let Some(bus) = self.bus.get() {
+                    bus.announce(Change::Screen { tournament_id, event: name, data }).await;
+                }
+            }
+            Err(err) => tracing::warn!(%tournament_id, error = %err, "could not serialise an event for the screens"),
+        }
         let sent = match self.io.get() {
             Some(LiveIo::Local(io)) => emit_to_rooms(io, tournament_id, event).await,
             Some(LiveIo::Redis(io)) => emit_to_rooms(io, tournament_id, event).await,

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::fake_fcm::FakeFcm;
-use crate::helpers::{Backend, Session, TestApp, on_both_databases, spawn_app};
+use crate::helpers::{Backend, Session, TestApp, on_both_databases, spawn_app, spawn_app_with, test_redis_url};
 use crate::live::{Ready, ready, seated_ids, staff, version};
 use crate::notifications::{register_device, spawn_app_with_fcm};
 use crate::staffing::id_of;
@@ -25,6 +25,7 @@ on_both_databases!(
     an_announcement_reaches_the_players_the_room_and_the_screen_once_a_minute,
     announcements_are_for_the_clubs_staff_and_short,
     a_player_lists_their_tournaments_and_sees_their_status_on_the_agenda,
+    the_screens_event_stream_carries_the_rooms_level_and_announcement_events,
 );
 
 /// The caller's journal entries of `kind`, newest first.
@@ -492,4 +493,97 @@ async fn a_player_lists_their_tournaments_and_sees_their_status_on_the_agenda(ba
     assert_eq!(status_of(&other, full).map(|card| card["myStatus"].clone()), Some(json!("registered")));
     assert_eq!(status_of(&other, sooner).map(|card| card["myStatus"].clone()), Some(Value::Null));
     app.get("/tournaments", Some("not-a-token")).await.assert_error(401, "UNAUTHORIZED");
+}
+
+/// A venue screen's event stream (`/screen/{id}/events`), read as the browser does.
+struct ScreenStream {
+    response: reqwest::Response,
+    buffer: String,
+}
+
+impl ScreenStream {
+    async fn open(app: &TestApp, tournament_id: Uuid) -> Self {
+        let response = app
+            .client
+            .get(format!("{}/screen/{tournament_id}/events", app.base))
+            .send()
+            .await
+            .expect("the stream opens");
+        assert_eq!(response.status(), 200);
+        let kind = response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default();
+        assert_eq!(kind, "text/event-stream");
+        Self { response, buffer: String::new() }
+    }
+
+    /// The next event (not a keep-alive comment): its name and its data as JSON.
+    async fn next(&mut self) -> (String, Value) {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let field = |name: &str| {
+                    block.lines().find_map(|line| line.strip_prefix(name)).map(|value| value.trim_start().to_owned())
+                };
+                if let (Some(event), Some(data)) = (field("event:"), field("data:")) {
+                    return (event, serde_json::from_str(&data).expect("JSON data"));
+                }
+                continue;
+            }
+            let chunk = tokio::time::timeout(StdDuration::from_secs(5), self.response.chunk())
+                .await
+                .expect("an event within 5 s")
+                .expect("a chunk")
+                .expect("the stream stays open");
+            self.buffer.push_str(std::str::from_utf8(&chunk).expect("UTF-8"));
+        }
+    }
+}
+
+async fn the_screens_event_stream_carries_the_rooms_level_and_announcement_events(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let day = ready(&app, "+79990500101", 511, 2).await;
+    let other = ready(&app, "+79990500102", 512, 2).await;
+    let mut screen = ScreenStream::open(&app, day.id).await;
+    let started = day.start(&app).await;
+    other.start(&app).await; // another tournament's events stay out of this stream
+    let (name, level) = screen.next().await;
+    assert_eq!(name, "level", "the start begins the first level");
+    assert_eq!(
+        (level["tournamentId"].as_str(), level["version"].as_i64()),
+        (Some(day.id.to_string().as_str()), Some(version(&started)))
+    );
+    assert_eq!(level["currentLevelIdx"], 0);
+    let pressed = staff(&app, &day.club, &day.path("level"), json!({"direction": "next"})).await.assert_ok().clone();
+    let (name, level) = screen.next().await;
+    assert_eq!((name.as_str(), level["version"].as_i64()), ("level", Some(version(&pressed))));
+    assert_eq!(level["currentLevelIdx"], 1);
+    assert_eq!(level["startedAt"], pressed["clock"]["levelStartedAt"]);
+    staff(&app, &day.club, &day.path("pause"), json!({})).await.assert_ok();
+    staff(&app, &day.club, &day.path("announcements"), json!({"text": "Смена цвета фишек"})).await;
+    let (name, said) = screen.next().await;
+    assert_eq!(name, "announcement", "a pause sends no level event");
+    assert_eq!(said["text"], "Смена цвета фишек");
+    let unknown = app.client.get(format!("{}/screen/{}/events", app.base, Uuid::now_v7())).send().await;
+    assert_eq!(unknown.expect("an answer").status(), 404);
+}
+
+/// With several nodes, a screen on one node hears the room's events made on another.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_screen_on_one_node_hears_the_events_made_on_another() {
+    let Some(redis_url) = test_redis_url().await else { return };
+    let Some(first) = spawn_app_with(Backend::Postgres, &[("REDIS_URL", redis_url)]).await else { return };
+    let second = first.second_node(&[("REDIS_URL", redis_url)]).await;
+    let day = ready(&first, "+79990500111", 513, 2).await;
+    let started = day.start(&first).await;
+    let mut screen = ScreenStream::open(&second, day.id).await;
+    let pressed = staff(&first, &day.club, &day.path("level"), json!({"direction": "next"})).await.assert_ok().clone();
+    assert!(version(&pressed) > version(&started));
+    // The start's own level event may still be on its way to the second node.
+    let (name, mut level) = screen.next().await;
+    if level["version"].as_i64() == Some(version(&started)) {
+        level = screen.next().await.1;
+    }
+    assert_eq!((name.as_str(), level["version"].as_i64()), ("level", Some(version(&pressed))));
+    staff(&first, &day.club, &day.path("announcements"), json!({"text": "Финальный стол"})).await;
+    let (name, said) = screen.next().await;
+    assert_eq!((name.as_str(), said["text"].as_str()), ("announcement", Some("Финальный стол")));
 }

@@ -168,8 +168,15 @@ async fn the_venue_screen_follows_a_game_day_and_says_when_it_lost_the_server() 
     eval(&page, "document.getElementById('tables').click()").await;
     screenshot(&page, 1920, 1080, false, "screen-1920x1080.png").await;
 
-    // A level press and an elimination over the API show within 3 s.
-    staff(&app, &game.club, &game.path("level"), json!({"direction": "next"})).await.assert_ok();
+    // A level press and an elimination over the API show within 3 s; the press's `level`
+    // event reaches the page (its chime) through the screen's event stream.
+    let pressed = staff(&app, &game.club, &game.path("level"), json!({"direction": "next"})).await;
+    let pressed_version = pressed.assert_ok()["version"].to_string();
+    let since = Instant::now();
+    while eval(&page, "document.getElementById('screen').dataset.levelHeard || ''").await != json!(pressed_version) {
+        assert!(since.elapsed() < Duration::from_secs(3), "the level event reaches the screen within 3 s");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let out = json!({"tournamentId": game.id, "registrationId": game.registrations[0]});
     staff(&app, &game.club, "/eliminations", out).await.assert_ok();
     let next = levels.iter().skip(1).find(|segment| segment["kind"] == "level").expect("a second level");

@@ -4,14 +4,18 @@
 //! public live state with its `ETag` every second and counts the clock down itself (see
 //! `screen.js` beside this file). Decided: polling the public snapshot rather than a Socket.IO
 //! screen token: a TV needs no account or token to expire, an unchanged state costs a `304`,
-//! and a poll that fails is the plain signal of a lost connection.
+//! and a poll that fails is the plain signal of a lost connection. The room's small events
+//! (`level`, `announcement`) come to it as Server-Sent Events (`/screen/{id}/events`): the
+//! chime plays on `level`.
 
 use axum::extract::{Path, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderValue, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::json;
+use tokio::sync::broadcast::error::RecvError;
 use uuid::Uuid;
 
 use super::{PAGE_HEADERS, tournament_exists};
@@ -27,6 +31,7 @@ pub fn screen_router(state: AppState) -> axum::Router {
     axum::Router::new()
         .route("/screen/{id}", get(page))
         .route("/screen/{id}/announcement", get(announcement))
+        .route("/screen/{id}/events", get(events))
         .route("/screen/assets/{file}", get(asset))
         .with_state(state)
 }
@@ -59,6 +64,34 @@ async fn page(State(app): State<AppState>, Path(id): Path<String>) -> Response {
     };
     let html = [(CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"))];
     (status, PAGE_HEADERS, html, PAGE).into_response()
+}
+
+/// How often an idle event stream says it is still there (proxies close silent ones).
+const KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// The tournament's room events as Server-Sent Events, public like the page: `level` (a
+/// level or a break began: the screen's chime) and `announcement`, each with the payload the
+/// room's Socket.IO event carries. A screen that fell behind misses the oldest; it polls the
+/// state and the announcement anyway.
+async fn events(State(app): State<AppState>, Path(id): Path<String>) -> Response {
+    let Ok(id) = Uuid::parse_str(&id) else { return StatusCode::NOT_FOUND.into_response() };
+    if !tournament_exists(&app, id).await {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    let heard = futures_util::stream::unfold(app.live_sockets.screens().subscribe(), move |mut feed| async move {
+        loop {
+            match feed.recv().await {
+                Ok(event) if event.tournament_id == id => {
+                    let sent = Event::default().event(event.name).data(event.data.as_ref());
+                    return Some((Ok::<_, std::convert::Infallible>(sent), feed));
+                }
+                Ok(_) | Err(RecvError::Lagged(_)) => continue,
+                Err(RecvError::Closed) => return None,
+            }
+        }
+    });
+    let headers = [(CACHE_CONTROL, HeaderValue::from_static("no-store"))];
+    (headers, Sse::new(heard).keep_alive(KeepAlive::new().interval(KEEP_ALIVE))).into_response()
 }
 
 /// The page's files. They change only with the binary, so browsers keep them for an hour.

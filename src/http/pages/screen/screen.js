@@ -2,7 +2,8 @@
 // (an unchanged state costs a 304), and its clock counted down here from levelStartedAt,
 // pausedAt and the server's time. After 10 s without an answer the screen says "нет связи"
 // and stops showing a running clock, since it may be stale; it keeps asking by itself. The
-// club's announcements come from their own small feed, asked every 3 s.
+// room's events come as Server-Sent Events: the chime plays on `level`, an `announcement`
+// shows at once; the latest announcement is also asked for every 3 s.
 (() => {
   'use strict';
 
@@ -24,7 +25,7 @@
   let offsetMs = 0;
   let lastNews = 0;
   let soundOn = false;
-  let heardSegment = null;
+  let heardLevel = 0;
   let shownAnnouncement = null;
   let announcementUntil = 0;
 
@@ -208,18 +209,15 @@
     audio.play().catch(() => {});
   }
 
-  /** A new level or break (by a press or by the clock) rings once; the first state does not. */
   function onState(state) {
-    const segmentKey = state.status === 'running' ? `${state.clock.currentLevelIdx}` : null;
-    if (heardSegment !== null && segmentKey !== null && segmentKey !== heardSegment) chime();
-    heardSegment = segmentKey;
     const statusChanged = !live || live.status !== state.status;
     live = state;
     if (statusChanged) loadCard();
     render();
   }
 
-  async function poll() {
+  /** Reads the live state once; false when the tournament does not exist. */
+  async function read() {
     try {
       const sent = Date.now();
       const response = await fetch(`${api}/live`, { headers: etag ? { 'If-None-Match': etag } : {}, cache: 'no-store' });
@@ -235,12 +233,16 @@
       } else if (response.status === 404) {
         show('missing');
         text('title', 'Турнир не найден');
-        return;
+        return false;
       }
     } catch (_) {
       // The venue's Wi-Fi: the silence is counted by lastNews.
     }
-    setTimeout(poll, POLL_MS);
+    return true;
+  }
+
+  async function poll() {
+    if (await read()) setTimeout(poll, POLL_MS);
   }
 
   /** The club's latest announcement, shown until five minutes after it was made. */
@@ -298,8 +300,28 @@
     else document.documentElement.requestFullscreen().catch(() => {});
   });
 
+  /**
+   * The room's events, as the server streams them to screens: `level` (a level or a break
+   * began, by a press or by the clock) rings the chime once per version and reads the state at
+   * once; `announcement` shows at once. The browser reconnects the stream by itself.
+   */
+  function listen() {
+    if (!window.EventSource) return;
+    const events = new EventSource(`/screen/${encodeURIComponent(tournamentId)}/events`);
+    events.addEventListener('level', (message) => {
+      const level = JSON.parse(message.data);
+      if (level.version <= heardLevel) return;
+      heardLevel = level.version;
+      screen.dataset.levelHeard = String(level.version);
+      chime();
+      read(); // at once, beside the polling round
+    });
+    events.addEventListener('announcement', () => pollAnnouncement());
+  }
+
   loadCard();
   poll();
+  listen();
   pollAnnouncement();
   setInterval(pollAnnouncement, ANNOUNCEMENT_EVERY_MS);
   setInterval(loadCard, CARD_EVERY_MS);
