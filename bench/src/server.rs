@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 /// fixes at 100 for user space on every architecture floor runs on (`getconf CLK_TCK`).
 const CLOCK_TICKS_PER_SECOND: f64 = 100.0;
 /// The platform admin the tournament is prepared with (the server's `PLATFORM_ADMIN_PHONES`).
-pub const ADMIN_PHONE: &str = "+70000000001";
+pub const ADMIN_PHONE: &str = "+79000000001";
 
 /// What the server is started with.
 pub struct ServerSettings<'a> {
@@ -263,10 +263,10 @@ mod tests {
 
     #[test]
     fn only_a_well_formed_otp_line_is_a_sign_in_code() {
-        assert_eq!(sign_in_code("OTP +70000000001 123456"), Some(("+70000000001", "123456")));
-        assert_eq!(sign_in_code("2026-01-01 WARN OTP +70000000001 123456"), None);
-        assert_eq!(sign_in_code("OTP +70000000001 12a456"), None);
-        assert_eq!(sign_in_code("OTP +70000000001 123456 extra"), None);
+        assert_eq!(sign_in_code("OTP +79000000001 123456"), Some(("+79000000001", "123456")));
+        assert_eq!(sign_in_code("2026-01-01 WARN OTP +79000000001 123456"), None);
+        assert_eq!(sign_in_code("OTP +79000000001 12a456"), None);
+        assert_eq!(sign_in_code("OTP +79000000001 123456 extra"), None);
     }
 
     #[test]

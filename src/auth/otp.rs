@@ -45,8 +45,16 @@ pub struct SignedIn {
     pub is_new_user: bool,
 }
 
-/// Issues a code for `phone` and hands it to the first delivery channel that takes it.
+/// Issues a code for `phone` and hands it to the first delivery channel that takes it. A
+/// number that is not a mobile (see [`Phone::receives_codes`]) is refused before anything is
+/// stored or sent: a cheap filter against SMS pumping.
 pub async fn request_code(db: &DatabaseConnection, sign_in: &SignIn, phone: &Phone) -> AppResult<CodeSent> {
+    if !phone.receives_codes() {
+        return Err(AppError::invalid_field(
+            "phone",
+            format!("is {}: sign-in codes go only to mobile numbers", phone.kind_in_words()),
+        ));
+    }
     if let Some(user) = find_user(db, phone).await? {
         ensure_not_banned(&user)?;
     }

@@ -24,7 +24,9 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 #[derive(Deserialize, ToSchema)]
 pub struct CodeRequest {
-    /// E.164; spaces, dashes and brackets are stripped.
+    /// E.164; spaces, dashes and brackets are stripped. It must be a number that can exist
+    /// (libphonenumber's metadata) and a mobile: codes are not sent to fixed, toll-free,
+    /// premium-rate, VoIP or other lines.
     #[schema(example = "+79991234567")]
     pub phone: String,
 }
@@ -74,7 +76,7 @@ fn parse_phone(input: &str) -> AppResult<Phone> {
 #[utoipa::path(post, path = "/auth/otp/request", tag = "auth", request_body = CodeRequest,
     responses(
         (status = 200, body = CodeRequested),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 400, description = "VALIDATION_ERROR: a malformed phone, a number that cannot exist, or one that is not a mobile", body = ErrorBody),
         (status = 403, description = "USER_BANNED", body = ErrorBody),
         (status = 429, description = "OTP_RATE_LIMITED: 3 codes per phone per 10 minutes", body = ErrorBody),
     ))]

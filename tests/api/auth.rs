@@ -13,6 +13,9 @@ const PHONE: &str = "+79990001122";
 on_both_databases!(
     requesting_a_code_names_the_channel_and_stores_only_its_hash,
     a_malformed_phone_is_a_validation_error_naming_the_field,
+    a_number_that_cannot_exist_is_refused_and_nothing_is_sent,
+    a_fixed_line_gets_no_code_and_nothing_is_sent,
+    mobiles_of_other_countries_get_their_code,
     ten_parallel_code_requests_for_one_phone_give_exactly_three,
     the_request_limit_reopens_after_ten_minutes,
     the_right_code_signs_in_and_creates_the_account_once,
@@ -57,6 +60,51 @@ async fn a_malformed_phone_is_a_validation_error_naming_the_field(backend: Backe
         assert_eq!(reply.body["error"]["details"][0]["field"], "phone");
     }
     assert_eq!(app.count("SELECT COUNT(*) FROM otp_codes").await, 0);
+}
+
+async fn a_number_that_cannot_exist_is_refused_and_nothing_is_sent(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    // Shaped like phones, but no country numbers its lines like this.
+    for phone in ["+70000000000", "+7 999 000-00-0", "+1 555 0100 000", "+999123456789"] {
+        let reply = app.request_code(phone).await;
+        reply.assert_error(400, "VALIDATION_ERROR");
+        assert_eq!(reply.body["error"]["details"][0]["field"], "phone", "{phone}");
+        assert!(app.outbox.last_code(phone).is_none(), "nothing went to {phone}");
+        // Verifying is refused the same way, before any code is looked up.
+        app.verify(phone, "123456").await.assert_error(400, "VALIDATION_ERROR");
+    }
+    assert_eq!(app.count("SELECT COUNT(*) FROM otp_codes").await, 0);
+}
+
+async fn a_fixed_line_gets_no_code_and_nothing_is_sent(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    for (phone, kind) in [
+        ("+74951234567", "a fixed line"),       // a Moscow landline
+        ("+7 (495) 123-45-67", "a fixed line"), // the same, as typed
+        ("+18005550123", "a toll-free number"), // US toll-free
+        ("+448712345678", "a premium-rate number"),
+    ] {
+        let reply = app.request_code(phone).await;
+        reply.assert_error(400, "VALIDATION_ERROR");
+        let problem = &reply.body["error"]["details"][0];
+        assert_eq!(problem["field"], "phone");
+        let message = problem["problem"].as_str().expect("a problem");
+        assert!(message.contains(kind) && message.contains("mobile"), "{phone}: {message}");
+        assert!(app.outbox.last_code(phone).is_none(), "nothing went to {phone}");
+    }
+    assert!(app.outbox.last_code("+74951234567").is_none());
+    assert_eq!(app.count("SELECT COUNT(*) FROM otp_codes").await, 0);
+}
+
+async fn mobiles_of_other_countries_get_their_code(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    // Kazakhstan (sharing +7), Belarus, the US (fixed or mobile there), Britain, Germany.
+    let phones = ["+77011234567", "+375291234567", "+12025550123", "+447911123456", "+4915112345678"];
+    for phone in phones {
+        app.request_code(phone).await.assert_ok();
+        assert!(app.outbox.last_code(phone).is_some(), "a code went to {phone}");
+    }
+    assert_eq!(app.count("SELECT COUNT(*) FROM otp_codes").await, phones.len() as i64);
 }
 
 async fn ten_parallel_code_requests_for_one_phone_give_exactly_three(backend: Backend) {

@@ -43,7 +43,7 @@ fn timeless(bytes: &[u8]) -> Value {
 #[tokio::test]
 async fn a_live_state_is_compressed_for_clients_that_accept_it() {
     let Some(app) = spawn_app(Backend::Sqlite).await else { return };
-    let game = ready(&app, "+79990001100", 7010, 6).await;
+    let game = ready(&app, "+79990001100", 701, 6).await;
     staff(&app, &game.club, &format!("/tournaments/{}/start", game.id), json!({})).await.assert_ok();
     let path = format!("/tournaments/{}/live", game.id);
 

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 /// The phone listed in `PLATFORM_ADMIN_PHONES` of every test app.
-pub const PLATFORM_ADMIN_PHONE: &str = "+70000000001";
+pub const PLATFORM_ADMIN_PHONE: &str = "+79000000001";
 const POSTGRES_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
 pub const TEST_JWT_SECRET: &str = "test-secret-test-secret-test-secret!";
 /// The abuse limits of a test app: far more than any test sends.
@@ -450,6 +450,7 @@ impl TestApp {
     /// with an access token: for tests that need a crowd rather than its sign-ins. They hold
     /// no refresh token.
     pub async fn crowd(&self, prefix: u32, count: u32) -> Vec<Session> {
+        assert!(prefix < 1000 && count <= 10_000, "three digits of prefix and four of count make a Russian mobile");
         let tx = floor::db::begin_write(self.db()).await.expect("a transaction");
         let mut accounts = Vec::new();
         for n in 0..count {
@@ -470,6 +471,7 @@ impl TestApp {
 
     /// Signs in `count` new players with phones derived from `prefix` (`+7999{prefix}NNNN`).
     pub async fn sign_in_players(&self, prefix: u32, count: u32) -> Vec<Session> {
+        assert!(prefix < 1000 && count <= 10_000, "three digits of prefix and four of count make a Russian mobile");
         let mut players = Vec::new();
         for n in 0..count {
             players.push(self.sign_in(&format!("+7999{prefix:03}{n:04}")).await);
