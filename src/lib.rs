@@ -6,6 +6,7 @@ pub mod app;
 pub mod audit;
 pub mod auth;
 pub mod bus;
+pub mod calendar;
 pub mod cli;
 pub mod clubs;
 pub mod config;

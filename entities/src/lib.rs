@@ -8,6 +8,7 @@ pub mod enums;
 
 pub mod audit_log;
 pub mod blind_templates;
+pub mod calendar_links;
 pub mod cities;
 pub mod city_translations;
 pub mod dealer_invites;
@@ -45,6 +46,7 @@ pub mod users;
 pub mod prelude {
     pub use super::audit_log::Entity as AuditLog;
     pub use super::blind_templates::Entity as BlindTemplates;
+    pub use super::calendar_links::Entity as CalendarLinks;
     pub use super::cities::Entity as Cities;
     pub use super::city_translations::Entity as CityTranslations;
     pub use super::dealer_invites::Entity as DealerInvites;

@@ -22,6 +22,7 @@ mod m20261124_000010_keep_one_place_per_person;
 mod m20261124_000012_add_user_merged_into;
 mod m20261124_000013_create_idempotency_keys;
 mod m20261125_000014_create_tournament_leases;
+mod m20261125_000015_create_calendar_links;
 mod m20261125_000016_create_tournament_announcements;
 
 /// Every table the migrations create, in creation order.
@@ -59,6 +60,7 @@ pub const TABLES: &[&str] = &[
     "job_runs",
     "idempotency_keys",
     "tournament_leases",
+    "calendar_links",
     "tournament_announcements",
 ];
 
@@ -81,6 +83,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000012_add_user_merged_into::Migration),
             Box::new(m20261124_000013_create_idempotency_keys::Migration),
             Box::new(m20261125_000014_create_tournament_leases::Migration),
+            Box::new(m20261125_000015_create_calendar_links::Migration),
             Box::new(m20261125_000016_create_tournament_announcements::Migration),
         ]
     }

@@ -1,8 +1,9 @@
 //! Abuse limits over the API: per client address for code requests, code checks, refreshes and
 //! public reads, plus one budget of code requests for everyone together, so a script cycling
-//! phones or addresses cannot run up the SMS bill. Which operations are limited, how a client
-//! is told (`429 RATE_LIMITED` with `Retry-After`), who the client is, and how the contract
-//! documents it all live here.
+//! phones or addresses cannot run up the SMS bill. The calendar feeds at the bare origin spend
+//! the public reads' budget too, so nobody can try secrets at will. Which operations are
+//! limited, how a client is told (`429 RATE_LIMITED` with `Retry-After`), who the client is,
+//! and how the contract documents it all live here.
 //!
 //! The client is the TCP peer, or, when the peer is a trusted proxy, the right-most
 //! `X-Forwarded-For` address that is not itself a trusted proxy. IPv6 clients are counted by
@@ -30,6 +31,7 @@ use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::{ContentBuilder, OpenApi as OpenApiDoc, Ref, RefOr, ResponseBuilder, header::Header};
 
 use super::API_PREFIX;
+use super::pages::calendar::FEED_ROUTE as CALENDAR_FEED_ROUTE;
 use crate::config::{LimitSettings, Rate};
 use crate::error::{AppError, ErrorCode};
 
@@ -133,6 +135,9 @@ impl AbuseLimits {
 
     /// What the routed request `method path` is limited as, if at all.
     fn classify(&self, method: &Method, path: &str) -> Option<Limited> {
+        if path == CALENDAR_FEED_ROUTE {
+            return matches!(*method, Method::GET | Method::HEAD).then_some(Limited::PublicRead);
+        }
         let api_path = path.strip_prefix(API_PREFIX)?;
         match (method, api_path) {
             (&Method::POST, CODE_REQUEST_PATH) => Some(Limited::CodeRequest),
@@ -409,6 +414,8 @@ mod tests {
         assert_eq!(limits.classify(&Method::PATCH, &at("/tournaments/{id}")), None);
         assert_eq!(limits.classify(&Method::GET, &at("/auth/me")), None);
         assert_eq!(limits.classify(&Method::POST, "/auth/otp/request"), None);
+        assert_eq!(limits.classify(&Method::GET, "/calendar/{file}"), Some(Limited::PublicRead));
+        assert_eq!(limits.classify(&Method::HEAD, "/calendar/{file}"), Some(Limited::PublicRead));
     }
 
     #[test]

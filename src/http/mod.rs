@@ -6,6 +6,7 @@ mod announcements;
 mod auth;
 mod blind_templates;
 mod cached;
+mod calendar_links;
 mod dealer_invites;
 mod dealers;
 mod devices;
@@ -89,6 +90,7 @@ fn api() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(auth::router())
         .merge(me::router())
+        .merge(calendar_links::router())
         .merge(admin::router())
         .merge(organizers::router())
         .merge(members::router())
@@ -143,6 +145,7 @@ pub fn router(state: AppState) -> Router {
     let print = pages::print::print_router(state.clone());
     let abuse_limits = Arc::new(limits::AbuseLimits::new(&state.config.limits, &openapi));
     abuse_limits.spawn_sweeper();
+    let calendar = pages::calendar::calendar_router(state.clone(), abuse_limits.clone());
     let idempotency = idempotency::Idempotency::new(state.clone(), &openapi);
     let api = api
         .route_layer(middleware::from_fn_with_state(state.clone(), cached::drop_on_change))
@@ -163,6 +166,7 @@ pub fn router(state: AppState) -> Router {
         .merge(screen)
         .merge(share)
         .merge(print)
+        .merge(calendar)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(

@@ -10,6 +10,7 @@ mod admins;
 mod auth;
 mod broadcasts;
 mod burst;
+mod calendar;
 mod cli;
 mod compression;
 mod content_admin;

@@ -107,6 +107,7 @@ const EXTENSION_PATHS: &[(&str, &[&str])] = &[
     ("/me/registrations", &["get"]),
     ("/tournaments/{id}/registrations.csv", &["get"]),
     ("/tournaments/{id}/results.csv", &["get"]),
+    ("/me/calendar-link", &["post", "delete"]),
 ];
 
 #[test]

@@ -1,6 +1,8 @@
 //! Pages for browsers at the bare origin, outside the API and its contract: the venue screen,
-//! the public tournament page behind share links, and the club's printable pages.
+//! the public tournament page behind share links, the club's printable pages, and players'
+//! calendar feeds.
 
+pub mod calendar;
 pub mod print;
 pub mod screen;
 pub mod share;
