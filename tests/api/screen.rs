@@ -224,6 +224,32 @@ async fn the_venue_screen_follows_a_game_day_and_says_when_it_lost_the_server() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_segments_note_shows_under_its_blinds() {
+    let Some(browser) = chromium().await else { return };
+    let Some(app) = spawn_app(Backend::Sqlite).await else { return };
+    let game = ready(&app, "+79990009600", 960, 2).await;
+    let template = app
+        .post(
+            &format!("/organizers/{}/blind-templates", game.club.id),
+            Some(&game.club.owner.access_token),
+            json!({"name": "Colour-up", "startingStack": 10000, "levels": [
+                {"kind": "level", "durationMin": 20, "smallBlind": 100, "bigBlind": 200, "note": "Снимаем фишки по 25"},
+                {"kind": "level", "durationMin": 20, "smallBlind": 200, "bigBlind": 400},
+            ]}),
+        )
+        .await;
+    let template_id = template.assert_ok()["id"].clone();
+    let path = format!("/tournaments/{}", game.id);
+    app.patch(&path, Some(&game.club.owner.access_token), json!({"blindTemplateId": template_id})).await.assert_ok();
+    game.start(&app).await;
+
+    let page = browser.open(&format!("{}/screen/{}", app.base, game.id)).await;
+    shows(&page, "note", "Снимаем фишки по 25", Duration::from_secs(5)).await.expect("the first level's note");
+    staff(&app, &game.club, &game.path("level"), json!({"direction": "next"})).await.assert_ok();
+    shows(&page, "note", "", Duration::from_secs(3)).await.expect("a level without a note shows none");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_screen_before_the_start_shows_the_start_and_the_structure() {
     let Some(browser) = chromium().await else { return };
     let Some(app) = spawn_app(Backend::Sqlite).await else { return };
