@@ -47,6 +47,10 @@ const LONGEST: Duration = Duration::hours(12);
 /// What calendar apps are asked to wait between two fetches (most poll less often anyway).
 const REFRESH_EVERY: Duration = Duration::hours(1);
 
+/// The feed's route at the bare origin; its one segment is `<secret>.ics` (a route cannot
+/// split a segment).
+pub const FEED_ROUTE: &str = "/calendar/{file}";
+
 /// The path of the feed whose address carries `secret`, at the bare origin.
 pub fn feed_path(secret: &str) -> String {
     format!("/calendar/{secret}.ics")

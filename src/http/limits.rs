@@ -31,7 +31,7 @@ use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::{ContentBuilder, OpenApi as OpenApiDoc, Ref, RefOr, ResponseBuilder, header::Header};
 
 use super::API_PREFIX;
-use super::pages::calendar::FEED_ROUTE as CALENDAR_FEED_ROUTE;
+use crate::calendar::FEED_ROUTE as CALENDAR_FEED_ROUTE;
 use crate::config::{LimitSettings, Rate};
 use crate::error::{AppError, ErrorCode};
 

@@ -18,8 +18,6 @@ use crate::calendar;
 use crate::error::AppResult;
 use crate::http::limits::{self, AbuseLimits};
 
-/// The feed's route; its one segment is `<secret>.ics` (a route cannot split a segment).
-pub const FEED_ROUTE: &str = "/calendar/{file}";
 const FEED_EXTENSION: &str = ".ics";
 
 /// The feed is one person's: no shared cache keeps it. Calendar apps poll every hour or more
@@ -34,7 +32,7 @@ const MISSING_HEADERS: [(HeaderName, &str); 3] =
 
 pub fn calendar_router(state: AppState, abuse_limits: Arc<AbuseLimits>) -> axum::Router {
     axum::Router::new()
-        .route(FEED_ROUTE, get(feed))
+        .route(calendar::FEED_ROUTE, get(feed))
         .route_layer(middleware::from_fn_with_state(abuse_limits, limits::limit_abuse))
         .with_state(state)
 }
