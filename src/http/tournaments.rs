@@ -490,6 +490,8 @@ async fn cancel_tournament(
     Ok(Json(tournament_view(&app.db, cancelled).await?))
 }
 
+// The contract's shape of what `list_agenda` writes: the kept cards, with `myStatus` set in
+// each by `with_my_statuses`.
 /// A card of the agenda. Read with a token it also carries the caller's `myStatus`.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
