@@ -18,9 +18,7 @@ use anyhow::anyhow;
 use chrono::{DateTime, Duration, Utc};
 use floor_actors::rules::structure::Segment;
 use floor_entities::enums::{RegistrationStatus, TournamentStatus};
-use floor_entities::{
-    blind_templates, calendar_links, locations, organizers, registrations, tournament_translations, tournaments,
-};
+use floor_entities::{blind_templates, calendar_links, locations, organizers, registrations, tournaments};
 use icalendar::{Calendar, Component, EventLike, EventStatus, Property};
 use rand::TryRng;
 use sea_orm::sea_query::OnConflict;
@@ -31,7 +29,7 @@ use crate::auth::tokens::sha256_hex;
 use crate::db::find_where_in;
 use crate::error::{AppError, AppResult};
 use crate::tournaments::registrations::LIVE;
-use crate::tournaments::share_path;
+use crate::tournaments::{display_titles, share_path};
 
 /// Random bytes in a secret: 256 bits from the operating system, written as 64 hex digits
 /// (URL-safe as they are).
@@ -167,7 +165,7 @@ pub async fn feed_events(conn: &impl ConnectionTrait, user_id: Uuid, now: DateTi
     }
 
     let ids: Vec<Uuid> = shown.iter().map(|(_, tournament, _)| tournament.id).collect();
-    let titles = titles(conn, &ids).await?;
+    let titles = display_titles(conn, &ids).await?;
     let club_ids: Vec<Uuid> = shown.iter().map(|(_, tournament, _)| tournament.organizer_id).collect();
     let clubs: HashMap<Uuid, String> = find_where_in::<organizers::Entity, _>(conn, organizers::Column::Id, &club_ids)
         .await?
@@ -229,24 +227,6 @@ fn standing(place: &registrations::Model, tournament: &tournaments::Model, now: 
         (_, RegistrationStatus::Waitlist) => Some(Standing::Waitlisted),
         (_, RegistrationStatus::NoShow) => None,
     }
-}
-
-/// Each tournament's title people read: Russian (the interface language), else English.
-async fn titles(conn: &impl ConnectionTrait, tournament_ids: &[Uuid]) -> AppResult<HashMap<Uuid, String>> {
-    let texts = find_where_in::<tournament_translations::Entity, _>(
-        conn,
-        tournament_translations::Column::TournamentId,
-        tournament_ids,
-    )
-    .await?;
-    let mut titles: HashMap<Uuid, String> = HashMap::new();
-    for text in texts.iter().filter(|text| text.locale == "en") {
-        titles.insert(text.tournament_id, text.title.clone());
-    }
-    for text in texts.into_iter().filter(|text| text.locale == "ru") {
-        titles.insert(text.tournament_id, text.title);
-    }
-    Ok(titles)
 }
 
 /// How long the event lasts: the blind structure's planned length (levels and breaks), kept

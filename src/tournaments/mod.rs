@@ -90,12 +90,26 @@ pub async fn seat_counts(conn: &impl ConnectionTrait, ids: &[Uuid]) -> AppResult
 
 /// The title people read in a push: Russian (the interface language), else English.
 pub async fn display_title(conn: &impl ConnectionTrait, tournament_id: Uuid) -> AppResult<String> {
-    let texts = tournament_translations::Entity::find()
-        .filter(tournament_translations::Column::TournamentId.eq(tournament_id))
-        .all(conn)
-        .await?;
-    let by_locale = |locale: &str| texts.iter().find(|t| t.locale == locale).map(|t| t.title.clone());
-    Ok(by_locale("ru").or_else(|| by_locale("en")).unwrap_or_default())
+    Ok(display_titles(conn, &[tournament_id]).await?.remove(&tournament_id).unwrap_or_default())
+}
+
+/// [`display_title`] of each of `tournament_ids` that has a text.
+pub async fn display_titles(conn: &impl ConnectionTrait, tournament_ids: &[Uuid]) -> AppResult<HashMap<Uuid, String>> {
+    let texts = find_where_in::<tournament_translations::Entity, _>(
+        conn,
+        tournament_translations::Column::TournamentId,
+        tournament_ids,
+    )
+    .await?;
+    let mut titles: HashMap<Uuid, String> = HashMap::new();
+    // English first, so Russian takes its place wherever both are written.
+    for text in texts.iter().filter(|text| text.locale == "en") {
+        titles.insert(text.tournament_id, text.title.clone());
+    }
+    for text in texts.into_iter().filter(|text| text.locale == "ru") {
+        titles.insert(text.tournament_id, text.title);
+    }
+    Ok(titles)
 }
 
 /// The name each registration is shown under: the nickname when set, else the name; a
