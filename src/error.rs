@@ -34,6 +34,8 @@ pub enum ErrorCode {
     InvalidLevel,
     InvalidLevels,
     ResultsAlreadyConfirmed,
+    /// An `Idempotency-Key` sent again with another request (beyond the contract's table).
+    IdempotencyKeyReused,
     PayloadTooLarge,
     UnsupportedMediaType,
     RateLimited,
@@ -41,6 +43,38 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code, for the documents that name them.
+    pub const ALL: [Self; 28] = [
+        Self::ValidationError,
+        Self::Unauthorized,
+        Self::Forbidden,
+        Self::NotFound,
+        Self::MethodNotAllowed,
+        Self::InvalidOtp,
+        Self::OtpRateLimited,
+        Self::InvalidRefreshToken,
+        Self::UserBanned,
+        Self::RegistrationClosed,
+        Self::RegistrationBanned,
+        Self::AlreadyRegistered,
+        Self::InvalidStatus,
+        Self::NotEnoughPlayers,
+        Self::TournamentAlreadyStarted,
+        Self::TournamentNotRunning,
+        Self::TournamentNotFinished,
+        Self::AlreadyEliminated,
+        Self::NothingToUndo,
+        Self::SeatTaken,
+        Self::InvalidLevel,
+        Self::InvalidLevels,
+        Self::ResultsAlreadyConfirmed,
+        Self::IdempotencyKeyReused,
+        Self::PayloadTooLarge,
+        Self::UnsupportedMediaType,
+        Self::RateLimited,
+        Self::InternalError,
+    ];
+
     /// The HTTP status of the code, from the contract's table.
     pub fn status(self) -> StatusCode {
         use ErrorCode::*;
@@ -61,7 +95,8 @@ impl ErrorCode {
             | NothingToUndo
             | SeatTaken
             | InvalidLevel
-            | ResultsAlreadyConfirmed => StatusCode::CONFLICT,
+            | ResultsAlreadyConfirmed
+            | IdempotencyKeyReused => StatusCode::CONFLICT,
             PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             OtpRateLimited | RateLimited => StatusCode::TOO_MANY_REQUESTS,
@@ -96,11 +131,21 @@ impl ErrorCode {
             InvalidLevel => "INVALID_LEVEL",
             InvalidLevels => "INVALID_LEVELS",
             ResultsAlreadyConfirmed => "RESULTS_ALREADY_CONFIRMED",
+            IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
             PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             RateLimited => "RATE_LIMITED",
             InternalError => "INTERNAL_ERROR",
         }
+    }
+}
+
+/// A code named in a text, such as a response's description.
+impl std::str::FromStr for ErrorCode {
+    type Err = ();
+
+    fn from_str(name: &str) -> Result<Self, ()> {
+        Self::ALL.into_iter().find(|code| code.as_str() == name).ok_or(())
     }
 }
 
@@ -266,40 +311,23 @@ mod tests {
     }
 
     #[test]
-    fn every_code_serialises_to_its_wire_name() {
-        use ErrorCode::*;
-        for code in [
-            ValidationError,
-            Unauthorized,
-            Forbidden,
-            NotFound,
-            MethodNotAllowed,
-            InvalidOtp,
-            OtpRateLimited,
-            InvalidRefreshToken,
-            UserBanned,
-            RegistrationClosed,
-            RegistrationBanned,
-            AlreadyRegistered,
-            InvalidStatus,
-            NotEnoughPlayers,
-            TournamentAlreadyStarted,
-            TournamentNotRunning,
-            TournamentNotFinished,
-            AlreadyEliminated,
-            NothingToUndo,
-            SeatTaken,
-            InvalidLevel,
-            InvalidLevels,
-            ResultsAlreadyConfirmed,
-            PayloadTooLarge,
-            UnsupportedMediaType,
-            RateLimited,
-            InternalError,
-        ] {
+    fn every_code_serialises_to_its_wire_name_and_reads_back() {
+        for code in ErrorCode::ALL {
             let json = serde_json::to_value(code).expect("a code serialises");
             assert_eq!(json, serde_json::Value::String(code.as_str().to_owned()));
+            assert_eq!(code.as_str().parse(), Ok(code));
         }
+        assert_eq!("UUID".parse::<ErrorCode>(), Err(()));
+    }
+
+    #[test]
+    fn all_lists_every_code_of_the_schema() {
+        let schema = serde_json::to_value(<ErrorCode as utoipa::PartialSchema>::schema()).expect("a schema");
+        let mut documented: Vec<String> = serde_json::from_value(schema["enum"].clone()).expect("an enum");
+        let mut listed: Vec<String> = ErrorCode::ALL.iter().map(|code| code.as_str().to_owned()).collect();
+        documented.sort();
+        listed.sort();
+        assert_eq!(listed, documented);
     }
 
     #[test]

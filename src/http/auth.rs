@@ -27,7 +27,10 @@ pub struct CodeRequest {
     /// E.164; spaces, dashes and brackets are stripped. It must be a number that can exist
     /// (libphonenumber's metadata) and a mobile: codes are not sent to fixed, toll-free,
     /// premium-rate, VoIP or other lines.
-    #[schema(example = "+79991234567")]
+    #[schema(
+        example = "+79991234567",
+        pattern = "^[ ()\\t\u{a0}-]*\\+[ ()\\t\u{a0}-]*[1-9]([ ()\\t\u{a0}-]*[0-9]){0,14}[ ()\\t\u{a0}-]*$"
+    )]
     pub phone: String,
 }
 
@@ -41,8 +44,10 @@ pub struct CodeRequested {
 
 #[derive(Deserialize, ToSchema)]
 pub struct VerifyRequest {
+    #[schema(pattern = "^[ ()\\t\u{a0}-]*\\+[ ()\\t\u{a0}-]*[1-9]([ ()\\t\u{a0}-]*[0-9]){0,14}[ ()\\t\u{a0}-]*$")]
     pub phone: String,
     /// Six digits.
+    #[schema(pattern = "^[0-9]{6}$")]
     pub code: String,
 }
 

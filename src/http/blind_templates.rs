@@ -29,8 +29,10 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[serde(rename_all = "camelCase")]
 pub struct SegmentSchema {
     /// `level` or `break`.
+    #[schema(pattern = "^(level|break)$")]
     pub kind: String,
     /// Positive, at most 1440.
+    #[schema(minimum = 1, maximum = 1440)]
     pub duration_min: i64,
     /// A level: 0 < smallBlind <= bigBlind, never below the previous level's. A break: absent.
     pub small_blind: Option<i64>,
@@ -76,11 +78,13 @@ impl From<blind_templates::Model> for BlindTemplateView {
 #[serde(rename_all = "camelCase")]
 pub struct NewBlindTemplate {
     /// 1 to 120 characters.
+    #[schema(max_length = 120, pattern = "[^\\t\\n\\v\\f\\r ]")]
     pub name: String,
     /// Any problem with the list is `400 INVALID_LEVELS`, with the places in `details`.
-    #[schema(value_type = Vec<SegmentSchema>)]
+    #[schema(value_type = Vec<SegmentSchema>, min_items = 1)]
     pub levels: serde_json::Value,
     /// 1 to 100 000 000 chips.
+    #[schema(minimum = 1, maximum = 100000000)]
     pub starting_stack: i64,
     /// 1-based level number, within the list's levels.
     pub late_reg_level: Option<i32>,

@@ -102,12 +102,14 @@ pub struct CreatedDealerInvite {
 #[derive(Deserialize, ToSchema)]
 pub struct NewDealerInvite {
     /// Only the signed-in user with this phone can claim the invite.
+    #[schema(pattern = "^[ ()\\t\u{a0}-]*\\+[ ()\\t\u{a0}-]*[1-9]([ ()\\t\u{a0}-]*[0-9]){0,14}[ ()\\t\u{a0}-]*$")]
     pub phone: String,
 }
 
 #[derive(Deserialize, ToSchema)]
 pub struct InviteClaim {
     /// The code from the invite; case, spaces and dashes do not matter.
+    #[schema(max_length = 64, pattern = "[^\\s-]")]
     pub code: String,
 }
 

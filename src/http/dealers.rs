@@ -66,11 +66,11 @@ pub struct DealerView {
 pub struct DealerProfileUpdate {
     /// An http(s) address of at most 2048 characters, usually from `POST /uploads`.
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 2048, pattern = "^(https?://[!-.0-Z^-~][!-Z^-~]*|/files/[0-9a-f-]{1,64}\\.(png|jpg|webp))$")]
     pub photo_url: Option<Option<String>>,
     /// 1 to 2000 characters.
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 2000, pattern = "[^\\t\\n\\v\\f\\r ]")]
     pub bio: Option<Option<String>>,
     /// Whole years of dealing experience, 0 to 70.
     #[serde(default, deserialize_with = "double_option")]

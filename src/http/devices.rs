@@ -27,6 +27,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[derive(Deserialize, ToSchema)]
 pub struct NewPushToken {
     /// The device's FCM registration token.
+    #[schema(max_length = 4096, pattern = "[^\\t\\n\\v\\f\\r ]")]
     pub token: String,
     pub platform: PushPlatform,
 }

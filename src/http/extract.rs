@@ -46,11 +46,59 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
             ));
         }
         let bytes = read_body(req, state).await?;
-        let deserializer = &mut serde_json::Deserializer::from_slice(&bytes);
-        match serde_path_to_error::deserialize(deserializer) {
+        let mut document: serde_json::Value = serde_json::from_slice(&bytes).map_err(|err| {
+            let message = err.to_string();
+            let problem = message.split(" at line ").next().unwrap_or(&message);
+            AppError::invalid_field("body", format!("malformed JSON: {problem}"))
+        })?;
+        if let Some(field) = text_with_nul(&document, String::new()) {
+            return Err(AppError::invalid_field(field, "must not contain the NUL character (U+0000)"));
+        }
+        whole_numbers_as_integers(&mut document);
+        match serde_path_to_error::deserialize(document) {
             Ok(value) => Ok(Json(value)),
             Err(err) => Err(AppError::validation(vec![json_problem(&err)])),
         }
+    }
+}
+
+/// The path of a text (a value or a key) holding U+0000, which PostgreSQL cannot store in
+/// text: refused from every body, on both databases alike.
+fn text_with_nul(value: &serde_json::Value, path: String) -> Option<String> {
+    use serde_json::Value;
+    let at = |key: &str| if path.is_empty() { key.to_owned() } else { format!("{path}.{key}") };
+    match value {
+        Value::String(text) if text.contains('\0') => Some(if path.is_empty() { "body".to_owned() } else { path }),
+        Value::Array(items) => {
+            items.iter().enumerate().find_map(|(index, item)| text_with_nul(item, format!("{path}[{index}]")))
+        }
+        Value::Object(fields) => fields
+            .iter()
+            .find_map(|(key, item)| if key.contains('\0') { Some(at("<key>")) } else { text_with_nul(item, at(key)) }),
+        _ => None,
+    }
+}
+
+/// JSON has one number type: `1068.0` is the integer 1068 to JSON Schema, and to many JSON
+/// writers (JavaScript's among them, for a computed value). Such a number is made an integer
+/// before the body is read into its type, so an integer field takes it; a float field takes
+/// an integer as well.
+fn whole_numbers_as_integers(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Number(number) if number.is_f64() => {
+            let Some(float) = number.as_f64() else { return };
+            // Beyond 2^53 a float no longer tells neighbouring integers apart.
+            const EXACT: f64 = 9_007_199_254_740_992.0;
+            if float.fract() == 0.0 && float.abs() <= EXACT {
+                #[allow(clippy::cast_possible_truncation)] // whole and within ±2^53: exact
+                let integer = float as i64;
+                *value = Value::from(integer);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_numbers_as_integers),
+        Value::Object(fields) => fields.values_mut().for_each(whole_numbers_as_integers),
+        _ => {}
     }
 }
 
@@ -69,9 +117,6 @@ fn json_problem(err: &serde_path_to_error::Error<serde_json::Error>) -> FieldPro
     let message = inner.to_string();
     // serde_json appends " at line L column C"; the field path already locates the problem.
     let problem = message.split(" at line ").next().unwrap_or(&message).to_owned();
-    if inner.is_syntax() || inner.is_eof() {
-        return FieldProblem::new("body", format!("malformed JSON: {problem}"));
-    }
     if let Some(missing) = problem.strip_prefix("missing field `").and_then(|rest| rest.split('`').next()) {
         let field = if parent.is_empty() { missing.to_owned() } else { format!("{parent}.{missing}") };
         return FieldProblem::new(field, "is required");
@@ -345,4 +390,26 @@ where
     D: serde::Deserializer<'de>,
 {
     serde::Deserialize::deserialize(deserializer).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{text_with_nul, whole_numbers_as_integers};
+
+    #[test]
+    fn a_nul_anywhere_in_the_body_is_named_by_its_path() {
+        assert_eq!(text_with_nul(&json!({"a": [{"b": "x\u{0}"}]}), String::new()).as_deref(), Some("a[0].b"));
+        assert_eq!(text_with_nul(&json!({"k\u{0}": 1}), String::new()).as_deref(), Some("<key>"));
+        assert_eq!(text_with_nul(&json!({"a": "fine", "n": 1}), String::new()), None);
+    }
+
+    #[test]
+    fn a_whole_float_becomes_an_integer_anywhere_in_the_body() {
+        let mut body = json!({"capacity": 1068.0, "levels": [{"bigBlind": 200.0}], "lat": 55.75, "big": 1e300});
+        whole_numbers_as_integers(&mut body);
+        assert_eq!(body, json!({"capacity": 1068, "levels": [{"bigBlind": 200}], "lat": 55.75, "big": 1e300}));
+        assert!(body["capacity"].is_i64());
+    }
 }

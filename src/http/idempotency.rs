@@ -39,6 +39,8 @@ pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-
 pub const KEEP: chrono::Duration = chrono::Duration::minutes(10);
 /// The longest a key may be: room for a UUID or a client's own scheme.
 const MAX_KEY_LEN: usize = 255;
+/// What [`MAX_KEY_LEN`]'s characters may be, as the contract's pattern.
+const VISIBLE_ASCII: &str = "^[!-~]+$";
 /// A live command's body is a few fields; a larger one is not a command.
 const MAX_BODY: usize = 64 * 1024;
 /// How long a retry waits for the first request's answer: longer than a command may take
@@ -89,13 +91,22 @@ pub fn document(contract: &mut OpenApiDoc) {
                  Sent again by the same account within 10 minutes, the command is not applied again: \
                  the first answer comes back (its status and body, with `Idempotent-Replayed: true`), \
                  after the first request ends if it still runs. Sent with another method, path or body: \
-                 `400 VALIDATION_ERROR`.",
+                 `409 IDEMPOTENCY_KEY_REUSED`.",
             ))
             .schema(Some(
-                ObjectBuilder::new().schema_type(Type::String).min_length(Some(1)).max_length(Some(MAX_KEY_LEN)),
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .min_length(Some(1))
+                    .max_length(Some(MAX_KEY_LEN))
+                    .pattern(Some(VISIBLE_ASCII)),
             ))
             .build();
         operation.parameters.get_or_insert_with(Vec::new).push(utoipa::openapi::RefOr::T(parameter));
+        super::statuses::answers(
+            operation,
+            ErrorCode::IdempotencyKeyReused,
+            "the `Idempotency-Key` came with another request in the last 10 minutes",
+        );
     }
 }
 
@@ -129,9 +140,10 @@ async fn remembered(app: &AppState, request: Request, next: Next) -> AppResult<R
         // Gone between the claim and the read: expired, or let go after a `429`.
         let Some(first) = find(&app.db, user, &key, now).await? else { continue };
         if first.fingerprint != fingerprint {
-            return Err(AppError::invalid_field(
-                "Idempotency-Key",
-                "was sent with another request in the last 10 minutes; use a new key for a new command",
+            // The request itself is well formed: it conflicts with what the key already means.
+            return Err(AppError::new(
+                ErrorCode::IdempotencyKeyReused,
+                "this Idempotency-Key was sent with another request in the last 10 minutes; use a new key for a new command",
             ));
         }
         if let Some(answer) = replay(&first) {

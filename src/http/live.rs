@@ -279,6 +279,7 @@ async fn undo_elimination(
 #[serde(rename_all = "camelCase")]
 struct ReorderRequest {
     /// Two or more eliminated players, first = eliminated earliest.
+    #[schema(min_items = 2)]
     registration_ids: Vec<Uuid>,
 }
 

@@ -64,19 +64,26 @@ impl From<locations::Model> for LocationView {
 #[serde(rename_all = "camelCase")]
 pub struct NewLocation {
     /// 1 to 120 characters.
+    #[schema(max_length = 120, pattern = "[^\\t\\n\\v\\f\\r ]")]
     pub name: String,
     /// An active city from `GET /cities`.
     pub city_slug: String,
     /// 1 to 300 characters.
+    #[schema(max_length = 300, pattern = "[^\\t\\n\\v\\f\\r ]")]
     pub address: String,
     /// IANA zone name such as `Europe/Moscow`.
+    #[schema(max_length = 64, pattern = "^(UTC|[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+)+)$")]
     pub timezone: String,
     /// -90 to 90.
+    #[schema(minimum = -90, maximum = 90)]
     pub lat: f64,
     /// -180 to 180.
+    #[schema(minimum = -180, maximum = 180)]
     pub lng: f64,
     /// Up to 2000 characters.
+    #[schema(max_length = 2000)]
     pub description: Option<String>,
+    #[schema(max_length = 2048, pattern = "^(https?://[!-.0-Z^-~][!-Z^-~]*|/files/[0-9a-f-]{1,64}\\.(png|jpg|webp))$")]
     pub photo_url: Option<String>,
 }
 
@@ -84,17 +91,22 @@ pub struct NewLocation {
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LocationUpdate {
+    #[schema(max_length = 120, pattern = "[^\\t\\n\\v\\f\\r ]")]
     pub name: Option<String>,
     pub city_slug: Option<String>,
+    #[schema(max_length = 300, pattern = "[^\\t\\n\\v\\f\\r ]")]
     pub address: Option<String>,
+    #[schema(max_length = 64, pattern = "^(UTC|[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+)+)$")]
     pub timezone: Option<String>,
+    #[schema(minimum = -90, maximum = 90)]
     pub lat: Option<f64>,
+    #[schema(minimum = -180, maximum = 180)]
     pub lng: Option<f64>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 2000)]
     pub description: Option<Option<String>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 2048, pattern = "^(https?://[!-.0-Z^-~][!-Z^-~]*|/files/[0-9a-f-]{1,64}\\.(png|jpg|webp))$")]
     pub photo_url: Option<Option<String>>,
 }
 
@@ -107,7 +119,7 @@ pub struct CityFilter {
 
 /// Checks an IANA zone name by its form (`Area/Location[/More]` or `UTC`).
 fn timezone(problems: &mut Problems, value: &str) -> String {
-    let value = value.trim().to_owned();
+    let value = value.to_owned();
     let part_ok = |part: &str| {
         !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '+'))
     };

@@ -24,14 +24,15 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[serde(rename_all = "camelCase")]
 pub struct ProfileUpdate {
     /// 1 to 80 characters.
+    #[schema(max_length = 80, pattern = "[^\\t\\n\\v\\f\\r ]")]
     pub name: Option<String>,
     /// 2 to 32 characters; `null` clears it.
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 32, pattern = "[^\\t\\n\\v\\f\\r ][\\s\\S]*[^\\t\\n\\v\\f\\r ]")]
     pub nickname: Option<Option<String>>,
     /// An http(s) address, usually from `POST /uploads`; `null` clears it.
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 2048, pattern = "^(https?://[!-.0-Z^-~][!-Z^-~]*|/files/[0-9a-f-]{1,64}\\.(png|jpg|webp))$")]
     pub avatar_url: Option<Option<String>>,
     /// Slug of an active city from `GET /cities`; `null` clears it.
     #[serde(default, deserialize_with = "double_option")]

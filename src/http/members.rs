@@ -79,6 +79,7 @@ impl From<StaffRole> for MemberRole {
 #[derive(Deserialize, ToSchema)]
 pub struct NewMember {
     /// The account is created when no user has this phone yet.
+    #[schema(pattern = "^[ ()\\t\u{a0}-]*\\+[ ()\\t\u{a0}-]*[1-9]([ ()\\t\u{a0}-]*[0-9]){0,14}[ ()\\t\u{a0}-]*$")]
     pub phone: String,
     /// `owner` or `td`; `dealer` is refused (dealers join through a dealer invite).
     pub role: StaffRole,

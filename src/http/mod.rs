@@ -13,6 +13,7 @@ mod devices;
 mod etag;
 mod exports;
 pub mod extract;
+mod formats;
 mod health;
 mod idempotency;
 mod internal;
@@ -33,6 +34,7 @@ mod registrations;
 mod results;
 mod search;
 mod seasons;
+mod statuses;
 mod strikes;
 mod tournament_dealers;
 mod tournaments;
@@ -66,9 +68,15 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "Floor API", description = "Sport-poker clubs: registration, live game day, results and one rating. Errors are always `{\"error\": {\"code\", \"message\", \"details?\"}}`."),
+    info(title = "Floor API", description = "Sport-poker clubs: registration, live game day, results and one rating. Errors are always `{\"error\": {\"code\", \"message\", \"details?\"}}`. Texts are trimmed of ASCII white space; no text of a body may hold U+0000 (`400 VALIDATION_ERROR`)."),
     modifiers(&BearerAuth),
-    components(schemas(crate::error::ErrorCode, crate::error::FieldProblem)),
+    components(schemas(
+        crate::error::ErrorCode,
+        crate::error::FieldProblem,
+        reference::Name,
+        reference::SlideText,
+        crate::tournaments::TournamentText,
+    )),
 )]
 struct ApiDoc;
 
@@ -125,6 +133,8 @@ fn api_parts() -> (Router<AppState>, OpenApiDoc) {
     limits::document(&mut openapi);
     idempotency::document(&mut openapi);
     etag::document(&mut openapi);
+    statuses::document(&mut openapi);
+    formats::document(&mut openapi);
     (api, openapi)
 }
 

@@ -36,6 +36,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// A name in one language.
 #[derive(Serialize, Deserialize, ToSchema)]
 pub struct Name {
+    #[schema(max_length = 100, pattern = "[^\\t\\n\\v\\f\\r ]")]
     pub name: String,
 }
 
@@ -64,7 +65,9 @@ pub struct LevelTierView {
 /// Title and subtitle of a slide in one language.
 #[derive(Serialize, Deserialize, ToSchema)]
 pub struct SlideText {
+    #[schema(max_length = 200, pattern = "[^\\t\\n\\v\\f\\r ]")]
     pub title: String,
+    #[schema(max_length = 300)]
     pub subtitle: Option<String>,
 }
 
@@ -74,6 +77,7 @@ pub struct SlideText {
 pub struct SlideTarget {
     pub kind: PromoTarget,
     pub tournament_id: Option<Uuid>,
+    #[schema(max_length = 2048, pattern = "^(https?://[!-.0-Z^-~][!-Z^-~]*|/files/[0-9a-f-]{1,64}\\.(png|jpg|webp))$")]
     pub url: Option<String>,
 }
 

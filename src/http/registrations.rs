@@ -85,8 +85,10 @@ pub struct RegistrationRef {
 #[derive(Deserialize, ToSchema)]
 pub struct WalkIn {
     /// E.164; an account with this phone gets the registration, else a guest.
+    #[schema(pattern = "^[ ()\\t\u{a0}-]*\\+[ ()\\t\u{a0}-]*[1-9]([ ()\\t\u{a0}-]*[0-9]){0,14}[ ()\\t\u{a0}-]*$")]
     pub phone: String,
     /// The guest's name (1 to 80 characters); kept for a guest seen before.
+    #[schema(max_length = 80, pattern = "[^\\t\\n\\v\\f\\r ]")]
     pub name: String,
 }
 

@@ -14,6 +14,7 @@ use utoipa_axum::routes;
 use super::extract::{Json, MaybeAuthUser, Query};
 use super::organizers::OrganizerView;
 use super::tournaments::{TournamentView, tournament_views};
+use super::validate::BLANK;
 use super::views::{PublicPlayerView, public_player_views};
 use crate::app::AppState;
 use crate::error::{AppError, AppResult, ErrorBody};
@@ -28,7 +29,9 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct SearchQuery {
-    /// 2 to 100 characters; matched anywhere in a title, a name or a nickname.
+    /// 2 to 100 characters, at least 2 once trimmed; matched anywhere in a title, a name or a
+    /// nickname.
+    #[param(max_length = 100, pattern = "[^\\t\\n\\v\\f\\r ][\\s\\S]*[^\\t\\n\\v\\f\\r ]")]
     pub q: String,
 }
 
@@ -82,7 +85,7 @@ fn single(mut cased: impl Iterator<Item = char>) -> Option<char> {
 }
 
 /// Tournaments, players and clubs matching `q`.
-#[utoipa::path(get, path = "/search", tag = "tournaments", params(SearchQuery),
+#[utoipa::path(get, path = "/search", tag = "tournaments", params(SearchQuery), security((), ("bearer" = [])),
     responses(
         (status = 200, body = SearchResults),
         (status = 400, description = "VALIDATION_ERROR: q too short or too long", body = ErrorBody),
@@ -92,8 +95,8 @@ async fn search(
     MaybeAuthUser(caller): MaybeAuthUser,
     Query(query): Query<SearchQuery>,
 ) -> AppResult<Json<SearchResults>> {
-    let needle = query.q.trim();
-    if !(2..=100).contains(&needle.chars().count()) {
+    let needle = query.q.trim_matches(BLANK);
+    if needle.chars().count() < 2 || query.q.chars().count() > 100 {
         return Err(AppError::invalid_field("q", "must be 2 to 100 characters"));
     }
     let backend = app.reads.get_database_backend();

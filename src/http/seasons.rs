@@ -53,6 +53,7 @@ impl From<seasons::Model> for SeasonView {
 #[serde(rename_all = "camelCase")]
 pub struct NewSeason {
     /// The first day of a calendar quarter (`YYYY-MM-DD`); the season ends with the quarter.
+    #[schema(pattern = "^[0-9]{4}-(01|04|07|10)-01$")]
     pub starts_on: NaiveDate,
 }
 

@@ -170,11 +170,16 @@ pub struct NewTournament {
     /// In the future. The season is the calendar quarter holding it.
     pub starts_at: DateTime<Utc>,
     /// 2 to 10000 seats.
+    #[schema(minimum = 2, maximum = 10000)]
     pub capacity: i32,
     /// Free text, up to 2000 characters.
+    #[schema(max_length = 2000)]
     pub prizes: Option<String>,
+    #[schema(max_length = 2048, pattern = "^(https?://[!-.0-Z^-~][!-Z^-~]*|/files/[0-9a-f-]{1,64}\\.(png|jpg|webp))$")]
     pub chat_link: Option<String>,
+    #[schema(max_length = 2048, pattern = "^(https?://[!-.0-Z^-~][!-Z^-~]*|/files/[0-9a-f-]{1,64}\\.(png|jpg|webp))$")]
     pub banner_url: Option<String>,
+    #[schema(schema_with = crate::http::views::some_locale::<TournamentText>)]
     pub translations: Localized<TournamentText>,
 }
 
@@ -189,15 +194,16 @@ pub struct TournamentUpdate {
     pub tournament_type: Option<TournamentType>,
     pub starts_at: Option<DateTime<Utc>>,
     /// Not below the seats already taken; a larger capacity promotes from the waitlist.
+    #[schema(minimum = 2, maximum = 10000)]
     pub capacity: Option<i32>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 2000)]
     pub prizes: Option<Option<String>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 2048, pattern = "^(https?://[!-.0-Z^-~][!-Z^-~]*|/files/[0-9a-f-]{1,64}\\.(png|jpg|webp))$")]
     pub chat_link: Option<Option<String>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 2048, pattern = "^(https?://[!-.0-Z^-~][!-Z^-~]*|/files/[0-9a-f-]{1,64}\\.(png|jpg|webp))$")]
     pub banner_url: Option<Option<String>>,
     pub translations: Option<Localized<TournamentText>>,
 }
@@ -370,7 +376,7 @@ async fn create_tournament_for_club(
 }
 
 /// A tournament card, for everyone.
-#[utoipa::path(get, path = "/tournaments/{id}", tag = "tournaments",
+#[utoipa::path(get, path = "/tournaments/{id}", tag = "tournaments", security((), ("bearer" = [])),
     params(("id" = Uuid, Path)),
     responses(
         (status = 200, body = TournamentDetailView),
@@ -506,7 +512,7 @@ struct AgendaCard {
 
 /// The agenda: upcoming and running tournaments by start time, at most 50. With a token,
 /// each card carries the caller's `myStatus` (or null).
-#[utoipa::path(get, path = "/tournaments", tag = "tournaments", params(AgendaFilter),
+#[utoipa::path(get, path = "/tournaments", tag = "tournaments", params(AgendaFilter), security((), ("bearer" = [])),
     responses(
         (status = 200, body = ItemList<AgendaCard>),
         (status = 400, description = "VALIDATION_ERROR: a bad filter", body = ErrorBody),

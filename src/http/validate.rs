@@ -4,6 +4,10 @@
 use crate::domain::Phone;
 use crate::error::{AppError, AppResult, FieldProblem};
 
+/// What a text is trimmed of: ASCII white space, the set every regular-expression engine
+/// agrees on, so the schema's patterns mean here what they mean to a client.
+pub const BLANK: [char; 6] = [' ', '\t', '\n', '\u{b}', '\u{c}', '\r'];
+
 /// The problems found so far in one request.
 #[derive(Default)]
 pub struct Problems(Vec<FieldProblem>);
@@ -13,11 +17,13 @@ impl Problems {
         self.0.push(FieldProblem::new(field, problem));
     }
 
-    /// Trims `value` and checks its length in characters; records a problem when out of range.
+    /// Trims `value` of [`BLANK`] and records a problem unless it keeps at least `min`
+    /// characters and was sent with at most `max`. The bounds are the ones a schema can state
+    /// exactly: `maxLength: max` and, for `min`, a pattern of that many characters that are
+    /// not blank (`[^\t\n\v\f\r ]` for one; the tests hold the fields to it).
     pub fn text(&mut self, field: &str, value: &str, min: usize, max: usize) -> String {
-        let trimmed = value.trim().to_owned();
-        let length = trimmed.chars().count();
-        if length < min || length > max {
+        let trimmed = value.trim_matches(BLANK).to_owned();
+        if trimmed.chars().count() < min || value.chars().count() > max {
             self.add(field, format!("must be {min} to {max} characters"));
         }
         trimmed
@@ -71,16 +77,22 @@ pub async fn active_city(
     Ok(())
 }
 
-/// An absolute http(s) address of at most 2048 characters, or the `url` an upload answered
-/// (`/files/<key>`, relative to the service's own origin).
+/// An absolute http(s) address of at most 2048 visible ASCII characters but `[`, `\` and `]`
+/// (an address with other characters travels percent-encoded; no IPv6 literal host), or the `url` an upload answered (`/files/<key>`,
+/// relative to the service's own origin): the pattern every address field of the schema has
+/// (the tests hold them to it).
 pub fn url(problems: &mut Problems, field: &str, value: &str) -> String {
-    let value = value.trim().to_owned();
+    let value = value.to_owned();
     if value.strip_prefix(crate::uploads::FILES_PATH).and_then(crate::uploads::parse_key).is_some() {
         return value;
     }
     let scheme_ok = value.starts_with("https://") || value.starts_with("http://");
     let has_host = value.split("://").nth(1).is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'));
-    if !scheme_ok || !has_host || value.len() > 2048 || value.chars().any(char::is_whitespace) {
+    if !scheme_ok
+        || !has_host
+        || value.len() > 2048
+        || !value.bytes().all(|byte| byte.is_ascii_graphic() && !matches!(byte, b'[' | b'\\' | b']'))
+    {
         problems.add(field, "must be an http(s) address of at most 2048 characters");
     }
     value
@@ -88,7 +100,69 @@ pub fn url(problems: &mut Problems, field: &str, value: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use regex::Regex;
+
     use super::*;
+
+    /// The schema's pattern of a text with at least one character that is not [`BLANK`] (written
+    /// in each field's `#[schema(pattern = ...)]`, which takes only a literal).
+    const NOT_BLANK: &str = "[^\\t\\n\\v\\f\\r ]";
+
+    /// The schema's pattern of [`url`] (with `maxLength: 2048`).
+    const URL_PATTERN: &str = "^(https?://[!-.0-Z^-~][!-Z^-~]*|/files/[0-9a-f-]{1,64}\\.(png|jpg|webp))$";
+
+    #[test]
+    fn the_schema_patterns_accept_what_the_checks_accept() {
+        let not_blank = Regex::new(NOT_BLANK).expect("a pattern");
+        for text in ["a", " a ", "\t\n", " ", "", "\u{a0}", "\u{b}\u{c}", "Ёж"] {
+            let mut problems = Problems::default();
+            problems.text("name", text, 1, 80);
+            assert_eq!(problems.0.is_empty(), not_blank.is_match(text), "{text:?}");
+        }
+        let address = Regex::new(URL_PATTERN).expect("a pattern");
+        for value in [
+            "https://club.example/a?b=1#c",
+            "http://0",
+            "https:///x",
+            "ftp://x",
+            "https://a b",
+            " https://a",
+            "https://[::1]/",
+            "https://a\\b",
+            "https://пример.рф",
+            "/files/0a-1.png",
+            "/files/0a-1.gif",
+            "/files/X.png",
+        ] {
+            let mut problems = Problems::default();
+            url(&mut problems, "photoUrl", value);
+            assert_eq!(problems.0.is_empty(), address.is_match(value), "{value:?}");
+        }
+    }
+
+    #[test]
+    fn the_contract_writes_these_patterns() {
+        fn patterns(node: &serde_json::Value, found: &mut Vec<String>) {
+            match node {
+                serde_json::Value::Object(fields) => {
+                    if let Some(pattern) = fields.get("pattern").and_then(|p| p.as_str()) {
+                        found.push(pattern.to_owned());
+                    }
+                    fields.values().for_each(|value| patterns(value, found));
+                }
+                serde_json::Value::Array(items) => items.iter().for_each(|item| patterns(item, found)),
+                _ => {}
+            }
+        }
+        let mut found = Vec::new();
+        patterns(&serde_json::to_value(crate::http::openapi()).expect("the contract serialises"), &mut found);
+        let addresses: Vec<&String> = found.iter().filter(|p| p.contains("https?")).collect();
+        assert!(addresses.len() >= 10, "every address field has the pattern");
+        assert!(addresses.iter().all(|p| *p == URL_PATTERN), "{addresses:?}");
+        let texts: Vec<&String> = found.iter().filter(|p| p.starts_with("[^\\t")).collect();
+        assert!(texts.len() >= 15, "every trimmed text has the pattern");
+        assert!(texts.iter().all(|p| p.starts_with(NOT_BLANK)), "{texts:?}");
+    }
     use crate::error::ErrorCode;
 
     #[test]

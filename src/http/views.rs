@@ -1,6 +1,6 @@
 //! Response shapes shared by several resources, and the reads that fill them.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use floor_actors::rules::rating::{displayed_skill, tier_for_level};
@@ -209,10 +209,70 @@ pub async fn public_player_views(
 
 /// Localised data: `{"ru": {...}, "en": {...}}`; a locale without a translation is `null`
 /// (and may be left out of a request).
+///
+/// It is read from a JSON object only: serde's derive would also take an array of the fields
+/// in order, which the schema forbids.
 #[derive(Clone, Serialize, Deserialize, ToSchema)]
+#[serde(try_from = "BTreeMap<String, serde_json::Value>", bound(deserialize = "T: serde::de::DeserializeOwned"))]
 pub struct Localized<T> {
+    #[schema(schema_with = nullable::<T>)]
     pub ru: Option<T>,
+    #[schema(schema_with = nullable::<T>)]
     pub en: Option<T>,
+}
+
+/// `T` or `null`: what a locale of [`Localized`] holds (the derive drops the `null` of a
+/// generic `Option`).
+fn nullable<T: ToSchema>() -> utoipa::openapi::Schema {
+    use utoipa::openapi::Ref;
+    use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
+    OneOfBuilder::new().item(Ref::from_schema_name(T::name())).item(ObjectBuilder::new().schema_type(Type::Null)).into()
+}
+
+/// The schema of a [`Localized`] a request must give in both locales (what a create needs).
+pub fn both_locales<T: ToSchema>() -> utoipa::openapi::Schema {
+    use utoipa::openapi::Ref;
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .description(Some("Both `ru` and `en`."))
+        .property("ru", Ref::from_schema_name(T::name()))
+        .property("en", Ref::from_schema_name(T::name()))
+        .required("ru")
+        .required("en")
+        .into()
+}
+
+/// The schema of a [`Localized`] a request must give in one locale at least; `null` or
+/// absent leaves a locale out.
+pub fn some_locale<T: ToSchema>() -> utoipa::openapi::Schema {
+    use utoipa::openapi::schema::{AllOfBuilder, AnyOfBuilder, ObjectBuilder, Type};
+    let given = |locale: &str| {
+        ObjectBuilder::new().property(locale, ObjectBuilder::new().schema_type(Type::Object)).required(locale)
+    };
+    AllOfBuilder::new()
+        .description(Some("`ru`, `en` or both; `null` leaves a locale out."))
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::Object)
+                .property("ru", nullable::<T>())
+                .property("en", nullable::<T>()),
+        )
+        .item(AnyOfBuilder::new().item(given("ru")).item(given("en")))
+        .into()
+}
+
+/// The locales of an object; other keys are ignored, as in any body.
+impl<T: serde::de::DeserializeOwned> TryFrom<BTreeMap<String, serde_json::Value>> for Localized<T> {
+    type Error = String;
+
+    fn try_from(mut by_locale: BTreeMap<String, serde_json::Value>) -> Result<Self, String> {
+        let mut take = |locale: &str| {
+            let value = by_locale.remove(locale).unwrap_or(serde_json::Value::Null);
+            serde_json::from_value::<Option<T>>(value).map_err(|err| format!("{locale}: {err}"))
+        };
+        Ok(Self { ru: take("ru")?, en: take("en")? })
+    }
 }
 
 impl<T> Default for Localized<T> {

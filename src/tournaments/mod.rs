@@ -29,8 +29,10 @@ pub const UNNAMED_PLAYER: &str = "Игрок";
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 pub struct TournamentText {
     /// 1 to 200 characters.
+    #[schema(max_length = 200, pattern = "[^\\t\\n\\v\\f\\r ]")]
     pub title: String,
     /// Up to 300 characters.
+    #[schema(max_length = 300)]
     pub subtitle: Option<String>,
 }
 

@@ -43,6 +43,7 @@ mod rating;
 mod reads;
 mod reference_data;
 mod registration;
+mod schemathesis;
 mod screen;
 mod seasons;
 mod staffing;

@@ -55,8 +55,10 @@ impl From<users::Model> for AdminView {
 #[derive(Deserialize, ToSchema)]
 pub struct NewAdmin {
     /// The account is created when no user has this phone yet.
+    #[schema(pattern = "^[ ()\\t\u{a0}-]*\\+[ ()\\t\u{a0}-]*[1-9]([ ()\\t\u{a0}-]*[0-9]){0,14}[ ()\\t\u{a0}-]*$")]
     pub phone: String,
     /// Set as the account's name only when it has none.
+    #[schema(max_length = 80, pattern = "[^\\t\\n\\v\\f\\r ]")]
     pub name: Option<String>,
     pub role: AdminRole,
 }

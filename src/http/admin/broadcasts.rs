@@ -65,14 +65,18 @@ pub struct NewBroadcast {
     pub city_slug: Option<String>,
     /// With target `users`: at most 1000; unknown ids are simply not reached.
     #[serde(default)]
+    #[schema(max_items = 1000)]
     pub user_ids: Vec<Uuid>,
     /// With target `users`: at most 1000 phones (E.164, separators allowed); phones without
     /// an account are simply not reached.
     #[serde(default)]
+    #[schema(max_items = 1000)]
     pub phones: Vec<String>,
     /// 1 to 100 characters.
+    #[schema(max_length = 100, pattern = "[^\\t\\n\\v\\f\\r ]")]
     pub title: String,
     /// 1 to 1000 characters.
+    #[schema(max_length = 1000, pattern = "[^\\t\\n\\v\\f\\r ]")]
     pub body: String,
 }
 

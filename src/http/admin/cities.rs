@@ -49,12 +49,14 @@ pub struct AdminCityView {
 #[serde(rename_all = "camelCase")]
 pub struct NewCity {
     /// Lowercase latin letters, digits and dashes, unique, at most 50 characters.
+    #[schema(max_length = 50, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")]
     pub slug: String,
     /// Default `true`.
     pub is_active: Option<bool>,
     /// Default: after every existing city.
     pub sort_order: Option<i32>,
     /// Both `ru` and `en`, each a name of 1 to 100 characters.
+    #[schema(schema_with = crate::http::views::both_locales::<Name>)]
     pub translations: Localized<Name>,
 }
 
@@ -64,6 +66,7 @@ pub struct NewCity {
 pub struct CityUpdate {
     /// The slug is the city's stable key, held by users, venues and clients: it cannot
     /// change. Sending the city's own slug is accepted.
+    #[schema(max_length = 50, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")]
     pub slug: Option<String>,
     pub is_active: Option<bool>,
     pub sort_order: Option<i32>,

@@ -63,7 +63,7 @@ where
 /// A stable key (city slug, tier key): lowercase latin letters and digits in groups joined
 /// by single dashes, at most `max` characters.
 pub fn key(problems: &mut Problems, field: &str, value: &str, max: usize) -> String {
-    let value = value.trim().to_owned();
+    let value = value.to_owned();
     let groups_ok = value
         .split('-')
         .all(|group| !group.is_empty() && group.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()));

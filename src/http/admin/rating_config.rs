@@ -29,22 +29,31 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[serde(rename_all = "camelCase")]
 pub struct RatingSettings {
     /// Multiplier of the season points formula; 0 < pointsBase <= 1000.
+    #[schema(exclusive_minimum = 0, maximum = 1000)]
     pub points_base: f64,
     /// Points for mere participation; 0..=1000.
+    #[schema(minimum = 0, maximum = 1000)]
     pub min_points: i32,
     /// Base of the level threshold `round(xpLevelBase * (L - 1) ^ xpLevelExponent)`; 0 < x <= 10000.
+    #[schema(exclusive_minimum = 0, maximum = 10000)]
     pub xp_level_base: f64,
     /// Exponent of the level threshold; 0 < x <= 5.
+    #[schema(exclusive_minimum = 0, maximum = 5)]
     pub xp_level_exponent: f64,
     /// Skill smoothing; 0 < skillAlpha <= 1.
+    #[schema(exclusive_minimum = 0, maximum = 1)]
     pub skill_alpha: f64,
     /// Raw starting skill of a new player, 0..=1 (0.4444 is displayed as 5.0).
+    #[schema(minimum = 0, maximum = 1)]
     pub skill_initial: f64,
     /// Unforgiven strikes within the window that cause a registration ban; 1..=100.
+    #[schema(minimum = 1, maximum = 100)]
     pub strikes_to_ban: i32,
     /// Days over which strikes count; 1..=365.
+    #[schema(minimum = 1, maximum = 365)]
     pub strike_window_days: i32,
     /// Length of a registration ban in days; 1..=365.
+    #[schema(minimum = 1, maximum = 365)]
     pub ban_days: i32,
 }
 

@@ -44,6 +44,7 @@ pub struct AdminPromoSlideView {
 #[serde(rename_all = "camelCase")]
 pub struct NewPromoSlide {
     /// An http(s) address.
+    #[schema(max_length = 2048, pattern = "^(https?://[!-.0-Z^-~][!-Z^-~]*|/files/[0-9a-f-]{1,64}\\.(png|jpg|webp))$")]
     pub picture_url: String,
     /// `tournament` with the `tournamentId` of an existing tournament, or `url` with an
     /// http(s) `url`; the other field is left out.
@@ -55,6 +56,7 @@ pub struct NewPromoSlide {
     /// Default: after every existing slide.
     pub sort_order: Option<i32>,
     /// Both `ru` and `en`: a title of 1 to 200 characters, a subtitle of up to 300.
+    #[schema(schema_with = crate::http::views::both_locales::<SlideText>)]
     pub translations: Localized<SlideText>,
 }
 
@@ -63,6 +65,7 @@ pub struct NewPromoSlide {
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PromoSlideUpdate {
+    #[schema(max_length = 2048, pattern = "^(https?://[!-.0-Z^-~][!-Z^-~]*|/files/[0-9a-f-]{1,64}\\.(png|jpg|webp))$")]
     pub picture_url: Option<String>,
     pub target: Option<SlideTarget>,
     #[serde(default, deserialize_with = "double_option")]

@@ -52,13 +52,18 @@ pub struct AdminLevelTierView {
 #[serde(rename_all = "camelCase")]
 pub struct NewLevelTier {
     /// Lowercase latin letters, digits and dashes, unique, at most 32 characters.
+    #[schema(max_length = 32, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")]
     pub key: String,
     /// 1 to 1000, unique among tiers.
+    #[schema(minimum = 1, maximum = 1000)]
     pub min_level: i32,
     /// `#rrggbb`; stored in lowercase.
+    #[schema(pattern = "^#[0-9A-Fa-f]{6}$")]
     pub color: String,
+    #[schema(max_length = 2048, pattern = "^(https?://[!-.0-Z^-~][!-Z^-~]*|/files/[0-9a-f-]{1,64}\\.(png|jpg|webp))$")]
     pub picture_url: Option<String>,
     /// Both `ru` and `en`, each a name of 1 to 100 characters.
+    #[schema(schema_with = crate::http::views::both_locales::<Name>)]
     pub translations: Localized<Name>,
 }
 
@@ -67,12 +72,15 @@ pub struct NewLevelTier {
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LevelTierUpdate {
+    #[schema(max_length = 32, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")]
     pub key: Option<String>,
     /// The tier at level 1 cannot move while it is the only one there.
+    #[schema(minimum = 1, maximum = 1000)]
     pub min_level: Option<i32>,
+    #[schema(pattern = "^#[0-9A-Fa-f]{6}$")]
     pub color: Option<String>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 2048, pattern = "^(https?://[!-.0-Z^-~][!-Z^-~]*|/files/[0-9a-f-]{1,64}\\.(png|jpg|webp))$")]
     pub picture_url: Option<Option<String>>,
     pub translations: Option<Localized<Name>>,
 }
@@ -85,7 +93,7 @@ fn check_min_level(problems: &mut Problems, min_level: i32) {
 
 /// A `#rrggbb` colour, in lowercase.
 fn color(problems: &mut Problems, value: &str) -> String {
-    let value = value.trim().to_ascii_lowercase();
+    let value = value.to_ascii_lowercase();
     let hex =
         value.strip_prefix('#').filter(|digits| digits.len() == 6 && digits.chars().all(|c| c.is_ascii_hexdigit()));
     if hex.is_none() {

@@ -39,11 +39,11 @@ pub struct PresentationUpdate {
     pub translations: Option<Localized<TournamentText>>,
     /// An http(s) address.
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 2048, pattern = "^(https?://[!-.0-Z^-~][!-Z^-~]*|/files/[0-9a-f-]{1,64}\\.(png|jpg|webp))$")]
     pub banner_url: Option<Option<String>>,
     /// Free text, up to 2000 characters.
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 2000)]
     pub prizes: Option<Option<String>>,
 }
 

@@ -109,6 +109,7 @@ pub struct UserSearch {
     /// At most 100 characters. Matches a name or nickname containing it (any case), or,
     /// when it is written like a phone (digits with `+`, spaces, dashes, brackets), a phone
     /// containing its digits. Absent or blank: every account.
+    #[param(max_length = 100)]
     pub q: Option<String>,
 }
 
@@ -155,12 +156,13 @@ async fn list_users(
     _admin: Admin<perm::Moderation>,
     Query(search): Query<UserSearch>,
 ) -> AppResult<Json<ItemList<AdminUserView>>> {
+    // The length as sent, as the schema's `maxLength` counts it.
+    if search.q.as_deref().is_some_and(|q| q.chars().count() > MAX_QUERY_CHARS) {
+        return Err(AppError::invalid_field("q", format!("must be at most {MAX_QUERY_CHARS} characters")));
+    }
     let query = search.q.as_deref().map(str::trim).filter(|q| !q.is_empty());
     let mut found = match query {
         None => users::Entity::find().all(&app.reads).await?,
-        Some(query) if query.chars().count() > MAX_QUERY_CHARS => {
-            return Err(AppError::invalid_field("q", format!("must be at most {MAX_QUERY_CHARS} characters")));
-        }
         Some(query) => {
             let ids = matching_user_ids(&app.reads, query).await?;
             find_where_in::<users::Entity, _>(&app.reads, users::Column::Id, &ids).await?
