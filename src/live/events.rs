@@ -1,9 +1,15 @@
 //! The `/live` protocol as types: what a client emits, what its `join` is answered with, and
 //! what the server emits to a tournament's room. socketioxide routes by event name, so every
 //! event keeps its wire name beside its payload, and the socket handlers match on these
-//! enums: an event added here without a handler does not compile.
+//! enums: an event added here without a handler does not compile. The payloads derive their
+//! JSON Schemas from the same types, and `asyncapi.yaml` is built from them (`super::asyncapi`).
+
+use std::fmt;
 
 use serde::{Deserialize, Serialize};
+use utoipa::openapi::schema::{Object, ObjectBuilder, Type};
+use utoipa::openapi::{RefOr, Schema};
+use utoipa::{PartialSchema, ToSchema};
 use uuid::Uuid;
 
 use floor_actors::live::LiveState;
@@ -31,8 +37,52 @@ impl ClientEvent {
     }
 }
 
+/// The handshake's `auth`: an access token, as an HTTP request's `Authorization: Bearer`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct Handshake {
+    /// The `accessToken` of `POST /auth/otp/verify` or `POST /auth/refresh`.
+    pub token: String,
+}
+
+/// The refusal of a connection (missing, bad or expired token, or a banned account): the
+/// client's `connect_error` carries `{message: "UNAUTHORIZED"}`, since socketioxide sends the
+/// error's display text as the message.
+#[derive(Debug)]
+pub struct Unauthorized;
+
+impl Unauthorized {
+    /// The message of the refusal, exactly.
+    pub const MESSAGE: &str = "UNAUTHORIZED";
+}
+
+impl fmt::Display for Unauthorized {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(Self::MESSAGE)
+    }
+}
+
+impl std::error::Error for Unauthorized {}
+
+/// Written by hand: socketioxide, not serde, makes the payload, from the display text above.
+impl PartialSchema for Unauthorized {
+    fn schema() -> RefOr<Schema> {
+        let message = ObjectBuilder::new().schema_type(Type::String).enum_values(Some([Self::MESSAGE]));
+        ObjectBuilder::new()
+            .description(Some("A refused handshake: `connect_error` with exactly this message."))
+            .property("message", message)
+            .required("message")
+            .into()
+    }
+}
+
+impl ToSchema for Unauthorized {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "ConnectError".into()
+    }
+}
+
 /// The payload of `join` and `leave`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RoomRequest {
     pub tournament_id: Uuid,
@@ -42,30 +92,54 @@ pub struct RoomRequest {
     pub compact: bool,
 }
 
-/// The ack of `join`: `{ok: true, state}` or `{ok: false, error: {code, message}}`.
-#[derive(Debug, Serialize)]
-pub struct JoinAck<'a> {
-    ok: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    state: Option<&'a LiveState>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<AckError>,
+/// The ack of `join`: `{ok: true, state}` or `{ok: false, error: {code, message}}`. The
+/// schema of `ok` admits one value in each, so a generated client tells the two apart by it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum JoinAck<'a> {
+    /// In the room: the LiveState as of the join.
+    Joined {
+        #[schema(schema_with = always_true)]
+        ok: bool,
+        #[schema(value_type = LiveState)]
+        state: &'a LiveState,
+    },
+    /// Not in the room: `NOT_FOUND` for an unknown tournament, `VALIDATION_ERROR` for a
+    /// payload without a `tournamentId`.
+    Refused {
+        #[schema(schema_with = always_false)]
+        ok: bool,
+        error: AckError,
+    },
+}
+
+fn literal(value: bool) -> Object {
+    ObjectBuilder::new().schema_type(Type::Boolean).enum_values(Some([value])).build()
+}
+
+fn always_true() -> Object {
+    literal(true)
+}
+
+fn always_false() -> Object {
+    literal(false)
 }
 
 /// Why a `join` was refused, in the shape of the HTTP errors.
-#[derive(Debug, Serialize)]
-struct AckError {
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AckError {
     code: ErrorCode,
+    /// For developers, in English.
     message: String,
 }
 
 impl<'a> JoinAck<'a> {
     pub fn joined(state: &'a LiveState) -> Self {
-        Self { ok: true, state: Some(state), error: None }
+        Self::Joined { ok: true, state }
     }
 
     pub fn refused(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self { ok: false, state: None, error: Some(AckError { code, message: message.into() }) }
+        Self::Refused { ok: false, error: AckError { code, message: message.into() } }
     }
 }
 
@@ -84,20 +158,50 @@ pub enum ServerEvent<'a> {
 }
 
 impl ServerEvent<'_> {
+    /// Which event this is.
+    pub const fn kind(&self) -> ServerEventKind {
+        match self {
+            Self::State(_) => ServerEventKind::State,
+            Self::Clock(_) => ServerEventKind::Clock,
+            Self::Level(_) => ServerEventKind::Level,
+            Self::Announcement(_) => ServerEventKind::Announcement,
+        }
+    }
+
     /// The event's name on the wire.
     pub const fn name(&self) -> &'static str {
+        self.kind().name()
+    }
+}
+
+/// The events the server emits, without their payloads: what the contract lists (and
+/// `asyncapi.yaml` describes, one message each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, strum::VariantArray)]
+pub enum ServerEventKind {
+    State,
+    Clock,
+    Level,
+    Announcement,
+}
+
+impl ServerEventKind {
+    /// Every server event, derived so that none can be missing.
+    pub const ALL: &[Self] = <Self as strum::VariantArray>::VARIANTS;
+
+    /// The event's name on the wire.
+    pub const fn name(self) -> &'static str {
         match self {
-            Self::State(_) => "state",
-            Self::Clock(_) => "clock",
-            Self::Level(_) => "level",
-            Self::Announcement(_) => "announcement",
+            Self::State => "state",
+            Self::Clock => "clock",
+            Self::Level => "level",
+            Self::Announcement => "announcement",
         }
     }
 }
 
 /// The payload of `clock`: what a clock press changes, with the version it makes, so a
 /// client holding the state before it knows it missed nothing.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClockUpdate<'a> {
     tournament_id: Uuid,
@@ -107,11 +211,16 @@ pub struct ClockUpdate<'a> {
     status: floor_entities::enums::TournamentStatus,
 }
 
-#[derive(Debug, Serialize)]
+/// The clock's position: LiveState's `clock` without its `levels`.
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct ClockTimes<'a> {
+pub struct ClockTimes<'a> {
     current_level_idx: usize,
+    /// When the current segment started (paused time excluded); null before start.
+    #[schema(value_type = Option<chrono::DateTime<chrono::Utc>>, required = true)]
     level_started_at: &'a Option<chrono::DateTime<chrono::Utc>>,
+    /// Set while the clock is paused; null while it runs.
+    #[schema(value_type = Option<chrono::DateTime<chrono::Utc>>, required = true)]
     paused_at: &'a Option<chrono::DateTime<chrono::Utc>>,
 }
 
@@ -146,23 +255,32 @@ impl<'a> ClockUpdate<'a> {
 
 /// The payload of `level`: a level or a break began (by a press or because the previous one
 /// ran out), so a screen or an app plays its sound without comparing states.
-#[derive(Debug, PartialEq, Serialize)]
+#[derive(Debug, PartialEq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LevelStarted {
     tournament_id: Uuid,
     version: i64,
     current_level_idx: usize,
-    /// `level` or `break`.
-    kind: &'static str,
+    kind: SegmentKind,
+    /// When the segment began: the `clock.levelStartedAt` of the state of the same `version`.
+    #[schema(required = true)]
     started_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// What began: a level of blinds or a break (the `kind` of the clock's segments).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SegmentKind {
+    Level,
+    Break,
 }
 
 impl LevelStarted {
     /// The `level` event of `state`, whose change began its current segment.
     pub fn of(state: &LiveState) -> Self {
         let kind = match state.clock.levels.get(state.clock.current_level_idx) {
-            Some(floor_actors::rules::structure::Segment::Break { .. }) => "break",
-            _ => "level",
+            Some(floor_actors::rules::structure::Segment::Break { .. }) => SegmentKind::Break,
+            _ => SegmentKind::Level,
         };
         Self {
             tournament_id: state.tournament_id,
@@ -175,10 +293,12 @@ impl LevelStarted {
 }
 
 /// The payload of `announcement`: what the club said to the room, and when.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AnnouncementMade {
     pub tournament_id: Uuid,
+    /// As the club sent it, trimmed: 1 to 280 characters.
+    #[schema(min_length = 1, max_length = 280)]
     pub text: String,
     pub created_at: chrono::DateTime<chrono::Utc>,
 }
@@ -275,7 +395,7 @@ mod tests {
                    "startedAt": after.server_time})
         );
         after.clock.current_level_idx = 0;
-        assert_eq!(LevelStarted::of(&after).kind, "level");
+        assert_eq!(LevelStarted::of(&after).kind, SegmentKind::Level);
     }
 
     #[test]
@@ -289,8 +409,18 @@ mod tests {
     }
 
     #[test]
+    fn a_join_is_acked_with_ok_and_the_state() {
+        let live = state(3);
+        let ack = serde_json::to_value(JoinAck::joined(&live)).expect("json");
+        assert_eq!(ack, json!({"ok": true, "state": serde_json::to_value(&live).expect("json")}));
+    }
+
+    #[test]
     fn event_names_are_the_contracts() {
         assert_eq!(ClientEvent::ALL.map(ClientEvent::name), ["join", "leave"]);
+        let server: Vec<&str> = ServerEventKind::ALL.iter().map(|kind| kind.name()).collect();
+        assert_eq!(server, ["state", "clock", "level", "announcement"]);
+        assert_eq!(Unauthorized.to_string(), "UNAUTHORIZED");
         assert_eq!(room(Uuid::nil()), "tournament:00000000-0000-0000-0000-000000000000");
         assert_eq!(compact_room(Uuid::nil()), "tournament:00000000-0000-0000-0000-000000000000:compact");
         assert_eq!(user_room(Uuid::nil()), "user:00000000-0000-0000-0000-000000000000");

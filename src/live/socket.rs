@@ -4,7 +4,6 @@
 //! serialised once per change for the whole room.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use anyhow::Context;
@@ -12,7 +11,6 @@ use axum::Router;
 use axum::extract::OriginalUri;
 use floor_actors::live::{Broadcaster, Snapshot};
 use sea_orm::DatabaseConnection;
-use serde::Deserialize;
 use socketioxide::adapter::{Adapter, Emitter, LocalAdapter};
 use socketioxide::extract::{AckSender, SocketRef, State, TryData};
 use socketioxide::handler::ConnectHandler;
@@ -22,8 +20,8 @@ use uuid::Uuid;
 
 use super::LiveRegistry;
 use super::events::{
-    AnnouncementMade, ClientEvent, ClockUpdate, JoinAck, LevelStarted, RoomRequest, ServerEvent, compact_room, room,
-    user_room,
+    AnnouncementMade, ClientEvent, ClockUpdate, Handshake, JoinAck, LevelStarted, RoomRequest, ServerEvent,
+    Unauthorized, compact_room, room, user_room,
 };
 use super::screen_feed::{ScreenEvent, ScreenFeed};
 use crate::auth::sessions::signed_in_user;
@@ -317,7 +315,7 @@ fn detached(uri: &axum::http::Uri) -> Option<axum::http::Uri> {
 }
 
 /// Where Socket.IO (Engine.IO) requests arrive.
-const ENGINE_IO_PATH: &str = "/socket.io";
+pub const ENGINE_IO_PATH: &str = "/socket.io";
 
 /// The adapter's Redis driver speaks RESP3; a URL that names no protocol gets it.
 pub fn with_resp3(url: &str) -> String {
@@ -329,23 +327,6 @@ pub fn with_resp3(url: &str) -> String {
         format!("{url}?protocol=resp3")
     }
 }
-
-#[derive(Deserialize)]
-struct Handshake {
-    token: String,
-}
-
-/// The refusal of a connection: the client's `connect_error` message is exactly this.
-#[derive(Debug)]
-struct Unauthorized;
-
-impl fmt::Display for Unauthorized {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("UNAUTHORIZED")
-    }
-}
-
-impl std::error::Error for Unauthorized {}
 
 /// Admits a socket whose `auth.token` is a valid access token of an active account, as an
 /// HTTP request would be admitted, puts it in its account's room and gives every client event
