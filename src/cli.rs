@@ -1,5 +1,5 @@
 //! The command line: `floor serve | migrate [--status] | seed | job <name> | backup <file> | openapi |
-//! healthcheck`.
+//! asyncapi | healthcheck`.
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -33,6 +33,8 @@ pub enum Command {
     },
     /// Print the OpenAPI contract (YAML) to standard output.
     Openapi,
+    /// Print the AsyncAPI contract of the Socket.IO namespace `/live` (YAML) to standard output.
+    Asyncapi,
     /// Write an online, consistent copy of the SQLite database to FILE while the server runs
     /// (SQLite's `VACUUM INTO`); on PostgreSQL use `pg_dump` (see deploy/README.md).
     Backup {
@@ -73,6 +75,7 @@ mod tests {
         assert_eq!(parse(&["migrate", "--status"]).ok(), Some(Command::Migrate { status: true }));
         assert_eq!(parse(&["seed"]).ok(), Some(Command::Seed));
         assert_eq!(parse(&["openapi"]).ok(), Some(Command::Openapi));
+        assert_eq!(parse(&["asyncapi"]).ok(), Some(Command::Asyncapi));
         assert_eq!(parse(&["healthcheck"]).ok(), Some(Command::Healthcheck { url: None }));
         assert_eq!(parse(&["backup", "copy.db"]).ok(), Some(Command::Backup { to: "copy.db".into() }));
         assert!(parse(&["backup"]).is_err(), "a backup needs a file");

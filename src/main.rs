@@ -15,6 +15,7 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     match &cli.command {
         Command::Openapi => return print_openapi(),
+        Command::Asyncapi => return print_asyncapi(),
         // Before the configuration: a probe needs none, and logs nothing but its verdict.
         Command::Healthcheck { url } => return check_ready(url.as_deref()).await,
         _ => {}
@@ -88,7 +89,7 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             let notifier = Notifier::from_settings(config.fcm.as_ref())?;
             jobs::run_once(&db, &notifier, name, at.unwrap_or_else(Utc::now)).await
         }
-        Command::Openapi | Command::Healthcheck { .. } => Ok(()),
+        Command::Openapi | Command::Asyncapi | Command::Healthcheck { .. } => Ok(()),
     }
 }
 
@@ -132,6 +133,19 @@ fn print_openapi() -> ExitCode {
         }
         Err(err) => {
             eprintln!("floor: rendering the OpenAPI document: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn print_asyncapi() -> ExitCode {
+    match floor::live::asyncapi::asyncapi().to_yaml() {
+        Ok(yaml) => {
+            print!("{yaml}");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("floor: rendering the AsyncAPI document: {err}");
             ExitCode::FAILURE
         }
     }

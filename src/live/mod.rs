@@ -1,6 +1,7 @@
 //! The live engine as the server runs it: the tournament actors' registry over the
 //! database store and the Socket.IO broadcaster.
 
+pub mod asyncapi;
 pub mod engine;
 pub mod events;
 pub mod forward;

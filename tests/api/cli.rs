@@ -99,6 +99,14 @@ fn floor_openapi_prints_the_committed_contract() {
 }
 
 #[test]
+fn floor_asyncapi_prints_the_committed_contract_of_live() {
+    let output = floor().arg("asyncapi").output().expect("floor runs");
+    assert!(output.status.success());
+    let committed = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/asyncapi.yaml")).expect("committed");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), committed);
+}
+
+#[test]
 fn floor_job_runs_the_season_rollover_idempotently() {
     let folder = tempfile::tempdir().expect("a temporary folder");
     for _ in 0..2 {
