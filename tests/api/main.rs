@@ -15,6 +15,7 @@ mod calendar;
 mod cli;
 mod compression;
 mod content_admin;
+mod contract_tools;
 mod dealer_invites;
 mod dealers;
 mod deploy;
