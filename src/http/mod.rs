@@ -10,6 +10,7 @@ mod calendar_links;
 mod dealer_invites;
 mod dealers;
 mod devices;
+mod docs;
 mod etag;
 mod exports;
 pub mod extract;
@@ -57,8 +58,8 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{OpenApi as OpenApiDoc, ServerBuilder};
 use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_scalar::{Scalar, Servable};
 
+use self::docs::DocumentLinks;
 use crate::app::AppState;
 use crate::error::{AppError, ErrorCode};
 
@@ -69,7 +70,7 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Floor API", description = "Sport-poker clubs: registration, live game day, results and one rating. Errors are always `{\"error\": {\"code\", \"message\", \"details?\"}}`. Texts are trimmed of ASCII white space; no text of a body may hold U+0000 (`400 VALIDATION_ERROR`)."),
-    modifiers(&BearerAuth),
+    modifiers(&BearerAuth, &DocumentLinks),
     components(schemas(
         crate::error::ErrorCode,
         crate::error::FieldProblem,
@@ -168,7 +169,7 @@ pub fn router(state: AppState) -> Router {
         .layer(compression());
     Router::new()
         .nest(API_PREFIX, api)
-        .merge(Scalar::with_url("/docs", openapi).title("Floor API"))
+        .merge(docs::docs_router(openapi))
         .merge(files)
         .merge(ready)
         .merge(scrape)

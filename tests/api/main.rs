@@ -20,6 +20,7 @@ mod dealer_invites;
 mod dealers;
 mod deploy;
 mod devices;
+mod docs;
 mod errors;
 mod etags;
 mod exports;

@@ -1,5 +1,5 @@
 //! The contract: the committed `openapi.yaml` is exactly what the code generates, and the
-//! reference page is served.
+//! reference page is served with both documents.
 
 use crate::helpers::{Backend, spawn_app};
 
@@ -178,10 +178,35 @@ fn every_operation_documents_its_errors_in_the_contracts_shape() {
 }
 
 #[tokio::test]
-async fn the_reference_page_is_served_at_docs() {
+async fn the_reference_page_is_served_at_docs_with_both_documents() {
     let Some(app) = spawn_app(Backend::Sqlite).await else { return };
     let reply = app.client.get(format!("{}/docs", app.base)).send().await.expect("answer");
-    assert_eq!(reply.status(), 200);
+    assert_eq!(reply.status(), 200, "/docs leads to the page");
+    let policy = reply.headers()["content-security-policy"].to_str().expect("text").to_owned();
+    assert!(policy.starts_with("default-src 'self'"), "nothing from another host: {policy}");
     let html = reply.text().await.expect("html");
-    assert!(html.contains("/auth/otp/request"), "the page embeds the contract");
+    assert!(html.contains("swagger-ui-bundle.js"), "the page loads Swagger UI from the server: {html}");
+    assert!(!html.contains("http://") && !html.contains("https://"), "nothing from another host: {html}");
+    let script = app.client.get(format!("{}/docs/swagger-ui-bundle.js", app.base)).send().await.expect("answer");
+    assert_eq!(script.status(), 200, "Swagger UI's files come from the binary");
+
+    let openapi = app.client.get(format!("{}/docs/openapi.json", app.base)).send().await.expect("answer");
+    assert_eq!(openapi.status(), 200);
+    let served: serde_json::Value = openapi.json().await.expect("json");
+    assert_eq!(served, serde_json::to_value(floor::http::openapi()).expect("json"), "the generated contract");
+
+    let asyncapi = app.client.get(format!("{}/docs/asyncapi.yaml", app.base)).send().await.expect("answer");
+    assert_eq!(asyncapi.status(), 200);
+    assert_eq!(asyncapi.headers()["content-type"], "application/yaml");
+    let served = asyncapi.text().await.expect("text");
+    assert_eq!(served, floor::live::asyncapi::asyncapi().to_yaml().expect("renders"), "the generated contract");
+}
+
+#[test]
+fn the_description_links_both_documents() {
+    let doc = floor::http::openapi();
+    let description = doc.info.description.expect("a description");
+    for link in ["(/docs/openapi.json)", "(/docs/asyncapi.yaml)"] {
+        assert!(description.contains(link), "{link} in {description}");
+    }
 }

@@ -19,8 +19,8 @@ use crate::live::{ready, staff};
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// A headless Chromium with its own profile, closed when dropped.
-struct Chromium {
-    browser: Browser,
+pub(crate) struct Chromium {
+    pub(crate) browser: Browser,
     handler: JoinHandle<()>,
     _profile: tempfile::TempDir,
 }
@@ -31,8 +31,9 @@ impl Drop for Chromium {
     }
 }
 
-/// Chromium from Debian's package; outside CI a machine without it skips (in CI it fails).
-async fn chromium() -> Option<Chromium> {
+/// Chromium from Debian's package; outside CI a machine without it skips (in CI it fails). It
+/// resolves no name but this machine's, so a page that reaches for another host shows it.
+pub(crate) async fn chromium() -> Option<Chromium> {
     if !Path::new(CHROMIUM).is_file() {
         assert!(std::env::var_os("CI").is_none(), "Chromium must be installed in CI (Debian's chromium)");
         eprintln!("skipping: Chromium is not installed and CI is not set");
@@ -48,6 +49,7 @@ async fn chromium() -> Option<Chromium> {
         .viewport(None)
         .arg("--disable-gpu")
         .arg("--disable-dev-shm-usage")
+        .arg("--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1")
         .build()
         .expect("a browser configuration");
     let (browser, mut events) = Browser::launch(config).await.expect("Chromium starts");
@@ -63,8 +65,8 @@ impl Chromium {
     }
 }
 
-/// A JavaScript expression's value on `page`.
-async fn eval(page: &Page, expression: &str) -> Value {
+/// A JavaScript expression's value on `page` (a promise's, once it settles).
+pub(crate) async fn eval(page: &Page, expression: &str) -> Value {
     page.evaluate(expression).await.expect("evaluates").into_value().unwrap_or(Value::Null)
 }
 
@@ -105,7 +107,7 @@ fn blinds(level: &Value) -> String {
     format!("{} / {}", group(small), group(big))
 }
 
-fn screenshot_path(name: &str) -> PathBuf {
+pub(crate) fn screenshot_path(name: &str) -> PathBuf {
     let folder = Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshots");
     std::fs::create_dir_all(&folder).expect("the screenshots folder");
     folder.join(name)
