@@ -25,6 +25,7 @@ pub mod notifications;
 pub mod outbound;
 pub mod rating;
 pub mod read_cache;
+pub mod schema_formats;
 pub mod seasons;
 pub mod seed;
 pub mod signup;

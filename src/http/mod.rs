@@ -14,7 +14,6 @@ mod docs;
 mod etag;
 mod exports;
 pub mod extract;
-mod formats;
 mod health;
 mod idempotency;
 mod internal;
@@ -62,6 +61,7 @@ use utoipa_axum::router::OpenApiRouter;
 use self::docs::DocumentLinks;
 use crate::app::AppState;
 use crate::error::{AppError, ErrorCode};
+use crate::schema_formats;
 
 /// Every HTTP path of the API lives under this prefix.
 pub const API_PREFIX: &str = "/api/v1";
@@ -135,7 +135,7 @@ fn api_parts() -> (Router<AppState>, OpenApiDoc) {
     idempotency::document(&mut openapi);
     etag::document(&mut openapi);
     statuses::document(&mut openapi);
-    formats::document(&mut openapi);
+    schema_formats::document(&mut openapi);
     (api, openapi)
 }
 

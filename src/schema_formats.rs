@@ -1,6 +1,7 @@
-//! Formats the contract asserts. In OpenAPI 3.1 (JSON Schema 2020-12) `format` is only an
-//! annotation: a generated client or a validator may take `""` for a `uuid`. The server reads
-//! these fields strictly, so each such string also carries the pattern of what it accepts.
+//! Formats the contracts assert. In OpenAPI 3.1 (JSON Schema 2020-12) and AsyncAPI's schemas
+//! (JSON Schema draft 7) `format` is only an annotation: a generated client or a validator may
+//! take `""` for a `uuid`. The server reads these fields strictly, so each such string also
+//! carries the pattern of what it accepts, in `openapi.yaml` and `asyncapi.yaml` alike.
 
 use serde_json::Value;
 use utoipa::openapi::OpenApi as OpenApiDoc;
@@ -20,7 +21,9 @@ pub fn document(contract: &mut OpenApiDoc) {
     *contract = serde_json::from_value(tree).expect("the contract reads back");
 }
 
-fn add_patterns(node: &mut Value) {
+/// Gives every `uuid`, `date-time` and `date` string of the JSON Schemas in `node` the pattern
+/// of its format, unless it has a pattern of its own.
+pub fn add_patterns(node: &mut Value) {
     match node {
         Value::Object(fields) => {
             let pattern = match fields.get("format").and_then(Value::as_str) {
