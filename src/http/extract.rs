@@ -17,13 +17,15 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use uuid::Uuid;
 
+use super::objects_only::ObjectsOnly;
 use crate::app::AppState;
 use crate::auth::permissions::{ClubRule, Permission, has_permission};
 use crate::auth::sessions::signed_in_user;
 use crate::error::{AppError, ErrorCode, FieldProblem};
 
-/// A JSON body. Malformed JSON, a missing or mistyped field give `400 VALIDATION_ERROR` with
-/// the field's path in `details`; a body that is not JSON gives `415`.
+/// A JSON body. Malformed JSON, a missing or mistyped field (an array where the schema says
+/// object among them) give `400 VALIDATION_ERROR` with the field's path in `details`; a body
+/// that is not JSON gives `415`.
 pub struct Json<T>(pub T);
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
@@ -55,7 +57,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
             return Err(AppError::invalid_field(field, "must not contain the NUL character (U+0000)"));
         }
         whole_numbers_as_integers(&mut document);
-        match serde_path_to_error::deserialize(document) {
+        match serde_path_to_error::deserialize(ObjectsOnly(document)) {
             Ok(value) => Ok(Json(value)),
             Err(err) => Err(AppError::validation(vec![json_problem(&err)])),
         }

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::objects_only::ObjectsOnly;
 use crate::clubs::memberships_of;
 use crate::db::IDS_PER_STATEMENT;
 use crate::error::AppResult;
@@ -269,7 +270,7 @@ impl<T: serde::de::DeserializeOwned> TryFrom<BTreeMap<String, serde_json::Value>
     fn try_from(mut by_locale: BTreeMap<String, serde_json::Value>) -> Result<Self, String> {
         let mut take = |locale: &str| {
             let value = by_locale.remove(locale).unwrap_or(serde_json::Value::Null);
-            serde_json::from_value::<Option<T>>(value).map_err(|err| format!("{locale}: {err}"))
+            <Option<T>>::deserialize(ObjectsOnly(value)).map_err(|err| format!("{locale}: {err}"))
         };
         Ok(Self { ru: take("ru")?, en: take("en")? })
     }

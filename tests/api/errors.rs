@@ -55,6 +55,34 @@ async fn bad_json_gives_a_validation_error_with_details() {
 }
 
 #[tokio::test]
+async fn an_array_where_the_contract_says_object_is_refused_and_changes_nothing() {
+    let Some(app) = spawn_app(Backend::Sqlite).await else { return };
+    let club = app.create_club("Objects only", "+79990001133").await;
+    let owner = Some(club.owner.access_token.as_str());
+    let path = format!("/organizers/{}", club.id);
+
+    // serde alone would read it as a patch of two absent fields, and answer 200.
+    let patch = app.patch(&path, owner, json!([null, null])).await;
+    patch.assert_error(400, "VALIDATION_ERROR");
+    assert_eq!(patch.body["error"]["details"][0]["field"], "body", "{patch:?}");
+    assert_eq!(app.get(&path, owner).await.assert_ok()["name"], "Objects only");
+
+    let location = app.create_location(&club).await;
+    let mut tournament = app.tournament_body(location, 20, chrono::Duration::days(2));
+    tournament["translations"]["en"] = json!(["Weekend tournament", null]);
+    let create = app.post(&format!("{path}/tournaments"), owner, tournament).await;
+    create.assert_error(400, "VALIDATION_ERROR");
+    let problem = &create.body["error"]["details"][0];
+    assert_eq!(problem["field"], "translations", "{create:?}");
+    assert!(
+        problem["problem"].as_str().is_some_and(|text| text.starts_with("en: invalid type: sequence")),
+        "{create:?}"
+    );
+    let listed = app.get(&format!("{path}/tournaments"), owner).await;
+    assert_eq!(listed.assert_ok()["items"], json!([]), "nothing was created");
+}
+
+#[tokio::test]
 async fn a_body_that_is_not_json_gives_415() {
     let Some(app) = spawn_app(Backend::Sqlite).await else { return };
     let reply = app
