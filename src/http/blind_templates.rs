@@ -10,6 +10,7 @@ use sea_orm::sea_query::Condition;
 use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
+use utoipa::openapi::schema::{Object, ObjectBuilder, Type};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
@@ -24,25 +25,60 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_blind_templates, create_blind_template))
 }
 
-/// One segment of a structure: a `level` with blinds or a `break`.
+/// One segment of a structure, told apart by `kind`: a `level` with its blinds or a `break`
+/// without. Only a schema: `parse_levels` reads the list and answers `INVALID_LEVELS` with the
+/// places of its problems, among them what no schema states (a level's small blind above its
+/// big blind, blinds that go down from one level to the next).
+#[derive(Serialize, Deserialize, ToSchema)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum SegmentSchema {
+    Level(LevelSegment),
+    Break(BreakSegment),
+}
+
+/// A level: blinds and an optional ante.
 #[derive(Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SegmentSchema {
-    /// `level` or `break`.
-    #[schema(pattern = "^(level|break)$")]
-    pub kind: String,
+pub struct LevelSegment {
     /// Positive, at most 1440.
     #[schema(minimum = 1, maximum = 1440)]
     pub duration_min: i64,
-    /// A level: 0 < smallBlind <= bigBlind, never below the previous level's. A break: absent.
-    pub small_blind: Option<i64>,
-    pub big_blind: Option<i64>,
-    /// A level: 0 or more. A break: absent.
+    /// Positive, at most the big blind, never below the previous level's.
+    #[schema(minimum = 1)]
+    pub small_blind: i64,
+    /// Positive, never below the previous level's.
+    #[schema(minimum = 1)]
+    pub big_blind: i64,
+    /// 0 or more.
+    #[schema(minimum = 0)]
     pub ante: Option<i64>,
-    /// Either kind: a short note shown with the segment (a colour-up reminder), at most 140
-    /// characters; blank is none.
+    /// A short note shown with the level (a colour-up reminder), at most 140 characters; blank
+    /// is none.
     #[schema(max_length = 140)]
     pub note: Option<String>,
+}
+
+/// A break: no blinds (`smallBlind`, `bigBlind` and `ante` absent or null).
+#[derive(Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BreakSegment {
+    /// Positive, at most 1440.
+    #[schema(minimum = 1, maximum = 1440)]
+    pub duration_min: i64,
+    #[schema(schema_with = no_blinds)]
+    pub small_blind: Option<()>,
+    #[schema(schema_with = no_blinds)]
+    pub big_blind: Option<()>,
+    #[schema(schema_with = no_blinds)]
+    pub ante: Option<()>,
+    /// A short note shown with the break, at most 140 characters; blank is none.
+    #[schema(max_length = 140)]
+    pub note: Option<String>,
+}
+
+/// A field a break does not have: absent, or null.
+fn no_blinds() -> Object {
+    ObjectBuilder::new().schema_type(Type::Null).description(Some("A break has none.")).build()
 }
 
 /// A blind structure; `organizerId` is null for a platform template every club may use.

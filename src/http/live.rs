@@ -308,9 +308,16 @@ async fn reorder_eliminations(
 #[serde(rename_all = "camelCase")]
 struct ReseatRequest {
     registration_id: Uuid,
+    /// 1 up to the tables the tournament has.
+    #[schema(minimum = 1)]
     table_no: i32,
+    /// 1 to 9.
+    #[schema(minimum = 1, maximum = 9)]
     seat_no: i32,
 }
+
+// The seats' `maximum` in the schemas above and below is a literal: it must stay the rule's.
+const _: () = assert!(floor_actors::rules::seating::SEATS_PER_TABLE == 9);
 
 /// Moves a player still in to a free seat (the club's own balancing).
 #[utoipa::path(post, path = "/tournaments/{id}/reseat", tag = "live", security(("bearer" = [])),
@@ -411,7 +418,11 @@ async fn propose_table_break(
 #[serde(rename_all = "camelCase")]
 struct BatchMove {
     registration_id: Uuid,
+    /// 1 up to the tables the tournament has.
+    #[schema(minimum = 1)]
     to_table: i32,
+    /// 1 to 9.
+    #[schema(minimum = 1, maximum = 9)]
     to_seat: i32,
 }
 

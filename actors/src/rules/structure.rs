@@ -92,7 +92,8 @@ pub fn parse_levels(levels: &Value) -> Result<Vec<Segment>, Vec<LevelProblem>> {
         };
         let note = match object.get("note") {
             None | Some(Value::Null) => None,
-            Some(Value::String(text)) if text.trim().chars().count() <= MAX_NOTE_CHARS => {
+            // Counted as sent, as the contract's `maxLength` counts it; kept trimmed.
+            Some(Value::String(text)) if text.chars().count() <= MAX_NOTE_CHARS => {
                 Some(text.trim().to_owned()).filter(|text| !text.is_empty())
             }
             Some(_) => {
@@ -229,8 +230,16 @@ mod tests {
             fields(json!([
                 {"kind": "level", "durationMin": 5, "smallBlind": 1, "bigBlind": 2, "note": too_long},
                 {"kind": "break", "durationMin": 5, "note": 7},
+                {"kind": "break", "durationMin": 5, "note": format!(" {} ", "ж".repeat(MAX_NOTE_CHARS - 1))},
             ])),
-            ["levels[0].note", "levels[1].note"]
+            ["levels[0].note", "levels[1].note", "levels[2].note"]
+        );
+        let just_fits = format!(" {} ", "ж".repeat(MAX_NOTE_CHARS - 2));
+        assert!(
+            parse_levels(
+                &json!([{"kind": "level", "durationMin": 5, "smallBlind": 1, "bigBlind": 2, "note": just_fits}])
+            )
+            .is_ok()
         );
     }
 
