@@ -22,6 +22,7 @@ pub mod live;
 pub mod merge;
 pub mod metrics;
 pub mod notifications;
+pub mod objects_only;
 pub mod outbound;
 pub mod rating;
 pub mod read_cache;

@@ -17,11 +17,11 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use uuid::Uuid;
 
-use super::objects_only::ObjectsOnly;
 use crate::app::AppState;
 use crate::auth::permissions::{ClubRule, Permission, has_permission};
 use crate::auth::sessions::signed_in_user;
 use crate::error::{AppError, ErrorCode, FieldProblem};
+use crate::objects_only::ObjectsOnly;
 
 /// A JSON body. Malformed JSON, a missing or mistyped field (an array where the schema says
 /// object among them) give `400 VALIDATION_ERROR` with the field's path in `details`; a body

@@ -26,7 +26,6 @@ mod members;
 mod metrics;
 mod my_registrations;
 mod notifications;
-mod objects_only;
 mod organizers;
 mod pages;
 mod players;

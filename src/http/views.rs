@@ -11,11 +11,11 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::objects_only::ObjectsOnly;
 use crate::clubs::memberships_of;
 use crate::db::IDS_PER_STATEMENT;
 use crate::error::AppResult;
 use crate::follows;
+use crate::objects_only::ObjectsOnly;
 use crate::seed::DEFAULT_SKILL_INITIAL;
 
 /// A player's profile: identity and rating. `skill` is the displayed value (1.0 to 10.0).

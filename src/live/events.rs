@@ -15,6 +15,7 @@ use uuid::Uuid;
 use floor_actors::live::LiveState;
 
 use crate::error::ErrorCode;
+use crate::objects_only::ObjectsOnly;
 
 /// The events a client emits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,6 +91,14 @@ pub struct RoomRequest {
     /// instead of the full `state`. Absent means false; `leave` ignores it.
     #[serde(default)]
     pub compact: bool,
+}
+
+impl RoomRequest {
+    /// The request in a `join` or `leave` payload: an object, as the contract says (serde alone
+    /// would also read `[id, false]` as one); `None` for anything else.
+    pub fn read(payload: serde_json::Value) -> Option<Self> {
+        Self::deserialize(ObjectsOnly(payload)).ok()
+    }
 }
 
 /// The ack of `join`: `{ok: true, state}` or `{ok: false, error: {code, message}}`. The
@@ -334,9 +343,17 @@ mod tests {
     #[test]
     fn a_request_names_its_tournament_in_camel_case() {
         let id = Uuid::now_v7();
-        let request: RoomRequest = serde_json::from_value(json!({"tournamentId": id})).expect("parses");
+        let request = RoomRequest::read(json!({"tournamentId": id})).expect("parses");
         assert_eq!(request.tournament_id, id);
-        assert!(serde_json::from_value::<RoomRequest>(json!({"tournament_id": id})).is_err());
+        assert!(RoomRequest::read(json!({"tournament_id": id})).is_none());
+    }
+
+    #[test]
+    fn a_request_is_an_object_not_its_fields_in_a_list() {
+        let id = Uuid::now_v7();
+        assert!(serde_json::from_value::<RoomRequest>(json!([id, true])).is_ok(), "serde alone reads it");
+        assert!(RoomRequest::read(json!([id, true])).is_none());
+        assert!(RoomRequest::read(json!(id)).is_none());
     }
 
     fn state(version: i64) -> LiveState {
@@ -401,10 +418,9 @@ mod tests {
     #[test]
     fn compact_is_off_unless_asked() {
         let id = Uuid::now_v7();
-        let plain: RoomRequest = serde_json::from_value(json!({"tournamentId": id})).expect("parses");
+        let plain = RoomRequest::read(json!({"tournamentId": id})).expect("parses");
         assert!(!plain.compact);
-        let compact: RoomRequest =
-            serde_json::from_value(json!({"tournamentId": id, "compact": true})).expect("parses");
+        let compact = RoomRequest::read(json!({"tournamentId": id, "compact": true})).expect("parses");
         assert!(compact.compact);
     }
 

@@ -367,13 +367,13 @@ async fn on_connect<A: Adapter>(_: SocketRef<A>) {}
 /// highest `version`.
 async fn join<A: Adapter>(
     socket: SocketRef<A>,
-    TryData(request): TryData<RoomRequest>,
+    TryData(payload): TryData<serde_json::Value>,
     ack: AckSender<A>,
     State(hub): State<LiveHub>,
 ) {
-    let sent = match request {
-        Err(_) => ack.send(&refusal(AppError::invalid_field("tournamentId", "send {tournamentId: <uuid>}"))),
-        Ok(RoomRequest { tournament_id, compact }) => {
+    let sent = match payload.ok().and_then(RoomRequest::read) {
+        None => ack.send(&refusal(AppError::invalid_field("tournamentId", "send {tournamentId: <uuid>}"))),
+        Some(RoomRequest { tournament_id, compact }) => {
             let watchers = if compact { compact_room(tournament_id) } else { room(tournament_id) };
             socket.join(watchers.clone());
             match hub.live.snapshot(tournament_id).await {
@@ -400,8 +400,8 @@ fn refusal(err: AppError) -> JoinAck<'static> {
     }
 }
 
-async fn leave<A: Adapter>(socket: SocketRef<A>, TryData(request): TryData<RoomRequest>) {
-    if let Ok(RoomRequest { tournament_id, .. }) = request {
+async fn leave<A: Adapter>(socket: SocketRef<A>, TryData(payload): TryData<serde_json::Value>) {
+    if let Some(RoomRequest { tournament_id, .. }) = payload.ok().and_then(RoomRequest::read) {
         socket.leave(room(tournament_id));
         socket.leave(compact_room(tournament_id));
     }

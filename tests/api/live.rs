@@ -663,6 +663,10 @@ async fn live_connections_need_a_valid_token(backend: Backend) {
     let bad = polling.join_with(json!({"tournamentId": "nope"})).await;
     assert_eq!(bad["ok"], false);
     assert_eq!(bad["error"]["code"], "VALIDATION_ERROR");
+    // The payload is an object, as asyncapi.yaml says: its fields in an array are no request.
+    let listed = polling.join_with(json!([day.id, false])).await;
+    assert_eq!(listed["ok"], false, "{listed}");
+    assert_eq!(listed["error"]["code"], "VALIDATION_ERROR");
     let joined = polling.join(day.id).await;
     assert_eq!(joined["ok"], true);
     day.start(&app).await;

@@ -1,5 +1,5 @@
-//! Reading a JSON document into a request type as its schema reads it: a struct comes only from
-//! a JSON object. serde's derive also fills a struct from an array, field by field in order, so
+//! Reading a JSON document into a request type as its contract reads it: a struct comes only
+//! from a JSON object (HTTP bodies, and the payloads of `/live`'s `join` and `leave`). serde's derive also fills a struct from an array, field by field in order, so
 //! `[null, null]` would pass as a patch that changes nothing, and `[1, 2]` as a level, although
 //! the contract says object. [`ObjectsOnly`] is the document's deserializer with that one door
 //! shut, at every depth; everything else is serde_json's own reading of the value.
