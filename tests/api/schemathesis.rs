@@ -40,7 +40,8 @@ async fn the_server_keeps_its_contract(backend: Backend) {
     let scratch = tempfile::tempdir().expect("a scratch folder");
     let rules = std::fs::read_to_string(format!("{root}/tests/contract/schemathesis.toml")).expect("the rules");
     let config = scratch.path().join("schemathesis.toml");
-    std::fs::write(&config, rules + &Fixture::made_in(&app).await.pinned()).expect("the config is written");
+    let fixture = Fixture::made_in(&app).await;
+    std::fs::write(&config, rules + &fixture.pinned()).expect("the config is written");
     let run = tokio::process::Command::new("st")
         .current_dir(scratch.path())
         .args(["--config-file", &config.display().to_string(), "run"])
@@ -67,6 +68,12 @@ async fn the_server_keeps_its_contract(backend: Backend) {
         String::from_utf8_lossy(&run.stderr)
     );
     assert!(report.contains("Tested: "), "schemathesis tested the operations:\n{report}");
+    // The pinned paths reached their rows: the one to cancel is cancelled, the game moved on.
+    let cancelled = app.get(&format!("/tournaments/{}", fixture.to_cancel), None).await;
+    assert_eq!(cancelled.assert_ok()["status"], "cancelled", "cancel reached its tournament");
+    let game = app.get(&format!("/tournaments/{}/live", fixture.running), None).await;
+    let version = game.assert_ok()["version"].as_i64().unwrap_or(0);
+    assert!(version > 1, "the live commands reached the running game (version {version})");
     let summary = report.lines().skip_while(|line| !line.contains("SUMMARY")).collect::<Vec<_>>().join("\n");
     eprintln!("{summary}");
 }
