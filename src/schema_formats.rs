@@ -3,8 +3,9 @@
 //! take `""` for a `uuid`. The server reads these fields strictly, so each such string also
 //! carries the pattern of what it accepts, in `openapi.yaml` and `asyncapi.yaml` alike.
 
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
-use utoipa::openapi::OpenApi as OpenApiDoc;
 
 /// The canonical, hyphenated form (what every id in an answer is).
 const UUID: &str = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
@@ -12,18 +13,16 @@ const UUID: &str = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 const DATE_TIME: &str = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$";
 const DATE: &str = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
 
-/// Gives every `uuid`, `date-time` and `date` string of `contract` the pattern of its format,
-/// unless it has a pattern of its own.
-pub fn document(contract: &mut OpenApiDoc) {
-    // The document is built from the code at startup: a failure here is a bug, not input.
-    let mut tree = serde_json::to_value(&*contract).expect("the contract serialises");
+/// `schemas` (a whole contract, or some of its schemas) with every `uuid`, `date-time` and
+/// `date` string given the pattern of its format, unless it has a pattern of its own.
+pub fn with_patterns<T: Serialize + DeserializeOwned>(schemas: T) -> T {
+    // The documents are built from the code: one that does not round-trip is a bug, not input.
+    let mut tree = serde_json::to_value(schemas).expect("the schemas serialise");
     add_patterns(&mut tree);
-    *contract = serde_json::from_value(tree).expect("the contract reads back");
+    serde_json::from_value(tree).expect("the schemas read back")
 }
 
-/// Gives every `uuid`, `date-time` and `date` string of the JSON Schemas in `node` the pattern
-/// of its format, unless it has a pattern of its own.
-pub fn add_patterns(node: &mut Value) {
+fn add_patterns(node: &mut Value) {
     match node {
         Value::Object(fields) => {
             let pattern = match fields.get("format").and_then(Value::as_str) {

@@ -29,15 +29,16 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// without. Only a schema: `parse_levels` reads the list and answers `INVALID_LEVELS` with the
 /// places of its problems, among them what no schema states (a level's small blind above its
 /// big blind, blinds that go down from one level to the next).
-#[derive(Serialize, Deserialize, ToSchema)]
+#[derive(Serialize, ToSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
+#[expect(dead_code, reason = "only its schema is used: parse_levels reads the list")]
 pub enum SegmentSchema {
     Level(LevelSegment),
     Break(BreakSegment),
 }
 
 /// A level: blinds and an optional ante.
-#[derive(Serialize, Deserialize, ToSchema)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LevelSegment {
     /// Positive, at most 1440.
@@ -59,7 +60,7 @@ pub struct LevelSegment {
 }
 
 /// A break: no blinds (`smallBlind`, `bigBlind` and `ante` absent or null).
-#[derive(Serialize, Deserialize, ToSchema)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BreakSegment {
     /// Positive, at most 1440.

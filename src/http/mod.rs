@@ -135,8 +135,7 @@ fn api_parts() -> (Router<AppState>, OpenApiDoc) {
     idempotency::document(&mut openapi);
     etag::document(&mut openapi);
     statuses::document(&mut openapi);
-    schema_formats::document(&mut openapi);
-    (api, openapi)
+    (api, schema_formats::with_patterns(openapi))
 }
 
 /// The contract as generated from the handlers: what `floor openapi` prints.

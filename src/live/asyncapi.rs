@@ -353,7 +353,7 @@ pub fn asyncapi() -> AsyncApi {
     builder.refused_handshake();
     let handshake = builder.schema::<Handshake>();
     let Builder { schemas, messages, operations } = builder;
-    let schemas = with_format_patterns(schemas);
+    let schemas = schema_formats::with_patterns(schemas);
 
     let server = |protocol, title, transport| Server {
         host: "{host}",
@@ -403,14 +403,6 @@ pub fn asyncapi() -> AsyncApi {
         operations,
         components: Components { schemas, messages, security_schemes: BTreeMap::from([(ACCESS_TOKEN, access_token)]) },
     }
-}
-
-/// `schemas` with the patterns of their formats, as in `openapi.yaml`.
-fn with_format_patterns(schemas: BTreeMap<String, RefOr<Schema>>) -> BTreeMap<String, RefOr<Schema>> {
-    // The document is built from the code: a schema that does not round-trip is a bug, not input.
-    let mut tree = serde_json::to_value(schemas).expect("the schemas serialise");
-    schema_formats::add_patterns(&mut tree);
-    serde_json::from_value(tree).expect("the schemas read back")
 }
 
 #[cfg(test)]
