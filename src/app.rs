@@ -8,8 +8,9 @@ use sea_orm::DatabaseConnection;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::SignIn;
-use crate::bus::{Bus, Change};
+use crate::bus::{Bus, Change, Link};
 use crate::config::Config;
+use crate::db_watch::DbWatch;
 use crate::live::engine::Live;
 use crate::live::json::LiveJson;
 use crate::live::socket::SocketBroadcaster;
@@ -29,8 +30,10 @@ pub struct App {
     pub reads: DatabaseConnection,
     /// Token keys, code channels and the platform's admin phones.
     pub sign_in: SignIn,
-    /// Present when `REDIS_URL` is set.
-    pub redis: Option<redis::Client>,
+    /// This node's connection to Redis, present when `REDIS_URL` is set.
+    pub link: Option<Link>,
+    /// Whether the database answers, as last asked.
+    pub db_watch: DbWatch,
     /// The one entry point for notifications: journal, then push.
     pub notifier: Notifier,
     /// The live engine: finds or starts the actor of a live tournament, or hands its commands

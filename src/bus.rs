@@ -2,21 +2,24 @@
 //! every other node hears it. A tournament's note makes the other nodes' actor of it read the
 //! change from the database, so a read (`GET …/live`, a `join`) on any node shows the latest
 //! state (the watchers themselves hear the change through the Socket.IO Redis adapter). A
-//! note that the data changed makes them drop their cached public reads.
+//! note that the data changed makes them drop their cached public reads. The notes travel on
+//! the node's one [`Link`] to Redis, which reconnects by itself; when it comes back after an
+//! outage, the notes sent meanwhile are lost and every node takes everything as changed.
+
+pub mod link;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+pub use self::link::Link;
+
 /// The channel every node listens on.
 const CHANNEL: &str = "floor:changes";
-/// How long a node waits before listening again after losing Redis.
-const RECONNECT_AFTER: Duration = Duration::from_secs(1);
-/// The longest a note may hold its sender (the tournament's actor, a write's answer).
-const PUBLISH_TIMEOUT: Duration = Duration::from_secs(2);
+/// How many notes may wait for this node's hearer before the newest are dropped.
+const WAITING_NOTES: usize = 1024;
 
 /// What changed, as the other nodes hear it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -56,8 +59,7 @@ pub trait Hearer: Send + Sync + 'static {
 /// This node's end of the bus.
 pub struct Bus {
     node: Uuid,
-    /// Reconnects by itself after Redis comes back.
-    publisher: redis::aio::ConnectionManager,
+    link: Link,
     /// The task hearing the other nodes; it ends with the bus.
     listener: tokio::task::JoinHandle<()>,
 }
@@ -69,69 +71,49 @@ impl Drop for Bus {
 }
 
 impl Bus {
-    /// Connects to Redis and starts handing the other nodes' notes to `hearer`.
-    pub async fn start(client: redis::Client, hearer: Arc<dyn Hearer>) -> anyhow::Result<Self> {
+    /// Starts handing the other nodes' notes to `hearer`, from now on: the subscription is
+    /// made before serving when Redis answers, so no note after start is missed.
+    pub async fn start(link: Link, hearer: Arc<dyn Hearer>) -> Self {
         let node = Uuid::new_v4();
-        let publisher = redis::aio::ConnectionManager::new(client.clone()).await?;
-        // The first subscription is made before serving, so no note after start is missed.
-        let subscriber = subscribe(&client).await?;
-        let listener = tokio::spawn(listen(client, subscriber, node, hearer));
-        Ok(Self { node, publisher, listener })
+        let notes = link.listen(CHANNEL.to_owned(), WAITING_NOTES).await;
+        let listener = tokio::spawn(listen(notes, link.recoveries(), node, hearer));
+        Self { node, link, listener }
     }
 
-    /// Tells the other nodes that this one made `change`.
+    /// Tells the other nodes that this one made `change`; dropped while Redis is unreachable
+    /// (they take everything as changed when it is back).
     pub async fn announce(&self, change: Change) {
         let note = Note { change, node: self.node };
-        let Ok(payload) = serde_json::to_string(&note) else { return };
-        let change = &note.change;
-        let mut connection = self.publisher.clone();
-        let mut command = redis::cmd("PUBLISH");
-        command.arg(CHANNEL).arg(payload);
-        let publish = command.query_async::<i64>(&mut connection);
-        match tokio::time::timeout(PUBLISH_TIMEOUT, publish).await {
-            Ok(Ok(_)) => {}
-            Ok(Err(err)) => tracing::warn!(?change, error = %err, "could not tell the other nodes of a change"),
-            Err(_) => tracing::warn!(?change, "telling the other nodes of a change timed out"),
-        }
+        let Ok(payload) = serde_json::to_vec(&note) else { return };
+        self.link.send(CHANNEL.to_owned(), payload).await;
     }
 }
 
-async fn subscribe(client: &redis::Client) -> redis::RedisResult<redis::aio::PubSub> {
-    let mut pubsub = client.get_async_pubsub().await?;
-    pubsub.subscribe(CHANNEL).await?;
-    Ok(pubsub)
-}
-
-/// Hands every other node's note to `hearer`, listening again whenever Redis drops.
-async fn listen(client: redis::Client, first: redis::aio::PubSub, node: Uuid, hearer: Arc<dyn Hearer>) {
-    let mut subscription = Some(first);
+/// Hands every other node's note to `hearer`, and tells it when Redis came back after notes
+/// could have been lost.
+async fn listen(
+    mut notes: socketioxide_redis::drivers::MessageStream<socketioxide_redis::drivers::ChanItem>,
+    mut recoveries: tokio::sync::watch::Receiver<u64>,
+    node: Uuid,
+    hearer: Arc<dyn Hearer>,
+) {
     loop {
-        let pubsub = match subscription.take() {
-            Some(pubsub) => pubsub,
-            None => match subscribe(&client).await {
-                Ok(pubsub) => {
-                    // Notes sent while this node was not listening are lost.
-                    hearer.missed_some();
-                    pubsub
+        tokio::select! {
+            note = notes.next() => {
+                let Some((_, payload)) = note else { return };
+                match serde_json::from_slice::<Note>(&payload) {
+                    Ok(note) if note.node != node => hearer.heard(note.change),
+                    Ok(_) => {}
+                    Err(_) => tracing::warn!("an unreadable note on the bus"),
                 }
-                Err(err) => {
-                    tracing::warn!(error = %err, "could not listen for the other nodes' changes; trying again");
-                    tokio::time::sleep(RECONNECT_AFTER).await;
-                    continue;
+            }
+            recovered = recoveries.changed() => {
+                if recovered.is_err() {
+                    return;
                 }
-            },
-        };
-        let mut messages = pubsub.into_on_message();
-        while let Some(message) = messages.next().await {
-            let note = message.get_payload::<String>().ok().and_then(|text| serde_json::from_str::<Note>(&text).ok());
-            match note {
-                Some(note) if note.node != node => hearer.heard(note.change),
-                Some(_) => {}
-                None => tracing::warn!("an unreadable note on the bus"),
+                hearer.missed_some();
             }
         }
-        tracing::warn!("lost the bus; listening again");
-        tokio::time::sleep(RECONNECT_AFTER).await;
     }
 }
 

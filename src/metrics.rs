@@ -21,10 +21,21 @@ pub struct Metrics {
     live_commands: Family<CommandLabels, Counter>,
     live_command_seconds: Family<CommandName, Histogram, fn() -> Histogram>,
     broadcast_seconds: Histogram,
+    broadcast_errors: Counter,
+    lease_changes: Family<LeaseLabels, Counter>,
     job_runs: Family<JobLabels, Counter>,
     sockets: Gauge,
     live_actors: Gauge,
     db_connections: Family<PoolLabels, Gauge>,
+    db_up: Gauge,
+    /// Registered only on a node of several (`REDIS_URL`).
+    bus_up: Option<Gauge>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LeaseLabels {
+    /// `taken` (this node took a tournament over) or `lost` (another node took it).
+    change: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -86,10 +97,21 @@ pub struct NodeState {
     pub writer: PoolUse,
     /// `None` when reads share the writer's pool.
     pub readers: Option<PoolUse>,
+    /// Whether the database answered its last probe.
+    pub db_up: bool,
+    /// Whether the link to Redis works; `None` on a single node.
+    pub bus_up: Option<bool>,
 }
 
 impl Default for Metrics {
     fn default() -> Self {
+        Self::new(false)
+    }
+}
+
+impl Metrics {
+    /// The metrics of a node; `several_nodes` when it shares its tournaments through Redis.
+    pub fn new(several_nodes: bool) -> Self {
         let mut registry = Registry::default();
         let requests = Family::<RequestLabels, Counter>::default();
         registry.register(
@@ -121,6 +143,18 @@ impl Default for Metrics {
             "Time to hand one LiveState to its Socket.IO room (and to the other nodes)",
             broadcast_seconds.clone(),
         );
+        let broadcast_errors = Counter::default();
+        registry.register(
+            "floor_broadcast_errors",
+            "LiveStates that did not reach every watcher: the room's send failed, or the other nodes could not hear it (Redis was unreachable; sent again when it is back)",
+            broadcast_errors.clone(),
+        );
+        let lease_changes = Family::<LeaseLabels, Counter>::default();
+        registry.register(
+            "floor_lease_changes",
+            "Tournaments this node took over from no node or another (taken), or that another node took from it (lost)",
+            lease_changes.clone(),
+        );
         let job_runs = Family::<JobLabels, Counter>::default();
         registry.register("floor_job_runs", "Ticks of the background jobs, by outcome on this node", job_runs.clone());
         let sockets = Gauge::default();
@@ -133,8 +167,27 @@ impl Default for Metrics {
             "Database connections of this node's pools, open and idle",
             db_connections.clone(),
         );
+        let db_up = Gauge::default();
+        registry.register(
+            "floor_db_up",
+            "1 while the database answers this node's probe (every second)",
+            db_up.clone(),
+        );
+        let bus_up = several_nodes.then(|| {
+            let bus_up = Gauge::default();
+            registry.register(
+                "floor_bus_up",
+                "1 while this node's link to Redis works: its changes reach the other nodes' watchers",
+                bus_up.clone(),
+            );
+            bus_up
+        });
         Self {
             registry,
+            broadcast_errors,
+            lease_changes,
+            db_up,
+            bus_up,
             requests,
             request_seconds,
             live_commands,
@@ -167,6 +220,16 @@ impl Metrics {
         self.broadcast_seconds.observe(took.as_secs_f64());
     }
 
+    /// A LiveState did not reach every watcher (see `floor_broadcast_errors`).
+    pub fn broadcast_error(&self) {
+        self.broadcast_errors.inc();
+    }
+
+    /// This node took a tournament over (`taken`), or another node took it (`lost`).
+    pub fn lease_change(&self, change: &'static str) {
+        self.lease_changes.get_or_create(&LeaseLabels { change }).inc();
+    }
+
     /// A tick of `job` ended so on this node (`ran`, `claimed_elsewhere`, `failed`,
     /// `panicked`, `caught_up`).
     pub fn job_run(&self, job: &'static str, outcome: &'static str) {
@@ -178,6 +241,10 @@ impl Metrics {
         let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
         self.sockets.set(count(now.sockets));
         self.live_actors.set(count(now.live_actors));
+        self.db_up.set(i64::from(now.db_up));
+        if let (Some(gauge), Some(up)) = (&self.bus_up, now.bus_up) {
+            gauge.set(i64::from(up));
+        }
         let pools = std::iter::once(("writer", now.writer)).chain(now.readers.map(|readers| ("readers", readers)));
         for (pool, usage) in pools {
             self.db_connections.get_or_create(&PoolLabels { pool, state: "open" }).set(i64::from(usage.open));
@@ -207,6 +274,8 @@ mod tests {
             live_actors: 3,
             writer: PoolUse { open: 1, idle: 1 },
             readers: Some(PoolUse { open: 4, idle: 3 }),
+            db_up: true,
+            bus_up: None,
         };
         let text = metrics.render(state).expect("renders");
         for line in [
@@ -224,5 +293,26 @@ mod tests {
             assert!(text.lines().any(|written| written == line), "{line} is missing from:\n{text}");
         }
         assert!(text.ends_with("# EOF\n"));
+        assert!(!text.contains("floor_bus_up"), "a single node has no bus");
+    }
+
+    #[test]
+    fn a_node_of_several_says_whether_its_bus_works() {
+        let metrics = Metrics::new(true);
+        metrics.broadcast_error();
+        metrics.lease_change("taken");
+        let state = NodeState { db_up: false, bus_up: Some(false), ..NodeState::default() };
+        let text = metrics.render(state).expect("renders");
+        for line in [
+            "floor_bus_up 0",
+            "floor_db_up 0",
+            "floor_broadcast_errors_total 1",
+            r#"floor_lease_changes_total{change="taken"} 1"#,
+        ] {
+            assert!(text.lines().any(|written| written == line), "{line} is missing from:\n{text}");
+        }
+        let text =
+            metrics.render(NodeState { db_up: true, bus_up: Some(true), ..NodeState::default() }).expect("renders");
+        assert!(text.lines().any(|written| written == "floor_bus_up 1"));
     }
 }

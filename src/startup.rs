@@ -15,13 +15,16 @@ use crate::app::{App, AppState};
 use crate::auth::SignIn;
 use crate::auth::delivery::DeliveryChain;
 use crate::auth::tokens::JwtKeys;
-use crate::bus::{Bus, Change, Hearer};
+use crate::bus::link::with_resp3;
+use crate::bus::{Bus, Change, Hearer, Link};
 use crate::config::{Config, Secret};
+use crate::db_watch::DbWatch;
 use crate::live::engine::{Live, Nodes};
 use crate::live::forward::{Forwarder, node_key};
 use crate::live::json::LiveJson;
 use crate::live::leases::Leases;
-use crate::live::screen_feed::{ScreenEvent, ScreenFeed};
+use crate::live::screen_feed::ScreenEvent;
+use crate::live::socket::SocketBroadcaster;
 use crate::metrics::Metrics;
 use crate::notifications::Notifier;
 use crate::read_cache::ReadCache;
@@ -66,17 +69,20 @@ impl Application {
             codes,
             platform_admin_phones: config.platform_admin_phones.clone(),
         };
-        let redis = config
-            .redis_url
-            .as_deref()
-            .map(redis::Client::open)
-            .transpose()
-            .context("REDIS_URL is not a valid Redis URL")?;
+        // The connection to Redis is made in the background: a node starts while Redis is
+        // unreachable, serves its own watchers, and joins the others when Redis answers.
+        let link = match config.redis_url.as_deref() {
+            None => None,
+            Some(url) => {
+                let client = redis::Client::open(with_resp3(url)).context("REDIS_URL is not a valid Redis URL")?;
+                Some(Link::start(client).await?)
+            }
+        };
         let notifier = Notifier::from_settings(config.fcm.as_ref())?;
         tracing::info!(enabled = notifier.pushes_enabled(), "push notifications through FCM");
         let storage = Storage::open(config.storage_url.as_ref().map(Secret::expose))?;
         tracing::info!(?storage, "uploads storage");
-        let metrics = Arc::new(Metrics::default());
+        let metrics = Arc::new(Metrics::new(link.is_some()));
         let address = SocketAddr::from(([0, 0, 0, 0], config.port));
         let listener = listen(address).with_context(|| format!("binding {address}"))?;
         let port = listener.local_addr().map(|addr| addr.port()).unwrap_or(config.port);
@@ -88,7 +94,7 @@ impl Application {
                     config.node_url.clone().unwrap_or_else(|| format!("http://{}:{port}", outward_address()));
                 tracing::info!(%node_url, "this node of several");
                 Some(Arc::new(Nodes {
-                    leases: Arc::new(Leases::new(db.clone(), node_url)),
+                    leases: Arc::new(Leases::new(db.clone(), node_url, metrics.clone())),
                     forwarder: Forwarder::new(node_key(config.jwt_secret.expose()))?,
                     keeper: Notify::new(),
                 }))
@@ -97,27 +103,28 @@ impl Application {
         let (live, broadcaster) =
             live::start(&db, notifier.clone(), metrics.clone(), nodes).await.context("starting the live engine")?;
         let read_cache = Arc::new(ReadCache::default());
-        let bus = match config.redis_url.as_deref() {
+        let bus = match &link {
             None => None,
-            Some(url) => {
-                let client =
-                    redis::Client::open(live::socket::with_resp3(url)).context("REDIS_URL is not a valid Redis URL")?;
+            Some(link) => {
                 let hearer = Arc::new(NodeHearer {
                     live: live.clone(),
                     read_cache: read_cache.clone(),
-                    screens: broadcaster.screens().clone(),
+                    sockets: broadcaster.clone(),
                 });
-                let bus = Arc::new(Bus::start(client, hearer).await.context("connecting the bus to Redis")?);
-                broadcaster.announce_on(bus.clone());
+                let bus = Arc::new(Bus::start(link.clone(), hearer).await);
+                broadcaster.announce_on(bus.clone(), link.clone());
                 Some(bus)
             }
         };
+        let shutdown = CancellationToken::new();
+        let db_watch = DbWatch::start(db.clone(), shutdown.clone());
         let state = AppState(Arc::new(App {
             config,
             db,
             reads,
             sign_in,
-            redis,
+            link: link.clone(),
+            db_watch,
             notifier,
             live,
             live_sockets: broadcaster.clone(),
@@ -125,7 +132,7 @@ impl Application {
             storage,
             read_cache,
             bus,
-            shutdown: CancellationToken::new(),
+            shutdown,
             metrics,
         }));
         let router = live::socket::serve_beside(
@@ -134,9 +141,12 @@ impl Application {
             state.live.registry().clone(),
             state.sign_in.jwt.clone(),
             state.reads.clone(),
-            state.config.redis_url.as_deref(),
+            link.clone(),
         )
         .await?;
+        if let Some(link) = &link {
+            live::socket::recover_after_outages(broadcaster.clone(), state.live.registry().clone(), link);
+        }
         live::resume_running(&state.live, &state.db).await.context("resuming the running tournaments")?;
         Ok(Self { listener, router, state, tasks: TaskTracker::new() })
     }
@@ -238,16 +248,20 @@ fn outward_address() -> std::net::IpAddr {
 struct NodeHearer {
     live: Live,
     read_cache: Arc<ReadCache>,
-    screens: Arc<ScreenFeed>,
+    sockets: Arc<SocketBroadcaster>,
 }
 
 impl Hearer for NodeHearer {
     fn heard(&self, change: Change) {
         match change {
-            Change::Tournament { tournament_id, version } => self.live.catch_up(tournament_id, version),
+            Change::Tournament { tournament_id, version } => {
+                // Its state came before the note, on the same connection: this node's watchers have it.
+                self.sockets.heard(tournament_id, version);
+                self.live.catch_up(tournament_id, version);
+            }
             Change::Reads => self.read_cache.invalidate(),
             Change::Screen { tournament_id, event, data } => {
-                self.screens.send(ScreenEvent { tournament_id, name: event, data: data.into() });
+                self.sockets.screens().send(ScreenEvent { tournament_id, name: event, data: data.into() });
             }
             Change::HandedOver => {
                 if let Some(nodes) = self.live.nodes() {

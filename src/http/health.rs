@@ -1,8 +1,11 @@
-//! Liveness and readiness: `GET /api/v1/health` answers whether the database (and Redis,
-//! when configured) respond; `GET /ready`, at the bare origin, also whether this node takes
-//! new work (it stops at the start of a graceful shutdown, so a load balancer sends no more).
-
-use std::time::Duration;
+//! Liveness and readiness. `GET /api/v1/health` is liveness: it answers `200` while the
+//! process answers, whatever its dependencies do (restarting a node helps nothing while
+//! PostgreSQL or Redis is down, and drops every socket it holds). `GET /ready`, at the bare
+//! origin, is readiness: `503` only when this node cannot serve its clients, because its
+//! database does not answer or a graceful shutdown has begun; without Redis it still serves
+//! its own clients (degraded). Both read the dependencies' state as last found in the
+//! background ([`crate::db_watch`], [`crate::bus::Link`]), so a hanging dependency never
+//! makes a probe hang.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -28,7 +31,8 @@ pub fn ready_router(state: AppState) -> axum::Router {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Readiness {
-    /// `ready` or `not_ready`.
+    /// `ready`; `degraded` when it serves but Redis is down (its changes reach only its own
+    /// watchers until Redis is back); `not_ready`.
     pub status: &'static str,
     pub db: &'static str,
     pub redis: &'static str,
@@ -36,19 +40,23 @@ pub struct Readiness {
     pub shutting_down: bool,
 }
 
-/// `200` while the database (and Redis, when configured) answer and no shutdown has begun,
-/// else `503`.
+/// `200` while the database answers and no shutdown has begun, else `503`.
 async fn check_ready(State(app): State<AppState>) -> (StatusCode, Json<Readiness>) {
-    let (db, redis) = probe(&app).await;
+    let Dependencies { db, redis } = Dependencies::of(&app);
     let shutting_down = app.shutdown.is_cancelled();
-    let ready = db == "ok" && redis != "error" && !shutting_down;
-    let status = if ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
-    (status, Json(Readiness { status: if ready { "ready" } else { "not_ready" }, db, redis, shutting_down }))
+    let ready = db == OK && !shutting_down;
+    let (status, word) = match (ready, redis) {
+        (false, _) => (StatusCode::SERVICE_UNAVAILABLE, "not_ready"),
+        (true, ERROR) => (StatusCode::OK, "degraded"),
+        (true, _) => (StatusCode::OK, "ready"),
+    };
+    (status, Json(Readiness { status: word, db, redis, shutting_down }))
 }
 
 #[derive(Serialize, ToSchema)]
 pub struct Health {
-    /// `ok` when every configured dependency answers, else `degraded`.
+    /// `ok` when every configured dependency answers, else `degraded`; the process answers
+    /// either way.
     pub status: &'static str,
     /// `ok` or `error`.
     pub db: &'static str,
@@ -56,35 +64,27 @@ pub struct Health {
     pub redis: &'static str,
 }
 
-const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// Liveness check; `503` when a dependency does not answer.
-#[utoipa::path(get, path = "/health", tag = "health",
-    responses((status = 200, body = Health), (status = 503, body = Health)))]
-async fn check_health(State(app): State<AppState>) -> (StatusCode, Json<Health>) {
-    let (db, redis) = probe(&app).await;
-    let healthy = db == "ok" && redis != "error";
-    let status = if healthy { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
-    (status, Json(Health { status: if healthy { "ok" } else { "degraded" }, db, redis }))
+/// Liveness: `200` while the process answers; the body says which dependency is down.
+#[utoipa::path(get, path = "/health", tag = "health", responses((status = 200, body = Health)))]
+async fn check_health(State(app): State<AppState>) -> Json<Health> {
+    let Dependencies { db, redis } = Dependencies::of(&app);
+    let status = if db == OK && redis != ERROR { "ok" } else { "degraded" };
+    Json(Health { status, db, redis })
 }
 
-/// The database (`ok` or `error`) and Redis (`ok`, `error`, or `off` when not configured).
-async fn probe(app: &AppState) -> (&'static str, &'static str) {
-    let db = match tokio::time::timeout(PROBE_TIMEOUT, app.reads.ping()).await {
-        Ok(Ok(())) => "ok",
-        _ => "error",
-    };
-    let redis = match &app.redis {
-        None => "off",
-        Some(client) => match tokio::time::timeout(PROBE_TIMEOUT, ping_redis(client)).await {
-            Ok(Ok(())) => "ok",
-            _ => "error",
-        },
-    };
-    (db, redis)
+const OK: &str = "ok";
+const ERROR: &str = "error";
+
+/// The dependencies as last found: the database (`ok` or `error`) and Redis (`ok`, `error`,
+/// or `off` when not configured).
+struct Dependencies {
+    db: &'static str,
+    redis: &'static str,
 }
 
-async fn ping_redis(client: &redis::Client) -> redis::RedisResult<()> {
-    let mut connection = client.get_multiplexed_async_connection().await?;
-    redis::cmd("PING").query_async::<String>(&mut connection).await.map(drop)
+impl Dependencies {
+    fn of(app: &AppState) -> Self {
+        let word = |up: bool| if up { OK } else { ERROR };
+        Self { db: word(app.db_watch.is_up()), redis: app.link.as_ref().map_or("off", |link| word(link.is_up())) }
+    }
 }

@@ -31,6 +31,8 @@ async fn scrape(State(app): State<AppState>) -> Response {
         live_actors: app.live.actor_count(),
         writer: pool(&app.db),
         readers: db::has_own_readers(&app.config.database_url).then(|| pool(&app.reads)),
+        db_up: app.db_watch.is_up(),
+        bus_up: app.link.as_ref().map(crate::bus::Link::is_up),
     };
     match app.metrics.render(now) {
         Ok(text) => ([(CONTENT_TYPE, HeaderValue::from_static(OPENMETRICS))], text).into_response(),

@@ -322,6 +322,12 @@ pub fn compact_room(tournament_id: Uuid) -> String {
     format!("tournament:{tournament_id}:compact")
 }
 
+/// The tournament whose room (plain or compact) `name` is.
+pub fn tournament_of_room(name: &str) -> Option<Uuid> {
+    let rest = name.strip_prefix("tournament:")?;
+    rest.strip_suffix(":compact").unwrap_or(rest).parse().ok()
+}
+
 /// The room of one account's sockets (joined at connect, never by a client's `join`), so a
 /// ban reaches every connection of the account on every node.
 pub fn user_room(user_id: Uuid) -> String {
@@ -439,6 +445,11 @@ mod tests {
         assert_eq!(Unauthorized.to_string(), "UNAUTHORIZED");
         assert_eq!(room(Uuid::nil()), "tournament:00000000-0000-0000-0000-000000000000");
         assert_eq!(compact_room(Uuid::nil()), "tournament:00000000-0000-0000-0000-000000000000:compact");
+        let id = Uuid::new_v4();
+        assert_eq!(tournament_of_room(&room(id)), Some(id));
+        assert_eq!(tournament_of_room(&compact_room(id)), Some(id));
+        assert_eq!(tournament_of_room(&user_room(id)), None);
+        assert_eq!(tournament_of_room("tournament:nonsense"), None);
         assert_eq!(user_room(Uuid::nil()), "user:00000000-0000-0000-0000-000000000000");
     }
 }

@@ -10,8 +10,8 @@
 //! (NTP), and a skew shorter than the lease only delays a takeover.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::Utc;
@@ -23,6 +23,7 @@ use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, Que
 use uuid::Uuid;
 
 use crate::error::AppResult;
+use crate::metrics::Metrics;
 
 /// How long a lease holds without renewal: how long a dead node's tournaments wait for
 /// another node (plus up to one [`RENEW_EVERY`]).
@@ -39,13 +40,15 @@ pub struct Leases {
     held: Mutex<HashMap<Uuid, i64>>,
     /// Set at shutdown: no new lease is taken.
     leaving: AtomicBool,
+    /// Counts the leases taken and lost (churn means nodes flap).
+    metrics: Arc<Metrics>,
 }
 
 impl Leases {
     /// A new node (a fresh id: a restarted process never mistakes its old leases for its own)
     /// reached at `node_url`.
-    pub fn new(db: DatabaseConnection, node_url: String) -> Self {
-        Self { db, node_id: Uuid::new_v4(), node_url, held: Mutex::default(), leaving: AtomicBool::new(false) }
+    pub fn new(db: DatabaseConnection, node_url: String, metrics: Arc<Metrics>) -> Self {
+        Self { db, node_id: Uuid::new_v4(), node_url, held: Mutex::default(), leaving: AtomicBool::new(false), metrics }
     }
 
     pub fn node_url(&self) -> &str {
@@ -92,7 +95,9 @@ impl Leases {
             // Leaving, this node's own lease is about to go: it starts nothing on it.
             Some(lease) if lease.node_id == self.node_id && leaving => Owner::Nobody,
             Some(lease) if lease.node_id == self.node_id => {
-                self.held().insert(tournament_id, lease.epoch);
+                if self.held().insert(tournament_id, lease.epoch).is_none() {
+                    self.metrics.lease_change("taken");
+                }
                 Owner::Here
             }
             Some(lease) if lease.expires_at > Utc::now() => Owner::Node(lease.node_url),
@@ -143,6 +148,7 @@ impl Leases {
             // Unless taken again meanwhile (a newer epoch).
             if held.get(id) == before.get(id) {
                 held.remove(id);
+                self.metrics.lease_change("lost");
             }
         }
         Ok(lost)

@@ -1,12 +1,13 @@
 //! Socket.IO namespace `/live` on the HTTP port: a signed-in client joins a tournament's
 //! room and receives the full LiveState (`state`) after every change. The LiveState goes
 //! out through the socketioxide adapter (local, or Redis so it reaches every node),
-//! serialised once per change for the whole room.
+//! serialised once per change for the whole room. With several nodes, a node's own sockets
+//! hear its changes whatever Redis does, and when Redis comes back after an outage the rooms
+//! that moved on meanwhile get their current state once ([`recover_after_outages`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use anyhow::Context;
 use axum::Router;
 use axum::extract::OriginalUri;
 use floor_actors::live::{Broadcaster, Snapshot};
@@ -15,18 +16,18 @@ use socketioxide::adapter::{Adapter, Emitter, LocalAdapter};
 use socketioxide::extract::{AckSender, SocketRef, State, TryData};
 use socketioxide::handler::ConnectHandler;
 use socketioxide::{SocketIo, SocketIoBuilder};
-use socketioxide_redis::{RedisAdapter, RedisAdapterCtr};
+use socketioxide_redis::{CustomRedisAdapter, RedisAdapterConfig, RedisAdapterCtr};
 use uuid::Uuid;
 
 use super::LiveRegistry;
 use super::events::{
     AnnouncementMade, ClientEvent, ClockUpdate, Handshake, JoinAck, LevelStarted, RoomRequest, ServerEvent,
-    Unauthorized, compact_room, room, user_room,
+    Unauthorized, compact_room, room, tournament_of_room, user_room,
 };
 use super::screen_feed::{ScreenEvent, ScreenFeed};
 use crate::auth::sessions::signed_in_user;
 use crate::auth::tokens::JwtKeys;
-use crate::bus::{Bus, Change};
+use crate::bus::{Bus, Change, Link};
 use crate::error::{AppError, ErrorCode};
 use crate::metrics::Metrics;
 
@@ -37,9 +38,12 @@ pub const NAMESPACE: &str = "/live";
 enum LiveIo {
     /// One node: rooms live in this process.
     Local(SocketIo<LocalAdapter>),
-    /// Several nodes: rooms and broadcasts go through Redis pub/sub.
-    Redis(SocketIo<RedisAdapter<Emitter>>),
+    /// Several nodes: rooms and broadcasts go through Redis pub/sub, on the node's [`Link`].
+    Redis(SocketIo<RedisAdapter>),
 }
+
+/// The Socket.IO adapter of several nodes: socketioxide-redis's, speaking through the link.
+type RedisAdapter = CustomRedisAdapter<Emitter, Link>;
 
 /// Sends each new LiveState to its tournament's room, through the socketioxide adapter (so
 /// with Redis it reaches the sockets of every node). The Socket.IO server is built after the
@@ -48,6 +52,15 @@ pub struct SocketBroadcaster {
     io: OnceLock<LiveIo>,
     /// With several nodes: where the others hear that this one changed a tournament.
     bus: OnceLock<Arc<Bus>>,
+    /// With several nodes: the connection to Redis the adapter and the bus speak through.
+    link: OnceLock<Link>,
+    /// The latest state of each tournament this node sent while the other nodes could not
+    /// hear it (Redis was unreachable): sent again when Redis is back.
+    behind: Mutex<HashMap<Uuid, Snapshot>>,
+    /// The highest version of each tournament another node runs that this node's watchers
+    /// are known to have: after an outage, a room here whose tournament moved past it gets the
+    /// current state.
+    heard: Mutex<HashMap<Uuid, Heard>>,
     /// The last LiveState sent of each live tournament, to tell a change of the clock alone
     /// (a `clock` event to compact watchers) from any other.
     last_sent: Mutex<HashMap<Uuid, Snapshot>>,
@@ -61,7 +74,7 @@ impl Broadcaster for SocketBroadcaster {
     async fn broadcast(&self, state: Snapshot) {
         let started = std::time::Instant::now();
         let previous = {
-            let mut last_sent = self.last_sent.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut last_sent = locked(&self.last_sent);
             if state.status.is_over() {
                 last_sent.remove(&state.tournament_id)
             } else {
@@ -69,15 +82,21 @@ impl Broadcaster for SocketBroadcaster {
             }
         };
         let compact = previous.as_deref().and_then(|before| ClockUpdate::between(before, &state));
+        let mark = self.link.get().map(Link::mark);
         let sent = match self.io.get() {
             Some(LiveIo::Local(io)) => emit_state(io, &state, compact).await,
             Some(LiveIo::Redis(io)) => emit_state(io, &state, compact).await,
             None => return,
         };
         if let Err(err) = sent {
+            self.metrics.broadcast_error();
             tracing::warn!(tournament_id = %state.tournament_id, error = %err, "could not broadcast a LiveState");
         }
-        if let Some(bus) = self.bus.get() {
+        if let (Some(link), Some(mark)) = (self.link.get(), mark)
+            && !link.carried_since(mark)
+        {
+            self.fell_behind(state, link).await;
+        } else if let Some(bus) = self.bus.get() {
             bus.announce(Change::Tournament { tournament_id: state.tournament_id, version: state.version }).await;
         }
         self.metrics.broadcast(started.elapsed());
@@ -109,6 +128,9 @@ impl SocketBroadcaster {
         Self {
             io: OnceLock::new(),
             bus: OnceLock::new(),
+            link: OnceLock::new(),
+            behind: Mutex::default(),
+            heard: Mutex::default(),
             last_sent: Mutex::default(),
             metrics,
             screens: Arc::new(ScreenFeed::default()),
@@ -173,10 +195,107 @@ impl SocketBroadcaster {
         }
     }
 
-    /// Announces this node's changes on `bus` from now on (several nodes).
-    pub fn announce_on(&self, bus: Arc<Bus>) {
-        if self.bus.set(bus).is_err() {
+    /// Announces this node's changes on `bus`, which speaks through `link`, from now on
+    /// (several nodes).
+    pub fn announce_on(&self, bus: Arc<Bus>, link: Link) {
+        if self.bus.set(bus).is_err() || self.link.set(link).is_err() {
             tracing::warn!("the live broadcaster already had a bus");
+        }
+    }
+
+    /// `state` went to this node's sockets but perhaps not to the other nodes': it goes
+    /// again when Redis is back (at once, if it already is).
+    async fn fell_behind(&self, state: Snapshot, link: &Link) {
+        self.metrics.broadcast_error();
+        {
+            let mut behind = locked(&self.behind);
+            if behind.get(&state.tournament_id).is_none_or(|kept| kept.version < state.version) {
+                behind.insert(state.tournament_id, state);
+            }
+        }
+        // Redis may have come back since the state was sent, after the recovery looked.
+        if link.is_up() {
+            self.send_behind().await;
+        }
+    }
+
+    /// Sends every state the other nodes missed to its rooms on every node (this node's
+    /// watchers hear a version they have: clients keep the highest), then its note.
+    async fn send_behind(&self) {
+        let (Some(link), Some(io)) = (self.link.get(), self.io.get()) else { return };
+        let states: Vec<Snapshot> = std::mem::take(&mut *locked(&self.behind)).into_values().collect();
+        for state in states {
+            let mark = link.mark();
+            let sent = match io {
+                LiveIo::Local(io) => emit_state(io, &state, None).await,
+                LiveIo::Redis(io) => emit_state(io, &state, None).await,
+            };
+            if sent.is_err() || !link.carried_since(mark) {
+                // Lost again: it waits for the next recovery.
+                let mut behind = locked(&self.behind);
+                if behind.get(&state.tournament_id).is_none_or(|kept| kept.version < state.version) {
+                    behind.insert(state.tournament_id, state);
+                }
+                continue;
+            }
+            if let Some(bus) = self.bus.get() {
+                bus.announce(Change::Tournament { tournament_id: state.tournament_id, version: state.version }).await;
+            }
+        }
+    }
+
+    /// Another node's note: this node's watchers of the tournament have `version`.
+    pub fn heard(&self, tournament_id: Uuid, version: i64) {
+        let Some(link) = self.link.get() else { return };
+        let outages = link.outages();
+        let mut heard = locked(&self.heard);
+        let known = heard.entry(tournament_id).or_insert(Heard { version, outages });
+        if version >= known.version {
+            *known = Heard { version, outages };
+        }
+    }
+
+    /// After an outage: each room on this node of a tournament another node runs gets the
+    /// tournament's state as stored, when it moved past what the room is known to have.
+    async fn catch_up_followed_rooms(&self, live: &LiveRegistry) {
+        let (Some(LiveIo::Redis(io)), Some(link)) = (self.io.get(), self.link.get()) else { return };
+        let outages = link.outages();
+        let Some(namespace) = io.of(NAMESPACE) else { return };
+        let rooms = match namespace.clone().local().rooms().await {
+            Ok(rooms) => rooms,
+            Err(err) => {
+                tracing::warn!(error = %err, "could not list this node's live rooms");
+                return;
+            }
+        };
+        let watched: std::collections::BTreeSet<Uuid> =
+            rooms.iter().filter_map(|room| tournament_of_room(room)).collect();
+        locked(&self.heard).retain(|tournament_id, _| watched.contains(tournament_id));
+        for tournament_id in watched {
+            let state = match live.read_again(tournament_id).await {
+                // This node runs it: its sockets heard every change.
+                Ok(None) => continue,
+                Ok(Some(state)) => state,
+                Err(err) => {
+                    tracing::warn!(%tournament_id, error = %err, "could not read a watched tournament again");
+                    continue;
+                }
+            };
+            let known = locked(&self.heard).get(&tournament_id).copied();
+            if known.is_some_and(|known| known.vouches_for(state.version, outages)) {
+                continue;
+            }
+            let event = ServerEvent::State(&state);
+            let emits = namespace
+                .clone()
+                .local()
+                .to([room(tournament_id), compact_room(tournament_id)])
+                .emit(event.name(), &event);
+            match tokio::time::timeout(BROADCAST_TIMEOUT, emits).await {
+                Ok(Ok(())) => self.heard(tournament_id, state.version),
+                Ok(Err(err)) => tracing::warn!(%tournament_id, error = %err, "could not send a room its state again"),
+                Err(_) => tracing::warn!(%tournament_id, "sending a room its state again timed out"),
+            }
         }
     }
 
@@ -237,28 +356,26 @@ struct LiveHub {
 }
 
 /// Serves Socket.IO with the `/live` namespace beside `router` and hands the server to the
-/// broadcaster. With `redis_url` the rooms span every node through Redis pub/sub (RESP3).
+/// broadcaster. With a `link` to Redis the rooms span every node through Redis pub/sub.
 pub async fn serve_beside(
     router: Router,
     broadcaster: &SocketBroadcaster,
     live: LiveRegistry,
     jwt: Arc<JwtKeys>,
     reads: DatabaseConnection,
-    redis_url: Option<&str>,
+    link: Option<Link>,
 ) -> anyhow::Result<Router> {
     let hub = LiveHub { live, jwt, reads };
-    let (router, io) = match redis_url {
+    let (router, io) = match link {
         None => {
             let (layer, io) = builder(hub).build_layer();
             io.ns(NAMESPACE, on_connect::<LocalAdapter>.with(authenticate::<LocalAdapter>));
             (router.layer(layer), LiveIo::Local(io))
         }
-        Some(url) => {
-            let client = redis::Client::open(with_resp3(url)).context("REDIS_URL is not a valid Redis URL")?;
-            let adapter =
-                RedisAdapterCtr::new_with_redis(&client).await.context("connecting the Socket.IO adapter to Redis")?;
-            let (layer, io) = builder(hub).with_adapter::<RedisAdapter<_>>(adapter).build_layer();
-            io.ns(NAMESPACE, on_connect::<RedisAdapter<Emitter>>.with(authenticate::<RedisAdapter<Emitter>>))
+        Some(link) => {
+            let adapter = RedisAdapterCtr::new_with_driver(link, RedisAdapterConfig::default());
+            let (layer, io) = builder(hub).with_adapter::<RedisAdapter>(adapter).build_layer();
+            io.ns(NAMESPACE, on_connect::<RedisAdapter>.with(authenticate::<RedisAdapter>))
                 .await
                 .map_err(|err| anyhow::anyhow!("subscribing the /live namespace in Redis: {err}"))?;
             (router.layer(layer), LiveIo::Redis(io))
@@ -317,15 +434,41 @@ fn detached(uri: &axum::http::Uri) -> Option<axum::http::Uri> {
 /// Where Socket.IO (Engine.IO) requests arrive.
 pub const ENGINE_IO_PATH: &str = "/socket.io";
 
-/// The adapter's Redis driver speaks RESP3; a URL that names no protocol gets it.
-pub fn with_resp3(url: &str) -> String {
-    if url.contains("protocol=") {
-        url.to_owned()
-    } else if url.contains('?') {
-        format!("{url}&protocol=resp3")
-    } else {
-        format!("{url}?protocol=resp3")
+/// Makes up for what Redis lost each time it comes back, for as long as the runtime runs:
+/// the states this node sent while the other nodes could not hear them go again, and this
+/// node's rooms of tournaments other nodes run get the state they missed.
+pub fn recover_after_outages(broadcaster: Arc<SocketBroadcaster>, live: LiveRegistry, link: &Link) {
+    let mut recoveries = link.recoveries();
+    tokio::spawn(async move {
+        while recoveries.changed().await.is_ok() {
+            broadcaster.send_behind().await;
+            broadcaster.catch_up_followed_rooms(&live).await;
+        }
+    });
+}
+
+/// A version this node's watchers of a tournament another node runs are known to have: its
+/// note came on the same connection as the state, after it, while this node listened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Heard {
+    version: i64,
+    /// The link's outages when the note came.
+    outages: u64,
+}
+
+impl Heard {
+    /// Whether the watchers surely have `version`, after the link's outage number `outages`
+    /// ended. A note heard since that outage began proves nothing: this node may have
+    /// subscribed again between the owner's state and its note.
+    fn vouches_for(self, version: i64, outages: u64) -> bool {
+        self.version >= version && self.outages < outages
     }
+}
+
+/// A map behind a lock; a panic while holding it leaves single inserts and removals, still
+/// consistent, so a poisoned lock is taken over.
+fn locked<K, V>(map: &Mutex<HashMap<K, V>>) -> std::sync::MutexGuard<'_, HashMap<K, V>> {
+    map.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Admits a socket whose `auth.token` is a valid access token of an active account, as an
@@ -404,5 +547,20 @@ async fn leave<A: Adapter>(socket: SocketRef<A>, TryData(payload): TryData<serde
     if let Some(RoomRequest { tournament_id, .. }) = payload.ok().and_then(RoomRequest::read) {
         socket.leave(room(tournament_id));
         socket.leave(compact_room(tournament_id));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_note_vouches_for_a_version_only_when_heard_before_the_outage() {
+        let before = Heard { version: 7, outages: 2 };
+        assert!(before.vouches_for(7, 3), "heard before outage 3 began");
+        assert!(before.vouches_for(6, 3));
+        assert!(!before.vouches_for(8, 3), "the tournament moved on since");
+        let during = Heard { version: 7, outages: 3 };
+        assert!(!during.vouches_for(7, 3), "heard after outage 3 began: its state may be lost");
     }
 }

@@ -19,9 +19,9 @@ use crate::helpers::{Backend, TEST_ENV, TestApp, spawn_app_with, test_redis_url}
 use crate::live::{Ready, ready};
 
 /// A `floor serve` process, killed when dropped.
-struct Node {
-    child: Child,
-    base: String,
+pub(crate) struct Node {
+    pub child: Child,
+    pub base: String,
 }
 
 impl Drop for Node {
@@ -34,7 +34,7 @@ impl Drop for Node {
 impl Node {
     /// Starts a node on `database_url` and `redis`, its log in `logs/<name>.log`, and waits
     /// until it is ready.
-    async fn start(database_url: &str, redis: &str, logs: &Path, name: &str) -> Self {
+    pub async fn start(database_url: &str, redis: &str, logs: &Path, name: &str) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|listener| listener.local_addr())
             .map(|address| address.port())
@@ -79,13 +79,13 @@ impl Node {
 }
 
 /// The value of the gauge `floor_live_actors` on a node, `None` when it does not answer.
-async fn live_actors(client: &reqwest::Client, node: &Node) -> Option<f64> {
+pub(crate) async fn live_actors(client: &reqwest::Client, node: &Node) -> Option<f64> {
     let text = client.get(format!("{}/metrics", node.base)).send().await.ok()?.text().await.ok()?;
     text.lines().find_map(|line| line.strip_prefix("floor_live_actors ")).and_then(|value| value.trim().parse().ok())
 }
 
 /// A command of the club's owner on `node`: the status and body, or the transport's error.
-async fn press(
+pub(crate) async fn press(
     client: &reqwest::Client,
     node: &Node,
     game: &Ready,
@@ -116,7 +116,7 @@ async fn two_nodes(phone: &str, prefix: u32, players: u32) -> Option<(TestApp, R
     Some((setup, game, first, second, logs))
 }
 
-fn version(state: &Value) -> i64 {
+pub(crate) fn version(state: &Value) -> i64 {
     state["version"].as_i64().expect("a version")
 }
 

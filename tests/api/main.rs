@@ -44,6 +44,7 @@ mod players;
 mod profile;
 mod rating;
 mod reads;
+mod redis_outage;
 mod reference_data;
 mod registration;
 mod schemathesis;

@@ -264,6 +264,18 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
         }
     }
 
+    /// The tournament's state read again from the database now when another node runs it
+    /// (this node may have missed its notes); `None` when this node runs it.
+    pub async fn read_again(&self, tournament_id: Uuid) -> LiveResult<Option<Snapshot>> {
+        let entry = self.entry(tournament_id).await?;
+        let Role::Follower(follower) = &entry.role else { return Ok(None) };
+        if let Some(game) = self.store.load(tournament_id).await? {
+            publish_if_newer(&follower.published, Arc::new(LiveState::of(&game, to_millis((self.now)()))));
+        }
+        let latest = entry.snapshot.borrow().clone();
+        Ok(Some(latest))
+    }
+
     /// Another node changed the tournament to `version`: what this node holds of it, if
     /// older, is read again from the database (the change's maker has told the watchers).
     pub fn catch_up(&self, tournament_id: Uuid, version: i64) {

@@ -1,0 +1,338 @@
+//! This node's one connection to Redis, for everything that passes between nodes: the
+//! Socket.IO adapter's pub/sub (the link is its driver) and the bus's notes. It reconnects by
+//! itself, and it never holds this node back: while Redis is unreachable a message for the
+//! other nodes is dropped at once (the adapter then delivers to this node's own sockets as
+//! usual), the outage is logged once and shown by [`Link::is_up`], and when Redis answers
+//! again every channel is subscribed anew and [`Link::recoveries`] tells the node to make up
+//! for what the other nodes missed.
+//!
+//! socketioxide-redis's own driver keeps the one connection it made at start: after a Redis
+//! restart every publish failed with "broken pipe" for good, and because the adapter
+//! publishes before it delivers locally, even the watchers on the node that made a change
+//! stopped hearing it.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{PushInfo, PushKind};
+use socketioxide_redis::drivers::{ChanItem, Driver, MessageStream};
+use tokio::sync::{Notify, mpsc, watch};
+use tokio::time::Instant;
+
+/// How often a healthy link asks Redis whether it is there.
+const CHECK_EVERY: Duration = Duration::from_secs(1);
+/// The first wait before asking a Redis that did not answer again; it doubles up to
+/// [`RETRY_AT_MOST`].
+const RETRY_FIRST: Duration = Duration::from_millis(250);
+const RETRY_AT_MOST: Duration = Duration::from_secs(2);
+/// The longest a question to Redis (a check, a subscription) may take before Redis counts as
+/// gone.
+const ANSWER_WITHIN: Duration = Duration::from_secs(1);
+/// The longest a publish may hold its sender (the fan-out of a tournament, before its own
+/// sockets hear the change): past it Redis counts as gone and the message is dropped.
+const PUBLISH_WITHIN: Duration = Duration::from_millis(500);
+
+/// This node's connection to Redis; cheap to clone.
+#[derive(Clone)]
+pub struct Link(Arc<Inner>);
+
+struct Inner {
+    /// Reconnects by itself; the link's own checks make it try again.
+    redis: ConnectionManager,
+    /// Where the messages of each subscribed channel go.
+    channels: Arc<RwLock<HashMap<String, mpsc::Sender<ChanItem>>>>,
+    /// The link's health, shared with the push handler that learns first of a lost connection.
+    health: Arc<Health>,
+    /// Counts the times Redis came back; each consumer of [`Link::recoveries`] sees it move.
+    recoveries: watch::Sender<u64>,
+}
+
+/// Whether the link works, and how many times it stopped working.
+#[derive(Default)]
+struct Health {
+    up: AtomicBool,
+    outages: AtomicU64,
+    /// Wakes the keeper: the connection was just lost.
+    check_now: Notify,
+}
+
+impl Health {
+    /// Redis is gone: said once per outage.
+    fn lost(&self, why: &dyn std::fmt::Display) {
+        if self.up.swap(false, Ordering::SeqCst) {
+            self.outages.fetch_add(1, Ordering::SeqCst);
+            tracing::error!(
+                error = %why,
+                "lost Redis: live changes reach only this node's own watchers until it is back"
+            );
+        }
+        self.check_now.notify_one();
+    }
+}
+
+/// When a message was sent, as [`Link::mark`] took it: whether the link then worked, and how
+/// many outages it had had.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mark {
+    up: bool,
+    outages: u64,
+}
+
+/// What became of a message for the other nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sent {
+    /// Redis took it.
+    Published,
+    /// Redis was unreachable: nobody else heard it.
+    Dropped,
+}
+
+impl Link {
+    /// The link to `client` (RESP3, for the subscriptions' push messages), connected if Redis
+    /// answers at once; otherwise it keeps trying in the background: a node starts while Redis
+    /// is unreachable. Lives as long as the runtime.
+    pub async fn start(client: redis::Client) -> anyhow::Result<Self> {
+        let channels: Arc<RwLock<HashMap<String, mpsc::Sender<ChanItem>>>> = Arc::default();
+        let health = Arc::new(Health::default());
+        let pushes = {
+            let (channels, health) = (channels.clone(), health.clone());
+            move |push: PushInfo| {
+                match push.kind {
+                    PushKind::Disconnection => health.lost(&"the connection closed"),
+                    PushKind::Message => hand_on(&channels, push),
+                    _ => {}
+                }
+                Ok::<(), std::convert::Infallible>(())
+            }
+        };
+        // One attempt per question: the link's keeper does the retrying, with its own pace.
+        let config = ConnectionManagerConfig::new()
+            .set_push_sender(pushes)
+            .set_number_of_retries(0)
+            .set_connection_timeout(Some(ANSWER_WITHIN))
+            .set_response_timeout(Some(ANSWER_WITHIN));
+        let redis = ConnectionManager::new_lazy_with_config(client, config)?;
+        let link = Self(Arc::new(Inner { redis, channels, health, recoveries: watch::Sender::new(0) }));
+        match link.ask(&redis::cmd("PING")).await {
+            Ok(()) => link.0.health.up.store(true, Ordering::SeqCst),
+            Err(err) => tracing::error!(
+                error = %err,
+                "Redis does not answer: this node serves its own watchers and keeps trying"
+            ),
+        }
+        tokio::spawn(link.clone().keep());
+        Ok(link)
+    }
+
+    /// Whether Redis answers now.
+    pub fn is_up(&self) -> bool {
+        self.0.health.up.load(Ordering::SeqCst)
+    }
+
+    /// The link's state before a message is sent: [`Self::carried_since`] then tells whether
+    /// the other nodes can have missed it.
+    pub fn mark(&self) -> Mark {
+        // Outages first: a loss in between then shows as a changed count.
+        let outages = self.0.health.outages.load(Ordering::SeqCst);
+        Mark { up: self.is_up(), outages }
+    }
+
+    /// How many times the link has been lost so far.
+    pub fn outages(&self) -> u64 {
+        self.0.health.outages.load(Ordering::SeqCst)
+    }
+
+    /// Whether everything sent since `mark` reached Redis: the link worked then, works now,
+    /// and was not lost in between.
+    pub fn carried_since(&self, mark: Mark) -> bool {
+        mark.up && self.is_up() && self.0.health.outages.load(Ordering::SeqCst) == mark.outages
+    }
+
+    /// Changes each time Redis answers again after an outage (and when it first answers, if
+    /// it did not at start): what the other nodes sent meanwhile is lost, and they lost what
+    /// this one sent.
+    pub fn recoveries(&self) -> watch::Receiver<u64> {
+        self.0.recoveries.subscribe()
+    }
+
+    /// Publishes `message` on `channel`, or drops it at once while Redis is unreachable.
+    pub async fn send(&self, channel: String, message: Vec<u8>) -> Sent {
+        if !self.is_up() {
+            return Sent::Dropped;
+        }
+        let mut redis = self.0.redis.clone();
+        let mut command = redis::cmd("PUBLISH");
+        command.arg(channel).arg(message);
+        let publish = command.query_async::<i64>(&mut redis);
+        match tokio::time::timeout(PUBLISH_WITHIN, publish).await {
+            Ok(Ok(_)) => Sent::Published,
+            Ok(Err(err)) => {
+                self.0.health.lost(&err);
+                Sent::Dropped
+            }
+            Err(_) => {
+                self.0.health.lost(&"a publish was not answered in time");
+                Sent::Dropped
+            }
+        }
+    }
+
+    /// The messages of `channel` from now on, through every reconnection.
+    pub async fn listen(&self, channel: String, buffer: usize) -> MessageStream<ChanItem> {
+        let (sender, messages) = mpsc::channel(buffer);
+        self.0.channels.write().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(channel.clone(), sender);
+        // While Redis is away the keeper subscribes when it is back.
+        if self.is_up()
+            && let Err(err) = self.subscribe_to(vec![channel]).await
+        {
+            self.0.health.lost(&err);
+        }
+        MessageStream::new(messages)
+    }
+
+    /// Subscribes to `channels`, within [`ANSWER_WITHIN`]. Through the manager's own call: Redis
+    /// confirms each channel of a SUBSCRIBE on its own, which a plain command would take for
+    /// the answers of the commands after it.
+    async fn subscribe_to(&self, channels: Vec<String>) -> anyhow::Result<()> {
+        let mut redis = self.0.redis.clone();
+        match tokio::time::timeout(ANSWER_WITHIN, redis.subscribe(channels)).await {
+            Ok(answer) => answer.map_err(Into::into),
+            Err(_) => Err(anyhow::anyhow!("Redis did not confirm the subscriptions within {ANSWER_WITHIN:?}")),
+        }
+    }
+
+    /// Asks Redis `command`, within [`ANSWER_WITHIN`].
+    async fn ask(&self, command: &redis::Cmd) -> anyhow::Result<()> {
+        let mut redis = self.0.redis.clone();
+        match tokio::time::timeout(ANSWER_WITHIN, command.query_async::<redis::Value>(&mut redis)).await {
+            Ok(answer) => answer.map(drop).map_err(Into::into),
+            Err(_) => Err(anyhow::anyhow!("Redis did not answer within {ANSWER_WITHIN:?}")),
+        }
+    }
+
+    /// Checks the link every [`CHECK_EVERY`] (at once when the connection is lost), and while
+    /// Redis is gone tries again with a growing pause; when it answers, subscribes every
+    /// channel anew and tells the node.
+    async fn keep(self) {
+        let health = self.0.health.clone();
+        let mut retry = RETRY_FIRST;
+        let mut lost_at = (!self.is_up()).then(Instant::now);
+        loop {
+            if self.is_up() {
+                tokio::select! {
+                    () = tokio::time::sleep(CHECK_EVERY) => {}
+                    () = health.check_now.notified() => {}
+                }
+            } else {
+                tokio::time::sleep(retry).await;
+            }
+            let answered = self.ask(&redis::cmd("PING")).await;
+            match (self.is_up(), answered) {
+                (true, Ok(())) => {}
+                (true, Err(err)) => health.lost(&err),
+                (false, Ok(())) => match self.subscribe_all().await {
+                    Ok(()) => {
+                        health.up.store(true, Ordering::SeqCst);
+                        retry = RETRY_FIRST;
+                        let after = lost_at.take().map(|since| since.elapsed());
+                        tracing::info!(?after, "Redis answers again; the other nodes catch up");
+                        self.0.recoveries.send_modify(|count| *count += 1);
+                    }
+                    Err(err) => tracing::debug!(error = %err, "Redis answers but did not take the subscriptions"),
+                },
+                (false, Err(err)) => {
+                    tracing::debug!(error = %err, "Redis is still unreachable");
+                    retry = (retry * 2).min(RETRY_AT_MOST);
+                }
+            }
+            if !self.is_up() && lost_at.is_none() {
+                lost_at = Some(Instant::now());
+            }
+        }
+    }
+
+    /// Subscribes every channel this node listens on (a new connection has none).
+    async fn subscribe_all(&self) -> anyhow::Result<()> {
+        let channels: Vec<String> =
+            self.0.channels.read().unwrap_or_else(|poisoned| poisoned.into_inner()).keys().cloned().collect();
+        if channels.is_empty() {
+            return Ok(());
+        }
+        self.subscribe_to(channels).await
+    }
+}
+
+/// The link's subscriptions arrive as RESP3 push messages; a URL that names no protocol gets
+/// RESP3.
+pub fn with_resp3(url: &str) -> String {
+    if url.contains("protocol=") {
+        url.to_owned()
+    } else if url.contains('?') {
+        format!("{url}&protocol=resp3")
+    } else {
+        format!("{url}?protocol=resp3")
+    }
+}
+
+/// Hands a message to its channel's listener. A listener that is this far behind misses it
+/// (the push handler must not block the connection).
+fn hand_on(channels: &RwLock<HashMap<String, mpsc::Sender<ChanItem>>>, push: PushInfo) {
+    let mut data = push.data.into_iter();
+    let (Some(channel), Some(message)) = (data.next(), data.next()) else { return };
+    let (Ok(channel), Ok(message)) =
+        (redis::from_redis_value::<String>(channel), redis::from_redis_value::<Vec<u8>>(message))
+    else {
+        tracing::warn!("an unreadable message from Redis");
+        return;
+    };
+    let channels = channels.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(listener) = channels.get(&channel)
+        && listener.try_send((channel, message)).is_err()
+    {
+        tracing::warn!("a listener of Redis is too far behind; a message is dropped");
+    }
+}
+
+/// The link as socketioxide-redis's driver. A publish while Redis is unreachable is dropped
+/// and reported as done, not failed: the adapter publishes before it delivers to this node's
+/// sockets and gives up at the first error, so failing would keep this node's own watchers in
+/// the dark. Whoever sends through the adapter tells a dropped message by [`Link::mark`].
+impl Driver for Link {
+    type Error = std::convert::Infallible;
+
+    async fn publish(&self, channel: String, message: Vec<u8>) -> Result<(), Self::Error> {
+        self.send(channel, message).await;
+        Ok(())
+    }
+
+    async fn subscribe(&self, channel: String, buffer: usize) -> Result<MessageStream<ChanItem>, Self::Error> {
+        Ok(self.listen(channel, buffer).await)
+    }
+
+    async fn unsubscribe(&self, channel: String) -> Result<(), Self::Error> {
+        self.0.channels.write().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(&channel);
+        let mut redis = self.0.redis.clone();
+        if self.is_up()
+            && let Err(err) = tokio::time::timeout(ANSWER_WITHIN, redis.unsubscribe(&channel)).await
+        {
+            tracing::debug!(error = %err, channel, "could not unsubscribe in time");
+        }
+        Ok(())
+    }
+
+    /// The nodes listening on `channel`; one (this one) while Redis is unreachable, so what
+    /// waits for the other nodes' answers does not wait for nobody.
+    async fn num_serv(&self, channel: &str) -> Result<u16, Self::Error> {
+        let mut redis = self.0.redis.clone();
+        let mut command = redis::cmd("PUBSUB");
+        command.arg("NUMSUB").arg(channel);
+        let count = command.query_async::<(String, u16)>(&mut redis);
+        match tokio::time::timeout(ANSWER_WITHIN, count).await {
+            Ok(Ok((_, count))) => Ok(count),
+            _ => Ok(1),
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! Redis blinks under two `floor serve` nodes: the test runs a `redis-server` of its own on a
+//! free port and kills it for ten seconds while presses stream in. The owner's watchers miss
+//! nothing, every watcher reaches the last version within 5 s of Redis being back, a node
+//! started during the outage serves, watchers that join afterwards hear every change, and the
+//! probes and metrics say what happened without taking a node out.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rust_socketio::TransportType;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::failover::{Node, press, version};
+use crate::helpers::{Backend, spawn_app_with};
+use crate::live::{Ready, ready};
+use crate::watchers::Watcher;
+
+/// A `redis-server` of the test's own, on a port nobody else uses; killed when dropped.
+struct OwnRedis {
+    port: u16,
+    folder: tempfile::TempDir,
+    child: Option<Child>,
+}
+
+impl OwnRedis {
+    /// `None` outside CI when `redis-server` is not installed (CI installs it).
+    fn start() -> Option<Self> {
+        if Command::new("redis-server").arg("--version").output().is_err() {
+            assert!(std::env::var_os("CI").is_none(), "redis-server must be installed in CI");
+            eprintln!("skipping: redis-server is not installed and CI is not set");
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .map(|address| address.port())
+            .expect("a free port");
+        let folder = tempfile::tempdir().expect("a folder for Redis");
+        let mut redis = Self { port, folder, child: None };
+        redis.run();
+        Some(redis)
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/?protocol=resp3", self.port)
+    }
+
+    /// Starts the server (again) on its port and waits until it answers.
+    fn run(&mut self) {
+        let child = Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &self.port.to_string(), "--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(self.folder.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server starts");
+        self.child = Some(child);
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("redis-server did not listen on {}", self.port);
+    }
+
+    /// kill -9: the nodes' connections break at once.
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().ok();
+            child.wait().ok();
+        }
+    }
+}
+
+impl Drop for OwnRedis {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The value of a metric without labels on a node.
+async fn metric(client: &reqwest::Client, node: &Node, name: &str) -> Option<f64> {
+    let text = client.get(format!("{}/metrics", node.base)).send().await.ok()?.text().await.ok()?;
+    let prefix = format!("{name} ");
+    text.lines().find_map(|line| line.strip_prefix(prefix.as_str())).and_then(|value| value.trim().parse().ok())
+}
+
+/// A probe's status and body.
+async fn probe(client: &reqwest::Client, node: &Node, path: &str) -> (u16, Value) {
+    let answer = client.get(format!("{}{path}", node.base)).send().await.expect("the node answers");
+    let status = answer.status().as_u16();
+    (status, answer.json().await.expect("json"))
+}
+
+/// A watcher of the tournament on `node`, joined and holding the state it was acked.
+async fn watcher_on(setup: &crate::helpers::TestApp, node: &Node, game: &Ready) -> (Watcher, i64) {
+    let token = game.club.owner.access_token.clone();
+    let mut watcher = setup.watch_at(&node.base, Some(&token), TransportType::Websocket).await;
+    watcher.connected().await.expect("the namespace accepts the owner");
+    let ack = watcher.join(game.id).await;
+    assert_eq!(ack["ok"], true, "{ack}");
+    (watcher, version(&ack["state"]))
+}
+
+/// Every `state` version a watcher hears until `last`, within `wait`.
+async fn versions_until(watcher: &mut Watcher, last: i64, wait: Duration) -> Option<Vec<i64>> {
+    let heard = tokio::time::timeout(wait, watcher.states_until(last)).await.ok()?;
+    Some(heard.iter().map(version).collect())
+}
+
+/// How many lines of a node's log contain `text`.
+fn log_lines(logs: &Path, node: &str, text: &str) -> usize {
+    std::fs::read_to_string(logs.join(format!("{node}.log")))
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| line.contains(text))
+        .count()
+}
+
+/// The last lines of every node's log, for a failure's message.
+fn log_tails(logs: &Path) -> String {
+    ["first", "second", "third"]
+        .iter()
+        .map(|node| {
+            let text = std::fs::read_to_string(logs.join(format!("{node}.log"))).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            format!("--- {node} ---\n{}", lines[lines.len().saturating_sub(30)..].join("\n"))
+        })
+        .collect::<Vec<String>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_seconds_without_redis_freeze_no_phone_and_take_no_node_out() {
+    let Some(mut redis) = OwnRedis::start() else { return };
+    let Some(setup) = spawn_app_with(Backend::Postgres, &[]).await else { return };
+    let game = ready(&setup, "+79990007700", 770, 4).await;
+    let logs = tempfile::tempdir().expect("a folder for the logs");
+    let first = Node::start(&setup.database_url, &redis.url(), logs.path(), "first").await;
+    let second = Node::start(&setup.database_url, &redis.url(), logs.path(), "second").await;
+    let client = reqwest::Client::new();
+    let (status, started) = press(&client, &first, &game, &game.path("start"), json!({}), "start").await.expect("sent");
+    assert_eq!(status, 200, "{started}");
+    let (mut owners, _) = watcher_on(&setup, &first, &game).await;
+    let (mut followers, _) = watcher_on(&setup, &second, &game).await;
+    assert_eq!(metric(&client, &first, "floor_bus_up").await, Some(1.0));
+
+    // Redis dies; presses keep coming to both nodes, every 200 ms, for ten seconds; a third
+    // node starts meanwhile.
+    redis.kill();
+    let nodes = [&first, &second];
+    let pressing = async {
+        let mut acknowledged = Vec::new();
+        let until = Instant::now() + Duration::from_secs(10);
+        let mut n = 0;
+        while Instant::now() < until {
+            let direction = if n % 2 == 0 { "next" } else { "prev" };
+            let key = Uuid::new_v4().to_string();
+            let (status, state) =
+                press(&client, nodes[n % 2], &game, &game.path("level"), json!({"direction": direction}), &key)
+                    .await
+                    .expect("a press is answered");
+            assert_eq!(status, 200, "press {n} without Redis: {state}");
+            acknowledged.push(version(&state));
+            n += 1;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        acknowledged
+    };
+    let url = redis.url();
+    let (acknowledged, third) = tokio::join!(pressing, Node::start(&setup.database_url, &url, logs.path(), "third"));
+    let first_press = version(&started) + 1;
+    let last = *acknowledged.last().expect("presses");
+    assert_eq!(acknowledged, (first_press..=last).collect::<Vec<i64>>(), "every press applied once, in order");
+
+    // Nothing took a node out, and each says what is down.
+    for node in [&first, &second, &third] {
+        let (status, health) = probe(&client, node, "/api/v1/health").await;
+        assert_eq!((status, health["redis"].as_str()), (200, Some("error")), "{health}");
+        let (status, ready) = probe(&client, node, "/ready").await;
+        assert_eq!(status, 200, "a node without Redis still serves its clients: {ready}");
+        assert_eq!((ready["status"].as_str(), ready["redis"].as_str()), (Some("degraded"), Some("error")));
+        assert_eq!(metric(&client, node, "floor_bus_up").await, Some(0.0));
+    }
+    // The owner's watcher heard every press, in order, while Redis was down.
+    let heard = versions_until(&mut owners, last, Duration::from_secs(5))
+        .await
+        .expect("the owner's watcher hears the outage's presses");
+    assert_eq!(heard, (first_press..=last).collect::<Vec<i64>>(), "the owner's watcher missed nothing");
+
+    redis.run();
+    let back = Instant::now();
+    let caught_up = versions_until(&mut followers, last, Duration::from_secs(5)).await;
+    let caught_up = caught_up.unwrap_or_else(|| {
+        panic!(
+            "the other node's watcher reaches the last version within 5 s of Redis being back\n{}",
+            log_tails(logs.path())
+        )
+    });
+    eprintln!("the other node's watcher reached version {last} {:?} after Redis was back", back.elapsed());
+    assert!(caught_up.windows(2).all(|pair| pair[0] < pair[1]), "versions only go up: {caught_up:?}");
+    for node in [&first, &second, &third] {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while metric(&client, node, "floor_bus_up").await != Some(1.0) {
+            assert!(Instant::now() < deadline, "{} sees Redis again", node.base);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let (status, ready) = probe(&client, node, "/ready").await;
+        assert_eq!((status, ready["status"].as_str()), (200, Some("ready")), "{ready}");
+    }
+
+    // Watchers that join afterwards, on every node, hear every change, as the old ones do.
+    let mut everyone = vec![owners, followers];
+    for node in [&first, &second, &third] {
+        everyone.push(watcher_on(&setup, node, &game).await.0);
+    }
+    let mut after = Vec::new();
+    for n in 0..6 {
+        let direction = if n % 2 == 0 { "next" } else { "prev" };
+        let key = Uuid::new_v4().to_string();
+        let node = [&first, &second, &third][n % 3];
+        let (status, state) = press(&client, node, &game, &game.path("level"), json!({"direction": direction}), &key)
+            .await
+            .expect("sent");
+        assert_eq!(status, 200, "{state}");
+        after.push(version(&state));
+    }
+    let final_version = *after.last().expect("presses");
+    for (n, watcher) in everyone.iter_mut().enumerate() {
+        let heard = versions_until(watcher, final_version, Duration::from_secs(5))
+            .await
+            .expect("every watcher hears the presses after");
+        let heard_after: Vec<i64> = heard.into_iter().filter(|seen| *seen > last).collect();
+        assert_eq!(heard_after, after, "watcher {n} heard every press after Redis came back, once, in order");
+    }
+
+    // The outage was told once per node, not at every change.
+    for node in ["first", "second", "third"] {
+        assert!(log_lines(logs.path(), node, "could not broadcast") == 0, "{node} logged a broadcast error");
+    }
+    for node in ["first", "second"] {
+        assert_eq!(log_lines(logs.path(), node, "lost Redis"), 1, "{node} says it lost Redis once");
+    }
+}
