@@ -16,34 +16,37 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{PushInfo, PushKind};
+use redis::aio::MultiplexedConnection;
+use redis::{AsyncConnectionConfig, PushInfo, PushKind};
 use socketioxide_redis::drivers::{ChanItem, Driver, MessageStream};
 use tokio::sync::{Notify, mpsc, watch};
 use tokio::time::Instant;
 
 /// How often a healthy link asks Redis whether it is there.
 const CHECK_EVERY: Duration = Duration::from_secs(1);
-/// The first wait before asking a Redis that did not answer again; it doubles up to
+/// The first wait before connecting again to a Redis that was lost; it doubles up to
 /// [`RETRY_AT_MOST`].
 const RETRY_FIRST: Duration = Duration::from_millis(250);
 const RETRY_AT_MOST: Duration = Duration::from_secs(2);
-/// The longest a question to Redis (a check, a subscription) may take before Redis counts as
-/// gone.
+/// The longest a question to Redis (a connection, a check, a subscription) may take before
+/// Redis counts as gone.
 const ANSWER_WITHIN: Duration = Duration::from_secs(1);
 /// The longest a publish may hold its sender (the fan-out of a tournament, before its own
 /// sockets hear the change): past it Redis counts as gone and the message is dropped.
 const PUBLISH_WITHIN: Duration = Duration::from_millis(500);
+
+type Channels = RwLock<HashMap<String, mpsc::Sender<ChanItem>>>;
 
 /// This node's connection to Redis; cheap to clone.
 #[derive(Clone)]
 pub struct Link(Arc<Inner>);
 
 struct Inner {
-    /// Reconnects by itself; the link's own checks make it try again.
-    redis: ConnectionManager,
+    client: redis::Client,
+    /// The connection now: replaced by the link's keeper when Redis comes back.
+    connection: RwLock<Option<MultiplexedConnection>>,
     /// Where the messages of each subscribed channel go.
-    channels: Arc<RwLock<HashMap<String, mpsc::Sender<ChanItem>>>>,
+    channels: Arc<Channels>,
     /// The link's health, shared with the push handler that learns first of a lost connection.
     health: Arc<Health>,
     /// Counts the times Redis came back; each consumer of [`Link::recoveries`] sees it move.
@@ -55,6 +58,9 @@ struct Inner {
 struct Health {
     up: AtomicBool,
     outages: AtomicU64,
+    /// Which connection is the link's now: a closing connection the link has already
+    /// replaced says nothing of the new one.
+    connection: AtomicU64,
     /// Wakes the keeper: the connection was just lost.
     check_now: Notify,
 }
@@ -95,28 +101,14 @@ impl Link {
     /// answers at once; otherwise it keeps trying in the background: a node starts while Redis
     /// is unreachable. Lives as long as the runtime.
     pub async fn start(client: redis::Client) -> anyhow::Result<Self> {
-        let channels: Arc<RwLock<HashMap<String, mpsc::Sender<ChanItem>>>> = Arc::default();
-        let health = Arc::new(Health::default());
-        let pushes = {
-            let (channels, health) = (channels.clone(), health.clone());
-            move |push: PushInfo| {
-                match push.kind {
-                    PushKind::Disconnection => health.lost(&"the connection closed"),
-                    PushKind::Message => hand_on(&channels, push),
-                    _ => {}
-                }
-                Ok::<(), std::convert::Infallible>(())
-            }
-        };
-        // One attempt per question: the link's keeper does the retrying, with its own pace.
-        let config = ConnectionManagerConfig::new()
-            .set_push_sender(pushes)
-            .set_number_of_retries(0)
-            .set_connection_timeout(Some(ANSWER_WITHIN))
-            .set_response_timeout(Some(ANSWER_WITHIN));
-        let redis = ConnectionManager::new_lazy_with_config(client, config)?;
-        let link = Self(Arc::new(Inner { redis, channels, health, recoveries: watch::Sender::new(0) }));
-        match link.ask(&redis::cmd("PING")).await {
+        let link = Self(Arc::new(Inner {
+            client,
+            connection: RwLock::new(None),
+            channels: Arc::default(),
+            health: Arc::default(),
+            recoveries: watch::Sender::new(0),
+        }));
+        match link.connect().await {
             Ok(()) => link.0.health.up.store(true, Ordering::SeqCst),
             Err(err) => tracing::error!(
                 error = %err,
@@ -132,23 +124,23 @@ impl Link {
         self.0.health.up.load(Ordering::SeqCst)
     }
 
-    /// The link's state before a message is sent: [`Self::carried_since`] then tells whether
-    /// the other nodes can have missed it.
-    pub fn mark(&self) -> Mark {
-        // Outages first: a loss in between then shows as a changed count.
-        let outages = self.0.health.outages.load(Ordering::SeqCst);
-        Mark { up: self.is_up(), outages }
-    }
-
     /// How many times the link has been lost so far.
     pub fn outages(&self) -> u64 {
         self.0.health.outages.load(Ordering::SeqCst)
     }
 
+    /// The link's state before a message is sent: [`Self::carried_since`] then tells whether
+    /// the other nodes can have missed it.
+    pub fn mark(&self) -> Mark {
+        // Outages first: a loss in between then shows as a changed count.
+        let outages = self.outages();
+        Mark { up: self.is_up(), outages }
+    }
+
     /// Whether everything sent since `mark` reached Redis: the link worked then, works now,
     /// and was not lost in between.
     pub fn carried_since(&self, mark: Mark) -> bool {
-        mark.up && self.is_up() && self.0.health.outages.load(Ordering::SeqCst) == mark.outages
+        mark.up && self.is_up() && self.outages() == mark.outages
     }
 
     /// Changes each time Redis answers again after an outage (and when it first answers, if
@@ -158,16 +150,20 @@ impl Link {
         self.0.recoveries.subscribe()
     }
 
+    /// The connection now, while Redis answers.
+    fn connection(&self) -> Option<MultiplexedConnection> {
+        if !self.is_up() {
+            return None;
+        }
+        self.0.connection.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+
     /// Publishes `message` on `channel`, or drops it at once while Redis is unreachable.
     pub async fn send(&self, channel: String, message: Vec<u8>) -> Sent {
-        if !self.is_up() {
-            return Sent::Dropped;
-        }
-        let mut redis = self.0.redis.clone();
+        let Some(mut connection) = self.connection() else { return Sent::Dropped };
         let mut command = redis::cmd("PUBLISH");
         command.arg(channel).arg(message);
-        let publish = command.query_async::<i64>(&mut redis);
-        match tokio::time::timeout(PUBLISH_WITHIN, publish).await {
+        match tokio::time::timeout(PUBLISH_WITHIN, command.query_async::<i64>(&mut connection)).await {
             Ok(Ok(_)) => Sent::Published,
             Ok(Err(err)) => {
                 self.0.health.lost(&err);
@@ -185,83 +181,88 @@ impl Link {
         let (sender, messages) = mpsc::channel(buffer);
         self.0.channels.write().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(channel.clone(), sender);
         // While Redis is away the keeper subscribes when it is back.
-        if self.is_up()
-            && let Err(err) = self.subscribe_to(vec![channel]).await
+        if let Some(mut connection) = self.connection()
+            && let Err(err) = within(connection.subscribe(&channel)).await
         {
             self.0.health.lost(&err);
         }
         MessageStream::new(messages)
     }
 
-    /// Subscribes to `channels`, within [`ANSWER_WITHIN`]. Through the manager's own call: Redis
-    /// confirms each channel of a SUBSCRIBE on its own, which a plain command would take for
-    /// the answers of the commands after it.
-    async fn subscribe_to(&self, channels: Vec<String>) -> anyhow::Result<()> {
-        let mut redis = self.0.redis.clone();
-        match tokio::time::timeout(ANSWER_WITHIN, redis.subscribe(channels)).await {
-            Ok(answer) => answer.map_err(Into::into),
-            Err(_) => Err(anyhow::anyhow!("Redis did not confirm the subscriptions within {ANSWER_WITHIN:?}")),
+    /// Makes a new connection, subscribed to every channel this node listens on, and makes it
+    /// the link's.
+    async fn connect(&self) -> anyhow::Result<()> {
+        let generation = self.0.health.connection.fetch_add(1, Ordering::SeqCst) + 1;
+        let pushes = {
+            let (channels, health) = (self.0.channels.clone(), self.0.health.clone());
+            move |push: PushInfo| {
+                match push.kind {
+                    PushKind::Disconnection if health.connection.load(Ordering::SeqCst) == generation => {
+                        health.lost(&"the connection closed");
+                    }
+                    PushKind::Message => hand_on(&channels, push),
+                    _ => {}
+                }
+                Ok::<(), std::convert::Infallible>(())
+            }
+        };
+        let config = AsyncConnectionConfig::new()
+            .set_push_sender(pushes)
+            .set_connection_timeout(Some(ANSWER_WITHIN))
+            .set_response_timeout(Some(ANSWER_WITHIN));
+        let mut connection = within(self.0.client.get_multiplexed_async_connection_with_config(&config)).await?;
+        let channels: Vec<String> =
+            self.0.channels.read().unwrap_or_else(|poisoned| poisoned.into_inner()).keys().cloned().collect();
+        if !channels.is_empty() {
+            // One call for them all: Redis confirms each channel of a SUBSCRIBE on its own,
+            // which only the client's own subscribe expects.
+            within(connection.subscribe(channels)).await?;
         }
-    }
-
-    /// Asks Redis `command`, within [`ANSWER_WITHIN`].
-    async fn ask(&self, command: &redis::Cmd) -> anyhow::Result<()> {
-        let mut redis = self.0.redis.clone();
-        match tokio::time::timeout(ANSWER_WITHIN, command.query_async::<redis::Value>(&mut redis)).await {
-            Ok(answer) => answer.map(drop).map_err(Into::into),
-            Err(_) => Err(anyhow::anyhow!("Redis did not answer within {ANSWER_WITHIN:?}")),
-        }
+        *self.0.connection.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(connection);
+        Ok(())
     }
 
     /// Checks the link every [`CHECK_EVERY`] (at once when the connection is lost), and while
-    /// Redis is gone tries again with a growing pause; when it answers, subscribes every
-    /// channel anew and tells the node.
+    /// Redis is gone connects again with a growing pause; when it answers, tells the node.
     async fn keep(self) {
         let health = self.0.health.clone();
         let mut retry = RETRY_FIRST;
         let mut lost_at = (!self.is_up()).then(Instant::now);
         loop {
-            if self.is_up() {
+            if let Some(mut connection) = self.connection() {
                 tokio::select! {
                     () = tokio::time::sleep(CHECK_EVERY) => {}
                     () = health.check_now.notified() => {}
                 }
-            } else {
-                tokio::time::sleep(retry).await;
+                if let Err(err) = within(redis::cmd("PING").query_async::<String>(&mut connection)).await {
+                    health.lost(&err);
+                }
+                continue;
             }
-            let answered = self.ask(&redis::cmd("PING")).await;
-            match (self.is_up(), answered) {
-                (true, Ok(())) => {}
-                (true, Err(err)) => health.lost(&err),
-                (false, Ok(())) => match self.subscribe_all().await {
-                    Ok(()) => {
-                        health.up.store(true, Ordering::SeqCst);
-                        retry = RETRY_FIRST;
-                        let after = lost_at.take().map(|since| since.elapsed());
-                        tracing::info!(?after, "Redis answers again; the other nodes catch up");
-                        self.0.recoveries.send_modify(|count| *count += 1);
-                    }
-                    Err(err) => tracing::debug!(error = %err, "Redis answers but did not take the subscriptions"),
-                },
-                (false, Err(err)) => {
+            let since = *lost_at.get_or_insert_with(Instant::now);
+            tokio::time::sleep(retry).await;
+            match self.connect().await {
+                Ok(()) => {
+                    health.up.store(true, Ordering::SeqCst);
+                    retry = RETRY_FIRST;
+                    lost_at = None;
+                    tracing::info!(after = ?since.elapsed(), "Redis answers again; the other nodes catch up");
+                    self.0.recoveries.send_modify(|count| *count += 1);
+                }
+                Err(err) => {
                     tracing::debug!(error = %err, "Redis is still unreachable");
                     retry = (retry * 2).min(RETRY_AT_MOST);
                 }
             }
-            if !self.is_up() && lost_at.is_none() {
-                lost_at = Some(Instant::now());
-            }
         }
     }
+}
 
-    /// Subscribes every channel this node listens on (a new connection has none).
-    async fn subscribe_all(&self) -> anyhow::Result<()> {
-        let channels: Vec<String> =
-            self.0.channels.read().unwrap_or_else(|poisoned| poisoned.into_inner()).keys().cloned().collect();
-        if channels.is_empty() {
-            return Ok(());
-        }
-        self.subscribe_to(channels).await
+/// `question`, answered within [`ANSWER_WITHIN`].
+async fn within<T>(question: impl Future<Output = redis::RedisResult<T>>) -> anyhow::Result<T> {
+    match tokio::time::timeout(ANSWER_WITHIN, question).await {
+        Ok(answer) => answer.map_err(Into::into),
+        Err(_) => Err(anyhow::anyhow!("Redis did not answer within {ANSWER_WITHIN:?}")),
     }
 }
 
@@ -279,7 +280,7 @@ pub fn with_resp3(url: &str) -> String {
 
 /// Hands a message to its channel's listener. A listener that is this far behind misses it
 /// (the push handler must not block the connection).
-fn hand_on(channels: &RwLock<HashMap<String, mpsc::Sender<ChanItem>>>, push: PushInfo) {
+fn hand_on(channels: &Channels, push: PushInfo) {
     let mut data = push.data.into_iter();
     let (Some(channel), Some(message)) = (data.next(), data.next()) else { return };
     let (Ok(channel), Ok(message)) =
@@ -314,11 +315,10 @@ impl Driver for Link {
 
     async fn unsubscribe(&self, channel: String) -> Result<(), Self::Error> {
         self.0.channels.write().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(&channel);
-        let mut redis = self.0.redis.clone();
-        if self.is_up()
-            && let Err(err) = tokio::time::timeout(ANSWER_WITHIN, redis.unsubscribe(&channel)).await
+        if let Some(mut connection) = self.connection()
+            && let Err(err) = within(connection.unsubscribe(&channel)).await
         {
-            tracing::debug!(error = %err, channel, "could not unsubscribe in time");
+            tracing::debug!(error = %err, channel, "could not unsubscribe");
         }
         Ok(())
     }
@@ -326,13 +326,9 @@ impl Driver for Link {
     /// The nodes listening on `channel`; one (this one) while Redis is unreachable, so what
     /// waits for the other nodes' answers does not wait for nobody.
     async fn num_serv(&self, channel: &str) -> Result<u16, Self::Error> {
-        let mut redis = self.0.redis.clone();
+        let Some(mut connection) = self.connection() else { return Ok(1) };
         let mut command = redis::cmd("PUBSUB");
         command.arg("NUMSUB").arg(channel);
-        let count = command.query_async::<(String, u16)>(&mut redis);
-        match tokio::time::timeout(ANSWER_WITHIN, count).await {
-            Ok(Ok((_, count))) => Ok(count),
-            _ => Ok(1),
-        }
+        Ok(within(command.query_async::<(String, u16)>(&mut connection)).await.map_or(1, |(_, count)| count))
     }
 }
