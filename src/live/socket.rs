@@ -207,15 +207,18 @@ impl SocketBroadcaster {
     /// again when Redis is back (at once, if it already is).
     async fn fell_behind(&self, state: Snapshot, link: &Link) {
         self.metrics.broadcast_error();
-        {
-            let mut behind = locked(&self.behind);
-            if behind.get(&state.tournament_id).is_none_or(|kept| kept.version < state.version) {
-                behind.insert(state.tournament_id, state);
-            }
-        }
+        self.keep_behind(state);
         // Redis may have come back since the state was sent, after the recovery looked.
         if link.is_up() {
             self.send_behind().await;
+        }
+    }
+
+    /// Keeps `state` for the next recovery, unless a newer state of its tournament is kept.
+    fn keep_behind(&self, state: Snapshot) {
+        let mut behind = locked(&self.behind);
+        if behind.get(&state.tournament_id).is_none_or(|kept| kept.version < state.version) {
+            behind.insert(state.tournament_id, state);
         }
     }
 
@@ -232,10 +235,7 @@ impl SocketBroadcaster {
             };
             if sent.is_err() || !link.carried_since(mark) {
                 // Lost again: it waits for the next recovery.
-                let mut behind = locked(&self.behind);
-                if behind.get(&state.tournament_id).is_none_or(|kept| kept.version < state.version) {
-                    behind.insert(state.tournament_id, state);
-                }
+                self.keep_behind(state);
                 continue;
             }
             if let Some(bus) = self.bus.get() {
