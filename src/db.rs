@@ -57,25 +57,27 @@ where
 
 /// How long SQLite waits for a lock another process holds before it answers "busy".
 const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long a statement waits for a connection of SQLite's pools: the writer is one
-/// connection, and a burst of writes queues for it. A file is never out of reach, so a long
-/// wait is a long queue, not an outage.
-const SQLITE_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long a statement waits for a PostgreSQL connection, a new one included (sqlx bounds
-/// the whole acquisition by it, connecting and retrying a refused connection with it; sea-orm's
-/// `connect_timeout` is the same setting). A healthy pool answers in milliseconds; past this the
-/// server is out of reach (or the pool exhausted) and the request is answered `503` rather
-/// than held: a request that meets the outage twice (a command, then the record of its
-/// answer) is still answered within about 3 seconds.
-const POSTGRES_ACQUIRE_TIMEOUT: Duration = Duration::from_millis(1500);
-/// How long `connect` waits for a PostgreSQL that does not answer yet (a node started beside
-/// its database, before the database accepts connections).
-const POSTGRES_STARTUP_PATIENCE: Duration = Duration::from_secs(30);
+/// How long a statement waits for a connection of the pool, on both databases. A burst queues
+/// for the pool's connections (SQLite's one writer; on PostgreSQL a registration holds its
+/// connection while it waits for the tournament's lock), and that queue is served, not turned
+/// away. An outage of PostgreSQL is not waited out here: [`keep_lookout`] makes the pool's new
+/// connections fail at once while PostgreSQL is out of reach. (sqlx bounds the whole
+/// acquisition by this, connecting included; sea-orm's `connect_timeout` is the same setting.)
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How often the lookout asks PostgreSQL whether it answers, while it does and while it does not.
+const LOOK_EVERY: Duration = Duration::from_millis(500);
+const LOOK_AGAIN_WHILE_DOWN: Duration = Duration::from_millis(250);
+/// How long the lookout waits for an answer (its ping, or a new connection) before it calls
+/// PostgreSQL out of reach.
+const LOOK_TIMEOUT: Duration = Duration::from_secs(2);
+/// Where the pool connects while PostgreSQL is out of reach: a socket that does not exist,
+/// which sqlx gives up on at once (a refused connection it would try again until the acquire
+/// timeout).
+const CLOSED_DOOR: &str = "/nonexistent/floor/postgresql-is-out-of-reach";
 
 /// Connects to `url`: the connections that write (and read inside their transactions). For
 /// a SQLite file its folder is created when missing, so a bare `floor serve` works on an
-/// empty machine. A PostgreSQL that cannot be reached yet is tried again for
-/// [`POSTGRES_STARTUP_PATIENCE`].
+/// empty machine. On PostgreSQL a lookout keeps watch beside the pool ([`keep_lookout`]).
 pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
     let mut options = base_options(url);
     if is_sqlite(url) {
@@ -88,19 +90,70 @@ pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
                 .busy_timeout(SQLITE_BUSY_TIMEOUT)
                 .foreign_keys(true)
         });
-        return Database::connect(options).await.with_context(|| format!("connecting to {}", redact(url)));
+    } else {
+        options.max_connections(32).min_connections(1);
     }
-    options.max_connections(32).min_connections(1);
-    let patience = tokio::time::Instant::now() + POSTGRES_STARTUP_PATIENCE;
+    let db = Database::connect(options).await.with_context(|| format!("connecting to {}", redact(url)))?;
+    if db.get_database_backend() == DbBackend::Postgres {
+        tokio::spawn(keep_lookout(db.get_postgres_connection_pool().clone()));
+    }
+    Ok(db)
+}
+
+/// Keeps watch on PostgreSQL beside `pool`, from a connection of its own: the pool's may all be
+/// busy with a burst, which is no outage. While PostgreSQL is out of reach (the lookout's
+/// connection is lost and a new one is refused, or nothing answers within [`LOOK_TIMEOUT`]),
+/// the pool's new connections go to [`CLOSED_DOOR`] and fail at once, so a request that needs
+/// the database is answered `503` within a second or two (without it sqlx tries a refused
+/// connection again until the acquire timeout, half a minute). The connections the pool holds
+/// are left alone: they fail by themselves when PostgreSQL is gone. Once PostgreSQL answers
+/// again (the lookout asks every [`LOOK_AGAIN_WHILE_DOWN`]), the pool connects to it as before.
+/// Runs until the process ends.
+pub async fn keep_lookout(pool: sea_orm::sqlx::PgPool) {
+    let reachable_at = (*pool.connect_options()).clone();
+    let door_closed = reachable_at.clone().socket(CLOSED_DOOR);
+    let mut watch = None;
+    let mut closed = false;
     loop {
-        match Database::connect(options.clone()).await {
-            Ok(db) => return Ok(db),
-            Err(err) if db_err_is_unreachable(&err) && tokio::time::Instant::now() < patience => {
-                tracing::warn!(error = %err, "PostgreSQL does not answer yet; trying again");
-                tokio::time::sleep(Duration::from_secs(1)).await;
+        match (look(&reachable_at, &mut watch).await, closed) {
+            (Err(why), false) => {
+                tracing::error!(error = %why, "PostgreSQL is out of reach: new connections fail at once until it answers");
+                pool.set_connect_options(door_closed.clone());
+                closed = true;
             }
-            Err(err) => return Err(err).with_context(|| format!("connecting to {}", redact(url))),
+            (Ok(()), true) => {
+                tracing::info!("PostgreSQL answers again: the pool connects to it");
+                pool.set_connect_options(reachable_at.clone());
+                closed = false;
+            }
+            _ => {}
         }
+        tokio::time::sleep(if closed { LOOK_AGAIN_WHILE_DOWN } else { LOOK_EVERY }).await;
+    }
+}
+
+/// Whether PostgreSQL answers the lookout's connection `watch` (made again when lost): `Err`
+/// saying why only when it is out of reach. Any other refusal of a new connection (a password,
+/// too many clients) is no outage: the pool's own connections meet it and say so.
+async fn look(
+    options: &sea_orm::sqlx::postgres::PgConnectOptions,
+    watch: &mut Option<sea_orm::sqlx::PgConnection>,
+) -> Result<(), String> {
+    use sea_orm::sqlx::{ConnectOptions as _, Connection as _};
+    if let Some(connection) = watch.as_mut() {
+        if matches!(tokio::time::timeout(LOOK_TIMEOUT, connection.ping()).await, Ok(Ok(()))) {
+            return Ok(());
+        }
+        *watch = None;
+    }
+    match tokio::time::timeout(LOOK_TIMEOUT, options.connect()).await {
+        Ok(Ok(connection)) => {
+            *watch = Some(connection);
+            Ok(())
+        }
+        Ok(Err(err)) if sqlx_is_unreachable(&err) => Err(err.to_string()),
+        Ok(Err(_)) => Ok(()),
+        Err(_) => Err(format!("no answer within {LOOK_TIMEOUT:?}")),
     }
 }
 
@@ -155,9 +208,8 @@ fn sqlite_readers() -> u32 {
 
 fn base_options(url: &str) -> ConnectOptions {
     let mut options = ConnectOptions::new(url.to_owned());
-    let acquire_timeout = if is_sqlite(url) { SQLITE_ACQUIRE_TIMEOUT } else { POSTGRES_ACQUIRE_TIMEOUT };
     // sqlx logs every statement at INFO; statements are traced by our own spans instead.
-    options.sqlx_logging(false).acquire_timeout(acquire_timeout);
+    options.sqlx_logging(false).acquire_timeout(ACQUIRE_TIMEOUT);
     options
 }
 
@@ -437,7 +489,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_postgresql_nobody_listens_on_is_unreachable_within_the_acquire_timeout() {
+    async fn with_the_lookout_a_postgresql_nobody_listens_on_fails_a_statement_within_seconds() {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|listener| listener.local_addr())
             .map(|address| address.port())
@@ -445,12 +497,15 @@ mod tests {
         let mut options = base_options(&format!("postgres://floor@127.0.0.1:{port}/floor"));
         options.connect_lazy(true);
         let db = Database::connect(options).await.expect("a lazy pool");
-        let started = std::time::Instant::now();
-        let err = db.execute_unprepared("SELECT 1").await.expect_err("nobody listens");
-        let waited = started.elapsed();
-        assert!(db_err_is_unreachable(&err), "{err:?}");
-        assert!(waited >= POSTGRES_ACQUIRE_TIMEOUT - Duration::from_millis(100), "gave up after {waited:?}");
-        assert!(waited < POSTGRES_ACQUIRE_TIMEOUT + Duration::from_secs(1), "held {waited:?}");
+        tokio::spawn(keep_lookout(db.get_postgres_connection_pool().clone()));
+        for _ in 0..2 {
+            let started = std::time::Instant::now();
+            let err = db.execute_unprepared("SELECT 1").await.expect_err("nobody listens");
+            let waited = started.elapsed();
+            assert!(db_err_is_unreachable(&err), "{err:?}");
+            // Not the acquire timeout's half minute: the lookout closed the door.
+            assert!(waited < Duration::from_secs(3), "held {waited:?}");
+        }
     }
 
     #[test]

@@ -268,8 +268,8 @@ impl AppError {
 /// The message of a request turned away because the database cannot be reached.
 pub const UNREACHABLE: &str = "the database is unreachable; try again in a few seconds";
 
-/// The `Retry-After` of a `503 SERVICE_UNAVAILABLE`, in seconds: a blink of the database is
-/// over in about that, and a request that finds it still down is answered within two seconds.
+/// The `Retry-After` of a `503 SERVICE_UNAVAILABLE`, in seconds: a restart of the database is
+/// over in about that, and a request that finds it still down is turned away at once.
 pub const RETRY_UNAVAILABLE_AFTER: u32 = 2;
 
 /// How often an outage of the database is written to the log, at most.

@@ -42,8 +42,9 @@ pub struct SeaOrmStore {
 const BREAK_FOR: Duration = Duration::from_secs(1);
 
 /// A breaker over the store's calls. An actor takes its commands one at a time, and a call to
-/// a database out of reach waits out the pool's acquire timeout before it fails: commands
-/// queued behind it would each wait in turn, and a tournament's presses pile up. After a call
+/// a database out of reach may wait before it fails (until the pool's lookout notices the
+/// outage, or a statement under way gives up): commands queued behind it would each wait in
+/// turn, and a tournament's presses pile up. After a call
 /// finds the database out of reach, every call for [`BREAK_FOR`] fails at once the same way
 /// (the command is refused `503`, nothing done); the first call after that tries the database
 /// again, so the store comes back within a second or so of the database.
