@@ -6,6 +6,8 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::db;
+
 /// Every error code of the contract. Clients branch on these names: renaming one is a
 /// breaking change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
@@ -39,12 +41,15 @@ pub enum ErrorCode {
     PayloadTooLarge,
     UnsupportedMediaType,
     RateLimited,
+    /// A dependency the request needs (the database) is down: try again after `Retry-After`
+    /// (beyond the contract's table).
+    ServiceUnavailable,
     InternalError,
 }
 
 impl ErrorCode {
     /// Every code, for the documents that name them.
-    pub const ALL: [Self; 28] = [
+    pub const ALL: [Self; 29] = [
         Self::ValidationError,
         Self::Unauthorized,
         Self::Forbidden,
@@ -72,6 +77,7 @@ impl ErrorCode {
         Self::PayloadTooLarge,
         Self::UnsupportedMediaType,
         Self::RateLimited,
+        Self::ServiceUnavailable,
         Self::InternalError,
     ];
 
@@ -100,6 +106,7 @@ impl ErrorCode {
             PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             OtpRateLimited | RateLimited => StatusCode::TOO_MANY_REQUESTS,
+            ServiceUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             InternalError => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -135,6 +142,7 @@ impl ErrorCode {
             PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             RateLimited => "RATE_LIMITED",
+            ServiceUnavailable => "SERVICE_UNAVAILABLE",
             InternalError => "INTERNAL_ERROR",
         }
     }
@@ -219,17 +227,71 @@ impl AppError {
             Self::Api { code, message, details } => {
                 Self::Api { code: *code, message: message.clone(), details: details.clone() }
             }
+            // The text of the chain is all that can be copied; an unreachable database stays
+            // one, so every caller gets its 503.
+            Self::Internal(cause) if db::is_unreachable(cause) => {
+                Self::Internal(db::Unreachable(format!("{cause:#}")).into())
+            }
             Self::Internal(cause) => Self::Internal(anyhow::anyhow!("{cause:#}")),
         }
     }
 
-    /// The code this error is sent with.
+    /// The code this error is sent with: an unexpected failure is `INTERNAL_ERROR`, unless it
+    /// is the database being out of reach ([`db::is_unreachable`]), `SERVICE_UNAVAILABLE`.
     pub fn code(&self) -> ErrorCode {
         match self {
             Self::Api { code, .. } => *code,
+            Self::Internal(cause) if db::is_unreachable(cause) => ErrorCode::ServiceUnavailable,
             Self::Internal(_) => ErrorCode::InternalError,
         }
     }
+
+    /// What the client is told: the code, the message and the details. The cause of an
+    /// unexpected failure goes to the log instead (it may name tables, queries or secrets),
+    /// and so does an unreachable database's, reported once in a while rather than at each
+    /// request it turns away.
+    pub fn into_public(self) -> (ErrorCode, String, Option<Vec<FieldProblem>>) {
+        match self {
+            Self::Api { code, message, details } => (code, message, details),
+            Self::Internal(cause) if db::is_unreachable(&cause) => {
+                report_unreachable(&cause);
+                (ErrorCode::ServiceUnavailable, UNREACHABLE.to_owned(), None)
+            }
+            Self::Internal(cause) => {
+                tracing::error!(error = ?cause, "internal error");
+                (ErrorCode::InternalError, "internal error".to_owned(), None)
+            }
+        }
+    }
+}
+
+/// The message of a request turned away because the database cannot be reached.
+pub const UNREACHABLE: &str = "the database is unreachable; try again in a few seconds";
+
+/// The `Retry-After` of a `503 SERVICE_UNAVAILABLE`, in seconds: a restart of the database is
+/// over in about that, and a request that finds it still down is turned away at once.
+pub const RETRY_UNAVAILABLE_AFTER: u32 = 2;
+
+/// How often an outage of the database is written to the log, at most.
+const REPORT_UNREACHABLE_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// When the log last heard of an unreachable database, and how many failures it has not heard
+/// of since.
+static UNREACHABLE_REPORTED: std::sync::Mutex<(Option<std::time::Instant>, u64)> = std::sync::Mutex::new((None, 0));
+
+/// Logs that the database is unreachable, with its cause: once every
+/// [`REPORT_UNREACHABLE_EVERY`] at most, with the count of failures since the last line, so an
+/// outage leaves a few lines and not one per request.
+pub fn report_unreachable(cause: &anyhow::Error) {
+    let mut reported = UNREACHABLE_REPORTED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (last, unreported) = &mut *reported;
+    if last.is_some_and(|last| last.elapsed() < REPORT_UNREACHABLE_EVERY) {
+        *unreported += 1;
+        return;
+    }
+    tracing::error!(error = ?cause, unreported = *unreported, "the database is unreachable; requests that need it are answered 503");
+    *last = Some(std::time::Instant::now());
+    *unreported = 0;
 }
 
 impl From<sea_orm::DbErr> for AppError {
@@ -278,20 +340,18 @@ pub struct ErrorObject {
 
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
-        let (code, message, details) = match self {
-            Self::Api { code, message, details } => (code, message, details),
-            Self::Internal(cause) => {
-                // The cause stays in the log: it may name tables, queries or secrets.
-                tracing::error!(error = ?cause, "internal error");
-                (ErrorCode::InternalError, "internal error".to_owned(), None)
-            }
-        };
+        let (code, message, details) = self.into_public();
         let body = ErrorBody { error: ErrorObject { code, message, details } };
         let mut response = (code.status(), axum::Json(body)).into_response();
-        if code == ErrorCode::RateLimited {
+        let retry_after = match code {
             // The contract promises `Retry-After` with every 429; a limit that knows its
             // wait (the abuse limits) puts its own in place of this one second.
-            response.headers_mut().insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(1u32));
+            ErrorCode::RateLimited => Some(1),
+            ErrorCode::ServiceUnavailable => Some(RETRY_UNAVAILABLE_AFTER),
+            _ => None,
+        };
+        if let Some(seconds) = retry_after {
+            response.headers_mut().insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(seconds));
         }
         response
     }
@@ -342,6 +402,52 @@ mod tests {
         assert_eq!(ErrorCode::OtpRateLimited.status(), StatusCode::TOO_MANY_REQUESTS);
         assert_eq!(ErrorCode::PayloadTooLarge.status(), StatusCode::PAYLOAD_TOO_LARGE);
         assert_eq!(ErrorCode::UnsupportedMediaType.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+        assert_eq!(ErrorCode::ServiceUnavailable.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(ErrorCode::ServiceUnavailable.as_str(), "SERVICE_UNAVAILABLE");
+    }
+
+    async fn body_of(response: Response) -> serde_json::Value {
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 16).await.expect("body");
+        serde_json::from_slice(&bytes).expect("json")
+    }
+
+    #[tokio::test]
+    async fn a_database_out_of_reach_is_a_503_with_retry_after_whichever_way_it_came() {
+        let timed_out = || sea_orm::DbErr::ConnectionAcquire(sea_orm::ConnAcquireErr::Timeout);
+        let refused = sea_orm::DbErr::Conn(sea_orm::RuntimeErr::SqlxError(std::sync::Arc::new(
+            sea_orm::sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)),
+        )));
+        let ways = [
+            AppError::from(timed_out()),
+            AppError::from(refused),
+            AppError::from(sea_orm::TransactionError::<AppError>::Connection(timed_out())),
+            AppError::Internal(anyhow::Error::new(timed_out()).context("loading the agenda")),
+            AppError::Internal(anyhow::Error::new(sea_orm::sqlx::Error::PoolTimedOut)),
+            AppError::shared(std::sync::Arc::new(AppError::from(timed_out()))),
+        ];
+        for err in ways {
+            assert_eq!(err.code(), ErrorCode::ServiceUnavailable, "{err:?}");
+            let response = err.into_response();
+            assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+            let retry_after = response.headers().get(axum::http::header::RETRY_AFTER).map(|v| v.as_bytes().to_vec());
+            assert_eq!(retry_after, Some(RETRY_UNAVAILABLE_AFTER.to_string().into_bytes()));
+            let body = body_of(response).await;
+            assert_eq!(body, serde_json::json!({"error": {"code": "SERVICE_UNAVAILABLE", "message": UNREACHABLE}}));
+        }
+    }
+
+    #[tokio::test]
+    async fn other_database_failures_stay_internal_and_send_no_cause() {
+        let violated = sea_orm::DbErr::Exec(sea_orm::RuntimeErr::Internal("UNIQUE constraint failed".to_owned()));
+        let err = AppError::from(violated);
+        assert_eq!(err.code(), ErrorCode::InternalError);
+        let response = err.into_response();
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(response.headers().get(axum::http::header::RETRY_AFTER).is_none());
+        let body = body_of(response).await;
+        assert_eq!(body, serde_json::json!({"error": {"code": "INTERNAL_ERROR", "message": "internal error"}}));
+        let shared = AppError::shared(std::sync::Arc::new(AppError::Internal(anyhow::anyhow!("a bug"))));
+        assert_eq!(shared.code(), ErrorCode::InternalError);
     }
 
     #[tokio::test]

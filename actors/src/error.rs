@@ -16,6 +16,8 @@ pub enum Refusal {
     ResultsAlreadyConfirmed,
     /// Too many callers wait for tournaments to be opened on this node; come back shortly.
     Busy,
+    /// The store cannot reach the database: nothing was done; come back shortly.
+    Unavailable,
 }
 
 /// The error of every live command.

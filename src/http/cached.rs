@@ -41,13 +41,16 @@ pub fn send(answer: &Answer, headers: &HeaderMap) -> Response {
 
 /// The middleware: after a request that may have changed data (any method but the safe
 /// ones) drops the cached reads here and on every node. A refusal (4xx) changed nothing, so
-/// it drops nothing: a stream of bad requests cannot keep the cache empty.
+/// it drops nothing: a stream of bad requests cannot keep the cache empty. Nor does a `503`:
+/// the database was out of reach and nothing was written, and the kept reads are what still
+/// answers while it is.
 pub async fn drop_on_change(State(app): State<AppState>, request: Request, next: Next) -> Response {
     if request.method().is_safe() {
         return next.run(request).await;
     }
     let response = next.run(request).await;
-    if !response.status().is_client_error() {
+    let status = response.status();
+    if !status.is_client_error() && status != StatusCode::SERVICE_UNAVAILABLE {
         app.reads_changed();
     }
     response

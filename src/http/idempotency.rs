@@ -160,18 +160,53 @@ async fn remembered(app: &AppState, request: Request, next: Next) -> AppResult<R
 
 /// Runs the command for the request that claimed the key and records its answer. The run is
 /// a task of its own: the actor applies a command whether or not the caller still listens,
-/// and its answer must be there for the retry.
+/// and its answer must be there for the retry. An answer that did nothing lets the key go
+/// instead ([`did_nothing`]), behind the answer's back: the database may be what is down.
 async fn first_answer(app: &AppState, user: Uuid, key: String, request: Request, next: Next) -> AppResult<Response> {
     let db = app.db.clone();
     let run = tokio::spawn(async move {
         let (parts, body) = next.run(request).await.into_parts();
         let body = axum::body::to_bytes(body, usize::MAX).await.unwrap_or_default();
-        if let Err(err) = record(&db, user, &key, parts.status, &body).await {
+        if did_nothing(parts.status) {
+            tokio::spawn(async move { let_go(&db, user, &key).await });
+        } else if let Err(err) = record(&db, user, &key, parts.status, &body).await {
             tracing::error!(error = %err, "could not record the answer of an idempotent command");
         }
         Response::from_parts(parts, Body::from(body))
     });
     run.await.map_err(|err| AppError::Internal(anyhow::anyhow!("an idempotent command's task failed: {err}")))
+}
+
+/// Whether an answer says the command was not run, so a retry with the same key must run it:
+/// `429` (the engine was too busy to take it) and `503` (the database was out of reach).
+fn did_nothing(status: StatusCode) -> bool {
+    status == StatusCode::TOO_MANY_REQUESTS || status == StatusCode::SERVICE_UNAVAILABLE
+}
+
+/// How long a key whose command did nothing is tried to be let go: a claim left behind would
+/// hold the retry for [`WAIT_FOR_FIRST`] and then fail it.
+const LET_GO_FOR: Duration = Duration::from_secs(60);
+const LET_GO_AGAIN_AFTER: Duration = Duration::from_secs(1);
+
+/// Forgets the claim of `(user, key)`, trying again while the database does not answer. A
+/// retry that comes meanwhile waits for it, then runs.
+async fn let_go(db: &impl ConnectionTrait, user: Uuid, key: &str) {
+    let deadline = tokio::time::Instant::now() + LET_GO_FOR;
+    loop {
+        let forgotten = idempotency_keys::Entity::delete_many()
+            .filter(idempotency_keys::Column::UserId.eq(user))
+            .filter(idempotency_keys::Column::Key.eq(key))
+            .exec(db)
+            .await;
+        match forgotten {
+            Ok(_) => return,
+            Err(err) if tokio::time::Instant::now() >= deadline => {
+                tracing::error!(error = %err, "could not let go of the Idempotency-Key of a command that did nothing");
+                return;
+            }
+            Err(_) => tokio::time::sleep(LET_GO_AGAIN_AFTER).await,
+        }
+    }
 }
 
 /// The key as sent: 1 to 255 visible ASCII characters.
@@ -240,16 +275,8 @@ async fn find(
         .filter(|first| first.created_at > now - KEEP))
 }
 
-/// Keeps the first answer. A `429` did nothing (the engine was too busy to take the command),
-/// so its key is let go for the retry to run.
+/// Keeps the first answer (of a command that ran, or was refused by a rule).
 async fn record(db: &impl ConnectionTrait, user: Uuid, key: &str, status: StatusCode, body: &Bytes) -> AppResult<()> {
-    let this = idempotency_keys::Entity::delete_many()
-        .filter(idempotency_keys::Column::UserId.eq(user))
-        .filter(idempotency_keys::Column::Key.eq(key));
-    if status == StatusCode::TOO_MANY_REQUESTS {
-        this.exec(db).await?;
-        return Ok(());
-    }
     idempotency_keys::Entity::update_many()
         .col_expr(idempotency_keys::Column::StatusCode, Expr::value(i32::from(status.as_u16())))
         .col_expr(idempotency_keys::Column::ResponseBody, Expr::value(String::from_utf8_lossy(body).into_owned()))

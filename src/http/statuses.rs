@@ -4,7 +4,9 @@
 //! rules; this adds the rest to every operation, so the contract lists every status a client
 //! can meet, each an `ErrorBody` whose description names the codes it carries.
 
+use utoipa::openapi::header::Header;
 use utoipa::openapi::path::{Operation, ParameterIn};
+use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::{ContentBuilder, OpenApi as OpenApiDoc, Ref, RefOr, Response, ResponseBuilder};
 
 use crate::error::ErrorCode;
@@ -12,19 +14,24 @@ use crate::error::ErrorCode;
 /// The largest JSON body a handler reads (axum's default limit); uploads have their own.
 const JSON_BODY_LIMIT: &str = "2 MiB";
 
+/// The operations that never read the database: the liveness check answers whatever its
+/// dependencies do. Every other one may meet the database out of reach.
+const WITHOUT_DATABASE: [&str; 1] = ["/health"];
+
 /// Adds the statuses each operation's shape implies to every operation of `contract`.
 pub fn document(contract: &mut OpenApiDoc) {
     for (path, item) in contract.paths.paths.iter_mut() {
         let names_something = path.contains('{');
+        let needs_database = !WITHOUT_DATABASE.contains(&path.as_str());
         let operations =
             [item.get.as_mut(), item.put.as_mut(), item.post.as_mut(), item.delete.as_mut(), item.patch.as_mut()];
         for operation in operations.into_iter().flatten() {
-            document_operation(operation, names_something);
+            document_operation(operation, names_something, needs_database);
         }
     }
 }
 
-fn document_operation(operation: &mut Operation, names_something: bool) {
+fn document_operation(operation: &mut Operation, names_something: bool, needs_database: bool) {
     let parameters = operation.parameters.iter().flatten().filter_map(|parameter| match parameter {
         RefOr::T(parameter) => Some(parameter),
         RefOr::Ref(_) => None,
@@ -51,6 +58,19 @@ fn document_operation(operation: &mut Operation, names_something: bool) {
     }
     if names_something {
         answers(operation, ErrorCode::NotFound, "nothing has the id the path names");
+    }
+    if needs_database {
+        answers(
+            operation,
+            ErrorCode::ServiceUnavailable,
+            "the database is unreachable; try again after `Retry-After` seconds",
+        );
+        if let Some(RefOr::T(response)) = operation.responses.responses.get_mut("503") {
+            let seconds = ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(1));
+            let mut header = Header::new(seconds);
+            header.description = Some("Seconds after which the request may succeed again.".to_owned());
+            response.headers.insert("Retry-After".to_owned(), RefOr::T(header));
+        }
     }
     answers(operation, ErrorCode::InternalError, "a fault of the server (logged, with the request id)");
 }

@@ -44,7 +44,7 @@ pub async fn start(
     nodes: Option<Arc<Nodes>>,
 ) -> anyhow::Result<(Live, Arc<SocketBroadcaster>)> {
     let leases = nodes.as_ref().map(|nodes| nodes.leases.clone());
-    let store = Arc::new(SeaOrmStore { db: db.clone(), notifier, leases });
+    let store = Arc::new(SeaOrmStore { db: db.clone(), notifier, leases, breaker: Arc::default() });
     let sockets = Arc::new(SocketBroadcaster::new(metrics));
     let registry = Registry::start(store, Arc::new(Fanout::new(sockets.clone())), Utc::now).await?;
     Ok((Live::new(registry, nodes), sockets))
@@ -79,6 +79,7 @@ fn code_of(refusal: Refusal) -> ErrorCode {
         Refusal::InvalidLevel => ErrorCode::InvalidLevel,
         Refusal::ResultsAlreadyConfirmed => ErrorCode::ResultsAlreadyConfirmed,
         Refusal::Busy => ErrorCode::RateLimited,
+        Refusal::Unavailable => ErrorCode::ServiceUnavailable,
     }
 }
 
@@ -102,13 +103,19 @@ impl From<LiveError> for AppError {
 
 impl AppError {
     /// The same failure as the live engine speaks it (for the store behind the actors): a
-    /// refusal when its code is one of the engine's, else an internal error.
+    /// refusal when its code is one of the engine's, else an internal error. A database out of
+    /// reach is the refusal [`Refusal::Unavailable`] (its cause logged here), so it keeps its
+    /// `503` through the actor, the registry and a hand-over between nodes.
     pub fn into_live(self) -> LiveError {
         match self {
             AppError::Api { code, message, .. } => match refusal_of(code) {
                 Some(refusal) => LiveError::refused(refusal, message),
                 None => LiveError::Internal(anyhow::anyhow!("{code}: {message}")),
             },
+            AppError::Internal(cause) if crate::db::is_unreachable(&cause) => {
+                crate::error::report_unreachable(&cause);
+                LiveError::refused(Refusal::Unavailable, crate::error::UNREACHABLE)
+            }
             AppError::Internal(cause) => LiveError::Internal(cause),
         }
     }
@@ -134,6 +141,19 @@ mod tests {
         let back = AppError::from(stored.into_live());
         assert_eq!(back.code(), ErrorCode::SeatTaken);
         assert_eq!(back.to_string(), "SEAT_TAKEN: another player sits there");
+    }
+
+    #[test]
+    fn a_database_out_of_reach_is_refused_through_the_engine_as_503() {
+        let timed_out = sea_orm::DbErr::ConnectionAcquire(sea_orm::ConnAcquireErr::Timeout);
+        let live = AppError::from(timed_out).into_live();
+        assert!(matches!(live, LiveError::Refused { refusal: Refusal::Unavailable, .. }), "{live:?}");
+        // As another caller of the same cold start, or another node, gets it.
+        let back = AppError::from(live.again());
+        assert_eq!(back.code(), ErrorCode::ServiceUnavailable);
+        assert_eq!(back.to_string(), format!("SERVICE_UNAVAILABLE: {}", crate::error::UNREACHABLE));
+        let other = AppError::Internal(anyhow::anyhow!("a bug")).into_live();
+        assert!(matches!(other, LiveError::Internal(_)), "{other:?}");
     }
 
     #[test]

@@ -28,7 +28,7 @@ use super::screen_feed::{ScreenEvent, ScreenFeed};
 use crate::auth::sessions::signed_in_user;
 use crate::auth::tokens::JwtKeys;
 use crate::bus::{Bus, Change, Link};
-use crate::error::{AppError, ErrorCode};
+use crate::error::AppError;
 use crate::metrics::Metrics;
 
 /// The namespace of the live broadcasts, at the bare origin.
@@ -532,15 +532,11 @@ async fn join<A: Adapter>(
     let _ = sent;
 }
 
-/// The ack of a join that failed; an unexpected failure is logged and not described.
+/// The ack of a join that failed, told as an HTTP answer would tell it: an unexpected failure
+/// is logged and not described, and a database out of reach is `SERVICE_UNAVAILABLE`.
 fn refusal(err: AppError) -> JoinAck<'static> {
-    match err {
-        AppError::Api { code, message, .. } => JoinAck::refused(code, message),
-        AppError::Internal(cause) => {
-            tracing::error!(error = ?cause, "a live join failed");
-            JoinAck::refused(ErrorCode::InternalError, "internal error")
-        }
-    }
+    let (code, message, _) = err.into_public();
+    JoinAck::refused(code, message)
 }
 
 async fn leave<A: Adapter>(socket: SocketRef<A>, TryData(payload): TryData<serde_json::Value>) {

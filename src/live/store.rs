@@ -3,10 +3,11 @@
 //! `live_version` so a change decided on a stale game is never written.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use floor_actors::error::{LiveError, LiveResult};
+use floor_actors::error::{LiveError, LiveResult, Refusal};
 use floor_actors::live::{Change, Game, LiveStore, Owner, Persisted, Player, Seat};
 use floor_actors::rules::clock::Clock;
 use floor_actors::rules::structure::Segment;
@@ -15,12 +16,13 @@ use floor_entities::{blind_templates, registrations, table_seats, tournaments};
 use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use serde_json::json;
+use tokio::time::Instant;
 use uuid::Uuid;
 
 use super::leases::Leases;
 use crate::audit;
 use crate::db::{self, find_where_in};
-use crate::error::{AppError, AppResult, ErrorCode, OnUniqueViolation};
+use crate::error::{AppError, AppResult, ErrorCode, OnUniqueViolation, UNREACHABLE};
 use crate::notifications::{Journaled, Notifier};
 use crate::tournaments::lifecycle::{self, advance_live_version};
 use crate::tournaments::{UNNAMED_PLAYER, display_title, notices, player_names, results};
@@ -32,12 +34,51 @@ pub struct SeaOrmStore {
     pub notifier: Notifier,
     /// With several nodes: which tournaments this node runs. One node alone runs them all.
     pub leases: Option<Arc<Leases>>,
+    /// Turns calls away at once for a moment after one found the database out of reach.
+    pub breaker: Arc<Breaker>,
+}
+
+/// How long the store turns its calls away after one found the database out of reach.
+const BREAK_FOR: Duration = Duration::from_secs(1);
+
+/// A breaker over the store's calls. An actor takes its commands one at a time, and a call to
+/// a database out of reach may wait before it fails (until the pool's lookout notices the
+/// outage, or a statement under way gives up): commands queued behind it would each wait in
+/// turn, and a tournament's presses pile up. After a call
+/// finds the database out of reach, every call for [`BREAK_FOR`] fails at once the same way
+/// (the command is refused `503`, nothing done); the first call after that tries the database
+/// again, so the store comes back within a second or so of the database.
+#[derive(Default)]
+pub struct Breaker {
+    /// Until when calls are turned away; `None` while the database answers.
+    open_until: Mutex<Option<Instant>>,
+}
+
+impl Breaker {
+    fn until(&self) -> std::sync::MutexGuard<'_, Option<Instant>> {
+        self.open_until.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Runs `call` unless the breaker is open, and opens it when the call finds the database
+    /// out of reach.
+    pub async fn guard<T>(&self, call: impl Future<Output = LiveResult<T>>) -> LiveResult<T> {
+        if self.until().is_some_and(|until| Instant::now() < until) {
+            return Err(LiveError::refused(Refusal::Unavailable, UNREACHABLE));
+        }
+        let result = call.await;
+        if let Err(LiveError::Refused { refusal: Refusal::Unavailable, .. }) = &result {
+            *self.until() = Some(Instant::now() + BREAK_FOR);
+        }
+        result
+    }
 }
 
 impl LiveStore for SeaOrmStore {
     async fn claim(&self, tournament_id: Uuid) -> LiveResult<Owner> {
         match &self.leases {
-            Some(leases) => leases.claim(tournament_id).await.map_err(AppError::into_live),
+            Some(leases) => {
+                self.breaker.guard(async { leases.claim(tournament_id).await.map_err(AppError::into_live) }).await
+            }
             None => Ok(Owner::Here),
         }
     }
@@ -51,30 +92,35 @@ impl LiveStore for SeaOrmStore {
     }
 
     async fn load(&self, tournament_id: Uuid) -> LiveResult<Option<Game>> {
-        load_game(&self.db, tournament_id).await.map_err(AppError::into_live)
+        self.breaker.guard(async { load_game(&self.db, tournament_id).await.map_err(AppError::into_live) }).await
     }
 
     async fn version(&self, tournament_id: Uuid) -> LiveResult<Option<i64>> {
-        let version: Option<i64> = tournaments::Entity::find_by_id(tournament_id)
-            .select_only()
-            .column(tournaments::Column::LiveVersion)
-            .into_tuple()
-            .one(&self.db)
+        self.breaker
+            .guard(async {
+                tournaments::Entity::find_by_id(tournament_id)
+                    .select_only()
+                    .column(tournaments::Column::LiveVersion)
+                    .into_tuple()
+                    .one(&self.db)
+                    .await
+                    .map_err(|err| AppError::from(err).into_live())
+            })
             .await
-            .map_err(|err| LiveError::Internal(err.into()))?;
-        Ok(version)
     }
 
     async fn persist(&self, game: &Game, change: &Change, by: Option<Uuid>) -> LiveResult<Persisted> {
-        persist_change(self, game, change, by).await
+        self.breaker.guard(persist_change(self, game, change, by)).await
     }
 
     async fn start(&self, tournament_id: Uuid, by: Uuid, now: DateTime<Utc>) -> LiveResult<()> {
-        lifecycle::start(&self.db, &self.notifier, tournament_id, by, now).await.map_err(AppError::into_live)
+        let start = lifecycle::start(&self.db, &self.notifier, tournament_id, by, now);
+        self.breaker.guard(async { start.await.map_err(AppError::into_live) }).await
     }
 
     async fn confirm(&self, tournament_id: Uuid, by: Uuid, now: DateTime<Utc>) -> LiveResult<()> {
-        results::confirm_results(&self.db, &self.notifier, tournament_id, by, now).await.map_err(AppError::into_live)
+        let confirm = results::confirm_results(&self.db, &self.notifier, tournament_id, by, now);
+        self.breaker.guard(async { confirm.await.map_err(AppError::into_live) }).await
     }
 }
 
@@ -218,7 +264,12 @@ async fn write_change(
     };
     audit::record(&tx, by, change.audit_action(), ("tournament", game.tournament_id.to_string()), details).await?;
     let told = tell_moved(&tx, notifier, game, change).await?;
-    tx.commit().await?;
+    // A connection lost during the commit leaves its outcome unknown: not a `503` (which says
+    // nothing was done, so try again) but a failure whose answer says to read the live state.
+    // The actor finds out by its version guard at the next change.
+    tx.commit().await.map_err(|err| {
+        AppError::Internal(anyhow::anyhow!("committing a live change failed, so its outcome is unknown: {err}"))
+    })?;
     Ok((Persisted::Written, told))
 }
 
@@ -286,4 +337,48 @@ async fn set_seat(
         .await
         .on_unique_violation(ErrorCode::SeatTaken, "another player sits there")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    fn is_unavailable<T>(result: &LiveResult<T>) -> bool {
+        matches!(result, Err(LiveError::Refused { refusal: Refusal::Unavailable, .. }))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn after_a_call_finds_the_database_down_the_next_ones_are_turned_away_at_once_for_a_moment() {
+        let breaker = Breaker::default();
+        let calls = AtomicUsize::new(0);
+        let call = |answer: LiveResult<()>| {
+            let calls = &calls;
+            async move {
+                calls.fetch_add(1, Ordering::SeqCst);
+                answer
+            }
+        };
+
+        // A refusal of the rules, or a failure of another kind, leaves it closed.
+        assert!(breaker.guard(call(Err(LiveError::not_running()))).await.is_err());
+        assert!(breaker.guard(call(Ok(()))).await.is_ok());
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+
+        let down = breaker.guard(call(Err(LiveError::refused(Refusal::Unavailable, UNREACHABLE)))).await;
+        assert!(is_unavailable(&down));
+        // Turned away without a call, so a queue of commands is answered at once.
+        let turned_away = breaker.guard(call(Ok(()))).await;
+        assert!(is_unavailable(&turned_away), "{turned_away:?}");
+        tokio::time::advance(BREAK_FOR - Duration::from_millis(10)).await;
+        assert!(is_unavailable(&breaker.guard(call(Ok(()))).await));
+        assert_eq!(calls.load(Ordering::SeqCst), 3, "nothing reached the database while it was open");
+
+        // Then the next call tries the database again, and the store is back.
+        tokio::time::advance(Duration::from_millis(10)).await;
+        assert!(breaker.guard(call(Ok(()))).await.is_ok());
+        assert!(breaker.guard(call(Ok(()))).await.is_ok());
+        assert_eq!(calls.load(Ordering::SeqCst), 5);
+    }
 }

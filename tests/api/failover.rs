@@ -5,8 +5,6 @@
 //! doubling none. The tournament is prepared by an in-process node without Redis, which
 //! never runs it.
 
-use std::path::Path;
-use std::process::Child;
 use std::time::{Duration, Instant};
 
 use rust_socketio::TransportType;
@@ -14,95 +12,9 @@ use sea_orm::{ConnectionTrait, Statement};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::cli::floor;
-use crate::helpers::{Backend, TEST_ENV, TestApp, spawn_app_with, test_redis_url};
+use crate::helpers::{Backend, TestApp, spawn_app_with, test_redis_url};
 use crate::live::{Ready, ready};
-
-/// A `floor serve` process, killed when dropped.
-pub(crate) struct Node {
-    pub child: Child,
-    pub base: String,
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        self.child.kill().ok();
-        self.child.wait().ok();
-    }
-}
-
-impl Node {
-    /// Starts a node on `database_url` and `redis`, its log in `logs/<name>.log`, and waits
-    /// until it is ready.
-    pub async fn start(database_url: &str, redis: &str, logs: &Path, name: &str) -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .map(|address| address.port())
-            .expect("a free port");
-        let base = format!("http://127.0.0.1:{port}");
-        let log = std::fs::File::create(logs.join(format!("{name}.log"))).expect("a log file");
-        let child = floor()
-            .arg("serve")
-            .envs(TEST_ENV)
-            .envs([
-                ("PORT", port.to_string().as_str()),
-                ("DATABASE_URL", database_url),
-                ("REDIS_URL", redis),
-                ("NODE_URL", &base),
-                ("RUST_LOG", "info"),
-            ])
-            .stdout(log.try_clone().expect("the log file again"))
-            .stderr(log)
-            .spawn()
-            .expect("floor starts");
-        let node = Self { child, base };
-        let client = reqwest::Client::new();
-        for _ in 0..300 {
-            if let Ok(answer) = client.get(format!("{}/ready", node.base)).send().await
-                && answer.status() == 200
-            {
-                return node;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("node {name} did not become ready; see its log");
-    }
-
-    /// Sends SIGTERM, as a container runtime does.
-    fn terminate(&self) {
-        let status = std::process::Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .expect("kill runs");
-        assert!(status.success());
-    }
-}
-
-/// The value of the gauge `floor_live_actors` on a node, `None` when it does not answer.
-pub(crate) async fn live_actors(client: &reqwest::Client, node: &Node) -> Option<f64> {
-    let text = client.get(format!("{}/metrics", node.base)).send().await.ok()?.text().await.ok()?;
-    text.lines().find_map(|line| line.strip_prefix("floor_live_actors ")).and_then(|value| value.trim().parse().ok())
-}
-
-/// A command of the club's owner on `node`: the status and body, or the transport's error.
-pub(crate) async fn press(
-    client: &reqwest::Client,
-    node: &Node,
-    game: &Ready,
-    path: &str,
-    body: Value,
-    key: &str,
-) -> Result<(u16, Value), reqwest::Error> {
-    let answer = client
-        .post(format!("{}/api/v1{path}", node.base))
-        .bearer_auth(&game.club.owner.access_token)
-        .header("idempotency-key", key)
-        .json(&body)
-        .send()
-        .await?;
-    let status = answer.status().as_u16();
-    Ok((status, answer.json().await.unwrap_or(Value::Null)))
-}
+use crate::nodes::{Node, live_actors, press};
 
 /// Prepares a tournament of `players` checked in, and two nodes beside it; `None` when
 /// PostgreSQL or Redis is unreachable outside CI.
@@ -111,8 +23,8 @@ async fn two_nodes(phone: &str, prefix: u32, players: u32) -> Option<(TestApp, R
     let setup = spawn_app_with(Backend::Postgres, &[]).await?;
     let game = ready(&setup, phone, prefix, players).await;
     let logs = tempfile::tempdir().expect("a folder for the logs");
-    let first = Node::start(&setup.database_url, redis, logs.path(), "first").await;
-    let second = Node::start(&setup.database_url, redis, logs.path(), "second").await;
+    let first = Node::start(&setup.database_url, Some(redis), logs.path(), "first").await;
+    let second = Node::start(&setup.database_url, Some(redis), logs.path(), "second").await;
     Some((setup, game, first, second, logs))
 }
 

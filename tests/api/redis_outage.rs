@@ -12,9 +12,10 @@ use rust_socketio::TransportType;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::failover::{Node, press, version};
+use crate::failover::version;
 use crate::helpers::{Backend, spawn_app_with};
 use crate::live::{Ready, ready};
+use crate::nodes::{Node, press};
 use crate::watchers::Watcher;
 
 /// A `redis-server` of the test's own, on a port nobody else uses; killed when dropped.
@@ -139,8 +140,8 @@ async fn ten_seconds_without_redis_freeze_no_phone_and_take_no_node_out() {
     let Some(setup) = spawn_app_with(Backend::Postgres, &[]).await else { return };
     let game = ready(&setup, "+79990007700", 770, 4).await;
     let logs = tempfile::tempdir().expect("a folder for the logs");
-    let first = Node::start(&setup.database_url, &redis.url(), logs.path(), "first").await;
-    let second = Node::start(&setup.database_url, &redis.url(), logs.path(), "second").await;
+    let first = Node::start(&setup.database_url, Some(&redis.url()), logs.path(), "first").await;
+    let second = Node::start(&setup.database_url, Some(&redis.url()), logs.path(), "second").await;
     let client = reqwest::Client::new();
     let (status, started) = press(&client, &first, &game, &game.path("start"), json!({}), "start").await.expect("sent");
     assert_eq!(status, 200, "{started}");
@@ -171,7 +172,8 @@ async fn ten_seconds_without_redis_freeze_no_phone_and_take_no_node_out() {
         acknowledged
     };
     let url = redis.url();
-    let (acknowledged, third) = tokio::join!(pressing, Node::start(&setup.database_url, &url, logs.path(), "third"));
+    let (acknowledged, third) =
+        tokio::join!(pressing, Node::start(&setup.database_url, Some(&url), logs.path(), "third"));
     let first_press = version(&started) + 1;
     let last = *acknowledged.last().expect("presses");
     assert_eq!(acknowledged, (first_press..=last).collect::<Vec<i64>>(), "every press applied once, in order");

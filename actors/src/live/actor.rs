@@ -137,9 +137,13 @@ impl<S: LiveStore, B: Broadcaster> TournamentActor<S, B> {
                     self.store.confirm(tournament_id, by, self.now()).await?;
                 }
                 // Committed: an actor that cannot read it back is out of step and is rebuilt.
+                // The command was done, so its caller is not told it was refused (a database
+                // out of reach just then would otherwise say "nothing done, try again").
                 if let Err(err) = self.reload(myself, state, true).await {
                     state.out_of_step = true;
-                    return Err(err);
+                    return Err(LiveError::Internal(anyhow::anyhow!(
+                        "the command was applied but the tournament could not be read back ({err}); read the live state"
+                    )));
                 }
             }
             command => {

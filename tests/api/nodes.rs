@@ -1,0 +1,114 @@
+//! `floor serve` processes as an operator runs them, for the tests that stop, kill or starve
+//! one: a node on a given database (and Redis, for several nodes), and the owner's presses and
+//! the metrics read from outside.
+
+use std::path::Path;
+use std::process::Child;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::cli::floor;
+use crate::helpers::{Reply, TEST_ENV};
+use crate::live::Ready;
+
+/// A `floor serve` process, killed when dropped.
+pub(crate) struct Node {
+    pub child: Child,
+    pub base: String,
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.child.kill().ok();
+        self.child.wait().ok();
+    }
+}
+
+impl Node {
+    /// Starts a node on `database_url` (and `redis`, one of several nodes), its log in
+    /// `logs/<name>.log`, and waits until it is ready.
+    pub async fn start(database_url: &str, redis: Option<&str>, logs: &Path, name: &str) -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .map(|address| address.port())
+            .expect("a free port");
+        let base = format!("http://127.0.0.1:{port}");
+        let log = std::fs::File::create(logs.join(format!("{name}.log"))).expect("a log file");
+        let mut command = floor();
+        command.arg("serve").envs(TEST_ENV).envs([
+            ("PORT", port.to_string().as_str()),
+            ("DATABASE_URL", database_url),
+            ("NODE_URL", &base),
+            ("RUST_LOG", "info"),
+        ]);
+        if let Some(redis) = redis {
+            command.env("REDIS_URL", redis);
+        }
+        let child =
+            command.stdout(log.try_clone().expect("the log file again")).stderr(log).spawn().expect("floor starts");
+        let node = Self { child, base };
+        let client = reqwest::Client::new();
+        for _ in 0..300 {
+            if let Ok(answer) = client.get(format!("{}/ready", node.base)).send().await
+                && answer.status() == 200
+            {
+                return node;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("node {name} did not become ready; see its log");
+    }
+
+    /// Sends SIGTERM, as a container runtime does.
+    pub fn terminate(&self) {
+        let status = std::process::Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+    }
+
+    /// The address of `path` of the API on this node.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}/api/v1{path}", self.base)
+    }
+}
+
+/// The value of the gauge `floor_live_actors` on a node, `None` when it does not answer.
+pub(crate) async fn live_actors(client: &reqwest::Client, node: &Node) -> Option<f64> {
+    let text = client.get(format!("{}/metrics", node.base)).send().await.ok()?.text().await.ok()?;
+    text.lines().find_map(|line| line.strip_prefix("floor_live_actors ")).and_then(|value| value.trim().parse().ok())
+}
+
+/// A command of the club's owner on `node`, with `Idempotency-Key: key`: the whole answer, or
+/// the transport's error.
+pub(crate) async fn send_press(
+    client: &reqwest::Client,
+    node: &Node,
+    game: &Ready,
+    path: &str,
+    body: Value,
+    key: &str,
+) -> Result<Reply, reqwest::Error> {
+    let answer = client
+        .post(node.url(path))
+        .bearer_auth(&game.club.owner.access_token)
+        .header("idempotency-key", key)
+        .json(&body)
+        .send()
+        .await?;
+    Ok(Reply::read(answer).await)
+}
+
+/// [`send_press`]: the status and body.
+pub(crate) async fn press(
+    client: &reqwest::Client,
+    node: &Node,
+    game: &Ready,
+    path: &str,
+    body: Value,
+    key: &str,
+) -> Result<(u16, Value), reqwest::Error> {
+    send_press(client, node, game, path, body, key).await.map(|reply| (reply.status.as_u16(), reply.body))
+}
