@@ -87,15 +87,6 @@ pub struct Mark {
     outages: u64,
 }
 
-/// What became of a message for the other nodes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sent {
-    /// Redis took it.
-    Published,
-    /// Redis was unreachable: nobody else heard it.
-    Dropped,
-}
-
 impl Link {
     /// The link to `client` (RESP3, for the subscriptions' push messages), connected if Redis
     /// answers at once; otherwise it keeps trying in the background: a node starts while Redis
@@ -158,21 +149,16 @@ impl Link {
         self.0.connection.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
     }
 
-    /// Publishes `message` on `channel`, or drops it at once while Redis is unreachable.
-    pub async fn send(&self, channel: String, message: Vec<u8>) -> Sent {
-        let Some(mut connection) = self.connection() else { return Sent::Dropped };
+    /// Publishes `message` on `channel`, or drops it at once while Redis is unreachable (a
+    /// sender that must know takes a [`Self::mark`] first).
+    pub async fn send(&self, channel: String, message: Vec<u8>) {
+        let Some(mut connection) = self.connection() else { return };
         let mut command = redis::cmd("PUBLISH");
         command.arg(channel).arg(message);
         match tokio::time::timeout(PUBLISH_WITHIN, command.query_async::<i64>(&mut connection)).await {
-            Ok(Ok(_)) => Sent::Published,
-            Ok(Err(err)) => {
-                self.0.health.lost(&err);
-                Sent::Dropped
-            }
-            Err(_) => {
-                self.0.health.lost(&"a publish was not answered in time");
-                Sent::Dropped
-            }
+            Ok(Ok(_)) => {}
+            Ok(Err(err)) => self.0.health.lost(&err),
+            Err(_) => self.0.health.lost(&"a publish was not answered in time"),
         }
     }
 

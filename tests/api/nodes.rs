@@ -77,8 +77,14 @@ impl Node {
 
 /// The value of the gauge `floor_live_actors` on a node, `None` when it does not answer.
 pub(crate) async fn live_actors(client: &reqwest::Client, node: &Node) -> Option<f64> {
+    metric(client, node, "floor_live_actors").await
+}
+
+/// The value of a metric without labels on a node, `None` when it does not answer.
+pub(crate) async fn metric(client: &reqwest::Client, node: &Node, name: &str) -> Option<f64> {
     let text = client.get(format!("{}/metrics", node.base)).send().await.ok()?.text().await.ok()?;
-    text.lines().find_map(|line| line.strip_prefix("floor_live_actors ")).and_then(|value| value.trim().parse().ok())
+    let prefix = format!("{name} ");
+    text.lines().find_map(|line| line.strip_prefix(prefix.as_str())).and_then(|value| value.trim().parse().ok())
 }
 
 /// A command of the club's owner on `node`, with `Idempotency-Key: key`: the whole answer, or

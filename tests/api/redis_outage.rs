@@ -15,7 +15,7 @@ use uuid::Uuid;
 use crate::failover::version;
 use crate::helpers::{Backend, spawn_app_with};
 use crate::live::{Ready, ready};
-use crate::nodes::{Node, press};
+use crate::nodes::{Node, metric, press};
 use crate::watchers::Watcher;
 
 /// A `redis-server` of the test's own, on a port nobody else uses; killed when dropped.
@@ -80,13 +80,6 @@ impl Drop for OwnRedis {
     fn drop(&mut self) {
         self.kill();
     }
-}
-
-/// The value of a metric without labels on a node.
-async fn metric(client: &reqwest::Client, node: &Node, name: &str) -> Option<f64> {
-    let text = client.get(format!("{}/metrics", node.base)).send().await.ok()?.text().await.ok()?;
-    let prefix = format!("{name} ");
-    text.lines().find_map(|line| line.strip_prefix(prefix.as_str())).and_then(|value| value.trim().parse().ok())
 }
 
 /// A probe's status and body.
