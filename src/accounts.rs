@@ -1,5 +1,5 @@
 //! Accounts: finding one by phone, and the ban check every sign-in path shares. Creating one
-//! is [`crate::signup`].
+//! is [`crate::players::signup`].
 
 use floor_entities::enums::UserStatus;
 use floor_entities::users;

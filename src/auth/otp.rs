@@ -1,20 +1,20 @@
-//! Sign-in by one-time code: issuing a code under the per-phone limit, and verifying it into
-//! a session. Each step's check and write run in one transaction under a per-phone lock, so
-//! parallel requests can neither exceed the limit nor spend more attempts than allowed.
+//! One-time codes: issuing one under the per-phone limit, and spending one for the change it
+//! allows (a sign-in, a deletion). Each step's check and write run in one transaction under a
+//! per-phone lock, so parallel requests can neither exceed the limit nor spend more attempts
+//! than allowed.
 
 use anyhow::anyhow;
 use chrono::{Duration, Utc};
-use floor_entities::enums::AdminRole;
-use floor_entities::{otp_codes, users};
+use floor_entities::otp_codes;
 use sea_orm::sea_query::{Expr, ExprTrait};
-use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, PaginatorTrait, QueryFilter,
+    QueryOrder, Set,
+};
 use uuid::Uuid;
 
-use super::sessions::{self, TokenPair};
 use super::tokens::sha256_hex;
 use crate::accounts::{ensure_not_banned, find_user};
-use crate::signup::create_account;
-use sea_orm::DatabaseConnection;
 
 use super::SignIn;
 use crate::db;
@@ -35,14 +35,6 @@ pub struct CodeSent {
     /// The channel that took it.
     pub channel: &'static str,
     pub expires_in_sec: i64,
-}
-
-/// A successful verification.
-#[derive(Debug)]
-pub struct SignedIn {
-    pub tokens: TokenPair,
-    pub user: users::Model,
-    pub is_new_user: bool,
 }
 
 /// Issues a code for `phone` and hands it to the first delivery channel that takes it. A
@@ -98,10 +90,11 @@ pub async fn request_code(db: &DatabaseConnection, sign_in: &SignIn, phone: &Pho
     }
 }
 
-/// Checks `code` against the phone's latest live code and, when it matches, signs the
-/// person in (creating the account on first sign-in).
-pub async fn verify_code(db: &DatabaseConnection, sign_in: &SignIn, phone: &Phone, code: &str) -> AppResult<SignedIn> {
-    let tx = db::begin_write(db).await?;
+/// Spends one attempt of the phone's latest live code, under the phone's lock in `tx`. When
+/// `code` matches, the code is used up and `tx` comes back for the caller's change (a sign-in,
+/// a deletion), which commits with it. When it does not, the spent attempt is committed on its
+/// own, since it must stick although the request fails, and the answer is `INVALID_OTP`.
+pub async fn spend_code(tx: DatabaseTransaction, phone: &Phone, code: &str) -> AppResult<DatabaseTransaction> {
     db::lock_key(&tx, &Phone::lock_key(phone.as_str())).await?;
     let now = Utc::now();
     let invalid = || AppError::new(ErrorCode::InvalidOtp, "the code is wrong, expired or used up");
@@ -128,29 +121,19 @@ pub async fn verify_code(db: &DatabaseConnection, sign_in: &SignIn, phone: &Phon
     }
     attempt.exec(&tx).await?;
     if !matches {
-        // The spent attempt must stick even though the request fails.
         tx.commit().await?;
         return Err(invalid());
     }
+    Ok(tx)
+}
 
-    let (mut user, is_new_user) = match find_user(&tx, phone).await? {
-        Some(user) => (user, false),
-        None => (create_account(&tx, phone).await?, true),
-    };
-    let platform_admin = sign_in.platform_admin_phones.contains(phone);
-    if platform_admin && user.admin_role != Some(AdminRole::SuperAdmin) {
-        let mut active: users::ActiveModel = user.into();
-        active.admin_role = Set(Some(AdminRole::SuperAdmin));
-        active.updated_at = Set(now);
-        user = active.update(&tx).await?;
+/// A code as typed: six digits, surrounding blanks ignored.
+pub fn parse_code(code: &str) -> AppResult<&str> {
+    let code = code.trim();
+    if code.len() != 6 || !code.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(AppError::invalid_field("code", "must be six digits"));
     }
-    if let Err(banned) = ensure_not_banned(&user) {
-        tx.commit().await?;
-        return Err(banned);
-    }
-    let tokens = sessions::start(&sign_in.jwt, &tx, &user, now).await?;
-    tx.commit().await?;
-    Ok(SignedIn { tokens, user, is_new_user })
+    Ok(code)
 }
 
 /// Six decimal digits from the thread's cryptographic generator, leading zeros kept.

@@ -12,6 +12,7 @@ use crate::app::AppState;
 use crate::auth::{otp, sessions};
 use crate::domain::Phone;
 use crate::error::{AppError, AppResult, ErrorBody};
+use crate::players::signup;
 use axum::extract::State;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -100,11 +101,8 @@ async fn request_code(State(app): State<AppState>, Json(body): Json<CodeRequest>
     ))]
 async fn verify_code(State(app): State<AppState>, Json(body): Json<VerifyRequest>) -> AppResult<Json<SignInResponse>> {
     let phone = parse_phone(&body.phone)?;
-    let code = body.code.trim();
-    if code.len() != 6 || !code.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(AppError::invalid_field("code", "must be six digits"));
-    }
-    let signed_in = otp::verify_code(&app.db, &app.sign_in, &phone, code).await?;
+    let code = otp::parse_code(&body.code)?;
+    let signed_in = signup::sign_in(&app.db, &app.sign_in, &phone, code).await?;
     let user = user_view(&app.db, signed_in.user).await?;
     Ok(Json(SignInResponse {
         access_token: signed_in.tokens.access_token,

@@ -12,8 +12,8 @@ use utoipa_axum::routes;
 
 use super::extract::{AuthUser, Json};
 use crate::app::AppState;
-use crate::calendar;
 use crate::error::{AppResult, ErrorBody};
+use crate::players::calendar;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(create_calendar_link, revoke_calendar_link))

@@ -31,9 +31,9 @@ use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::{ContentBuilder, OpenApi as OpenApiDoc, Ref, RefOr, ResponseBuilder, header::Header};
 
 use super::API_PREFIX;
-use crate::calendar::FEED_ROUTE as CALENDAR_FEED_ROUTE;
 use crate::config::{LimitSettings, Rate};
 use crate::error::{AppError, ErrorCode};
+use crate::players::calendar::FEED_ROUTE as CALENDAR_FEED_ROUTE;
 
 const X_FORWARDED_FOR: &str = "x-forwarded-for";
 

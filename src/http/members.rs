@@ -23,7 +23,7 @@ use super::views::ItemList;
 use crate::app::AppState;
 use crate::clubs::{count_game_dealt, find_membership, insert_membership, lock_members, owner_count};
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
-use crate::signup::find_or_create_account;
+use crate::players::signup::find_or_create_account;
 use crate::{audit, db};
 
 pub fn router() -> OpenApiRouter<AppState> {

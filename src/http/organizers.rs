@@ -20,7 +20,7 @@ use super::views::ItemList;
 use crate::app::AppState;
 use crate::clubs::{insert_membership, memberships_of};
 use crate::error::{AppError, AppResult, ErrorBody};
-use crate::signup::find_or_create_account;
+use crate::players::signup::find_or_create_account;
 use crate::{audit, db};
 
 /// The cancel deadline of a new club, in hours before the start.

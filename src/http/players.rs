@@ -16,7 +16,7 @@ use super::views::{ItemList, PublicPlayerView, public_player_views};
 use crate::app::AppState;
 use crate::db::IDS_PER_STATEMENT;
 use crate::error::{AppError, AppResult, ErrorBody};
-use crate::follows;
+use crate::players::follows;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -14,8 +14,8 @@ use uuid::Uuid;
 use crate::clubs::memberships_of;
 use crate::db::IDS_PER_STATEMENT;
 use crate::error::AppResult;
-use crate::follows;
 use crate::objects_only::ObjectsOnly;
+use crate::players::follows;
 use crate::seed::DEFAULT_SKILL_INITIAL;
 
 /// A player's profile: identity and rating. `skill` is the displayed value (1.0 to 10.0).

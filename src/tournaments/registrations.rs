@@ -9,7 +9,9 @@ use std::collections::HashMap;
 use chrono::{DateTime, Duration, Utc};
 use floor_actors::rules::strikes::is_banned;
 use floor_entities::enums::{RegistrationSource, RegistrationStatus, StrikeReason, TournamentStatus};
-use floor_entities::{guest_players, organizers, player_profiles, registrations, table_seats, tournaments, users};
+use floor_entities::{
+    follows, guest_players, organizers, player_profiles, registrations, table_seats, tournaments, users,
+};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, QueryFilter,
@@ -23,7 +25,6 @@ use crate::accounts::find_user;
 use crate::db::IDS_PER_STATEMENT;
 use crate::domain::Phone;
 use crate::error::{AppError, AppResult, ErrorCode, OnUniqueViolation};
-use crate::follows::followers_of;
 use crate::notifications::{Journaled, Notice, NoticeKind, Notifier, PushMessage};
 use crate::{db, strikes};
 
@@ -111,6 +112,18 @@ pub async fn fill_free_seats(
         dedup_key: None,
     };
     Ok(Some(notifier.journal(tx, notice).await?))
+}
+
+/// The users who follow `user_id`: whom to tell when that player registers.
+pub async fn followers_of(conn: &impl ConnectionTrait, user_id: Uuid) -> AppResult<Vec<Uuid>> {
+    Ok(follows::Entity::find()
+        .select_only()
+        .column(follows::Column::FollowerId)
+        .filter(follows::Column::FolloweeId.eq(user_id))
+        .order_by_asc(follows::Column::CreatedAt)
+        .into_tuple()
+        .all(conn)
+        .await?)
 }
 
 /// Tells the player's followers that they registered (`followee.registered`): journaled in

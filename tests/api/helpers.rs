@@ -455,7 +455,7 @@ impl TestApp {
         let mut accounts = Vec::new();
         for n in 0..count {
             let phone = floor::domain::Phone::parse(&format!("+7998{prefix:03}{n:04}")).expect("a phone");
-            accounts.push(floor::signup::find_or_create_account(&tx, &phone).await.expect("an account"));
+            accounts.push(floor::players::signup::find_or_create_account(&tx, &phone).await.expect("an account"));
         }
         tx.commit().await.expect("committed");
         let jwt = &self.state.sign_in.jwt;

@@ -122,10 +122,11 @@ async fn followers_of_names_everyone_who_follows_a_player(backend: Backend) {
             .await
             .assert_ok();
     }
-    let mut followers = floor::follows::followers_of(app.db(), boris.user_id).await.expect("a query");
+    let mut followers =
+        floor::tournaments::registrations::followers_of(app.db(), boris.user_id).await.expect("a query");
     followers.sort();
     let mut expected = vec![anna.user_id, clara.user_id];
     expected.sort();
     assert_eq!(followers, expected);
-    assert!(floor::follows::followers_of(app.db(), anna.user_id).await.expect("a query").is_empty());
+    assert!(floor::tournaments::registrations::followers_of(app.db(), anna.user_id).await.expect("a query").is_empty());
 }

@@ -364,7 +364,7 @@ async fn the_season_board_answers_bad_and_unknown_seasons(backend: Backend) {
 async fn account(app: &TestApp, phone: &str) -> floor_entities::users::Model {
     let phone = floor::domain::Phone::parse(phone).expect("a phone");
     let tx = floor::db::begin_write(app.db()).await.expect("a transaction");
-    let account = floor::signup::find_or_create_account(&tx, &phone).await.expect("an account");
+    let account = floor::players::signup::find_or_create_account(&tx, &phone).await.expect("an account");
     tx.commit().await.expect("committed");
     account
 }

@@ -20,7 +20,7 @@ use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
 use crate::http::extract::{Admin, Json, Path, perm};
 use crate::http::validate::{Problems, optional_text};
 use crate::http::views::ItemList;
-use crate::signup::find_or_create_account;
+use crate::players::signup::find_or_create_account;
 use crate::{audit, db};
 
 pub fn router() -> OpenApiRouter<AppState> {

@@ -1,5 +1,6 @@
-//! Who follows whom among players: the rows behind `PUT/DELETE /players/{userId}/follow`
-//! and the audience of `followee.registered` pushes.
+//! Who follows whom among players: the rows behind `PUT/DELETE /players/{userId}/follow`.
+//! The audience of `followee.registered` pushes is read where they are sent
+//! ([`crate::tournaments::registrations`]).
 
 use std::collections::{HashMap, HashSet};
 
@@ -11,18 +12,6 @@ use uuid::Uuid;
 
 use crate::db::IDS_PER_STATEMENT;
 use crate::error::AppResult;
-
-/// The users who follow `user_id`: whom to tell when that player registers.
-pub async fn followers_of(conn: &impl ConnectionTrait, user_id: Uuid) -> AppResult<Vec<Uuid>> {
-    Ok(follows::Entity::find()
-        .select_only()
-        .column(follows::Column::FollowerId)
-        .filter(follows::Column::FolloweeId.eq(user_id))
-        .order_by_asc(follows::Column::CreatedAt)
-        .into_tuple()
-        .all(conn)
-        .await?)
-}
 
 /// The players `follower` follows, most recently followed first.
 pub async fn followees_of(conn: &impl ConnectionTrait, follower: Uuid) -> AppResult<Vec<Uuid>> {

@@ -1,23 +1,62 @@
-//! Sign-up: an account made for a phone, with its empty player profile, takes over what that
-//! phone did as a guest: the guests seated under it, their registrations (so one person
-//! never holds two places in a tournament) and their results.
+//! Sign-in and sign-up: a spent code signs its phone in, and the first time makes the account,
+//! with its empty player profile, which takes over what that phone did as a guest: the guests
+//! seated under it, their registrations (so one person never holds two places in a
+//! tournament) and their results.
 
 use chrono::Utc;
-use floor_entities::enums::UserStatus;
+use floor_entities::enums::{AdminRole, UserStatus};
 use floor_entities::{guest_players, player_profiles, rating_config, users};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, QueryFilter,
+    QuerySelect, Set,
 };
 use uuid::Uuid;
 
-use crate::accounts::find_user;
+use crate::accounts::{ensure_not_banned, find_user};
+use crate::auth::SignIn;
+use crate::auth::otp::spend_code;
+use crate::auth::sessions::{self, TokenPair};
 use crate::db;
 use crate::domain::Phone;
 use crate::error::AppResult;
 use crate::seed::DEFAULT_SKILL_INITIAL;
 use crate::tournaments::registrations::claim_guest_registrations;
 use crate::tournaments::results::claim_guest_results;
+
+/// A successful sign-in.
+#[derive(Debug)]
+pub struct SignedIn {
+    pub tokens: TokenPair,
+    pub user: users::Model,
+    pub is_new_user: bool,
+}
+
+/// Spends `code` for `phone` and signs the person in, creating the account on first sign-in.
+/// A phone of `PLATFORM_ADMIN_PHONES` gets `super_admin` each time; a banned account is
+/// refused after its attempt is spent.
+pub async fn sign_in(db: &DatabaseConnection, sign_in: &SignIn, phone: &Phone, code: &str) -> AppResult<SignedIn> {
+    let tx = spend_code(db::begin_write(db).await?, phone, code).await?;
+    let now = Utc::now();
+    let (mut user, is_new_user) = match find_user(&tx, phone).await? {
+        Some(user) => (user, false),
+        None => (create_account(&tx, phone).await?, true),
+    };
+    let platform_admin = sign_in.platform_admin_phones.contains(phone);
+    if platform_admin && user.admin_role != Some(AdminRole::SuperAdmin) {
+        let mut active: users::ActiveModel = user.into();
+        active.admin_role = Set(Some(AdminRole::SuperAdmin));
+        active.updated_at = Set(now);
+        user = active.update(&tx).await?;
+    }
+    if let Err(banned) = ensure_not_banned(&user) {
+        tx.commit().await?;
+        return Err(banned);
+    }
+    let tokens = sessions::start(&sign_in.jwt, &tx, &user, now).await?;
+    tx.commit().await?;
+    Ok(SignedIn { tokens, user, is_new_user })
+}
 
 /// The account with `phone`, created (with its profile) when missing. Takes the phone's
 /// lock, so two concurrent callers get the same account instead of a unique-key failure.
