@@ -23,7 +23,8 @@ pub enum AdminRole {
     Marketing,
 }
 
-/// Whether an account may sign in.
+/// Whether an account may sign in. A deleted account never signs in again: its owner
+/// deleted it, and its phone may sign up afresh as a new person.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, EnumIter, DeriveActiveEnum, Serialize, Deserialize, ToSchema)]
 #[sea_orm(rs_type = "String", db_type = "Text")]
 #[serde(rename_all = "snake_case")]
@@ -32,6 +33,8 @@ pub enum UserStatus {
     Active,
     #[sea_orm(string_value = "banned")]
     Banned,
+    #[sea_orm(string_value = "deleted")]
+    Deleted,
 }
 
 /// Whether a club is in service.

@@ -11,6 +11,7 @@ pub mod blind_templates;
 pub mod calendar_links;
 pub mod cities;
 pub mod city_translations;
+pub mod consent_changes;
 pub mod dealer_invites;
 pub mod dealer_profiles;
 pub mod follows;
@@ -49,6 +50,7 @@ pub mod prelude {
     pub use super::calendar_links::Entity as CalendarLinks;
     pub use super::cities::Entity as Cities;
     pub use super::city_translations::Entity as CityTranslations;
+    pub use super::consent_changes::Entity as ConsentChanges;
     pub use super::dealer_invites::Entity as DealerInvites;
     pub use super::dealer_profiles::Entity as DealerProfiles;
     pub use super::enums::*;

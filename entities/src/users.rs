@@ -18,14 +18,20 @@ pub struct Model {
     pub avatar_url: Option<String>,
     /// Home city; follows a slug rename, cleared when the city is deleted.
     pub city_slug: Option<String>,
-    /// When the user consented to personal data processing; null until then.
+    /// When the user consented to personal data processing; null until then, and again once
+    /// withdrawn.
     pub consent_accepted_at: Option<DateTimeUtc>,
+    /// `CONSENT_VERSION` of the text the user accepted; null while there is no consent.
+    pub consent_version: Option<String>,
     /// Platform role in the admin app; null for everyone without one.
     pub admin_role: Option<AdminRole>,
     /// Set by platform admins through a guarded update; a banned account cannot sign in.
     pub status: UserStatus,
     /// The account this one was merged into: set by a merge, which leaves it banned for good.
     pub merged_into_user_id: Option<Uuid>,
+    /// When the owner deleted the account (status `deleted`): the phone, names, avatar and
+    /// city were erased then, and the row stays for the results others rely on.
+    pub deleted_at: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }
@@ -78,6 +84,8 @@ pub enum Relation {
     Notifications,
     #[sea_orm(has_many = "super::audit_log::Entity", via_rel = "Relation::Actor")]
     AuditEntries,
+    #[sea_orm(has_many = "super::consent_changes::Entity")]
+    ConsentChanges,
 }
 
 impl Related<super::cities::Entity> for Entity {

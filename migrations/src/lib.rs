@@ -24,6 +24,7 @@ mod m20261124_000013_create_idempotency_keys;
 mod m20261125_000014_create_tournament_leases;
 mod m20261125_000015_create_calendar_links;
 mod m20261125_000016_create_tournament_announcements;
+mod m20261125_000017_keep_consent_and_deletion;
 
 /// Every table the migrations create, in creation order.
 pub const TABLES: &[&str] = &[
@@ -85,6 +86,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000014_create_tournament_leases::Migration),
             Box::new(m20261125_000015_create_calendar_links::Migration),
             Box::new(m20261125_000016_create_tournament_announcements::Migration),
+            Box::new(m20261125_000017_keep_consent_and_deletion::Migration),
         ]
     }
 }

@@ -50,6 +50,9 @@ impl fmt::Debug for Secret {
     }
 }
 
+/// The version of the consent text when `CONSENT_VERSION` is unset.
+pub const DEFAULT_CONSENT_VERSION: &str = "1";
+
 /// Everything the service reads from its environment.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -86,6 +89,9 @@ pub struct Config {
     pub fcm: Option<FcmSettings>,
     /// `RATE_LIMIT_*` and `TRUSTED_PROXIES`: the abuse limits and who may name the client.
     pub limits: LimitSettings,
+    /// `CONSENT_VERSION`: the version of the consent text the player app shows, kept with each
+    /// consent given; `1` by default.
+    pub consent_version: String,
 }
 
 /// Why the service refuses to start. Its text is the one line an operator sees.
@@ -176,6 +182,7 @@ impl Config {
             channels: ChannelSettings::from_env(get),
             fcm: FcmSettings::from_env(get)?,
             limits: LimitSettings::from_env(get)?,
+            consent_version: get("CONSENT_VERSION").unwrap_or_else(|| DEFAULT_CONSENT_VERSION.to_owned()),
         })
     }
 

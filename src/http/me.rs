@@ -13,7 +13,9 @@ use super::extract::{AuthUser, Json, double_option};
 use super::validate::{Problems, active_city, optional_text, url};
 use super::views::{PlayerProfileView, player_profile_view};
 use crate::app::AppState;
+use crate::db;
 use crate::error::{AppResult, ErrorBody};
+use crate::players::consent;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(update_me))
@@ -38,7 +40,8 @@ pub struct ProfileUpdate {
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<String>)]
     pub city_slug: Option<Option<String>>,
-    /// Consent to personal data processing; `false` withdraws it.
+    /// Consent to personal data processing, to the text of `CONSENT_VERSION`; `false`
+    /// withdraws it.
     pub consent_accepted: Option<bool>,
 }
 
@@ -64,6 +67,7 @@ async fn update_me(
     problems.into_result()?;
 
     let now = Utc::now();
+    let tx = db::begin_write(&app.db).await?;
     let mut active: users::ActiveModel = user.clone().into();
     if let Some(name) = name {
         active.name = Set(Some(name));
@@ -77,12 +81,13 @@ async fn update_me(
     if let Some(city_slug) = body.city_slug {
         active.city_slug = Set(city_slug);
     }
-    match body.consent_accepted {
-        Some(true) if user.consent_accepted_at.is_none() => active.consent_accepted_at = Set(Some(now)),
-        Some(false) => active.consent_accepted_at = Set(None),
-        _ => {}
+    if let Some(change) =
+        body.consent_accepted.and_then(|accepted| consent::change_of(&user, accepted, &app.config.consent_version))
+    {
+        consent::apply(&tx, &mut active, user.id, change, now).await?;
     }
     active.updated_at = Set(now);
-    let user = active.update(&app.db).await?;
+    let user = active.update(&tx).await?;
+    tx.commit().await?;
     Ok(Json(player_profile_view(&app.db, &user).await?))
 }

@@ -36,6 +36,10 @@ pub struct PlayerProfileView {
     pub wins: i32,
     /// Registration is closed to the player until then.
     pub ban_until: Option<DateTime<Utc>>,
+    /// When the player consented to personal data processing; null without consent.
+    pub consent_accepted_at: Option<DateTime<Utc>>,
+    /// The version of the consent text they accepted (`CONSENT_VERSION`); null without consent.
+    pub consent_version: Option<String>,
 }
 
 /// A club the user belongs to.
@@ -132,6 +136,8 @@ fn profile_view(
         games_played,
         wins,
         ban_until,
+        consent_accepted_at: user.consent_accepted_at,
+        consent_version: user.consent_version.clone(),
     }
 }
 

@@ -1,8 +1,10 @@
-//! The player's one home, as [`crate::tournaments`] is the tournament's: an account made for a
-//! phone ([`signup`]) and found again ([`accounts`]), whom it follows ([`follows`]), two
-//! accounts of one person made one ([`merge`]), the calendar it subscribes to ([`calendar`]).
+//! The player's one home, as [`crate::tournaments`] is the tournament's: signing in, and the
+//! account made for a phone the first time ([`signup`]), the consent it gives ([`consent`]),
+//! whom it follows ([`follows`]), two accounts of one person made one ([`merge`]), the
+//! calendar it subscribes to ([`calendar`]).
 
 pub mod calendar;
+pub mod consent;
 pub mod follows;
 pub mod merge;
 pub mod signup;

@@ -80,9 +80,11 @@ pub async fn create_account(conn: &impl ConnectionTrait, phone: &Phone) -> AppRe
         avatar_url: Set(None),
         city_slug: Set(None),
         consent_accepted_at: Set(None),
+        consent_version: Set(None),
         admin_role: Set(None),
         status: Set(UserStatus::Active),
         merged_into_user_id: Set(None),
+        deleted_at: Set(None),
         created_at: Set(now),
         updated_at: Set(now),
     }
