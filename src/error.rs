@@ -38,6 +38,12 @@ pub enum ErrorCode {
     ResultsAlreadyConfirmed,
     /// An `Idempotency-Key` sent again with another request (beyond the contract's table).
     IdempotencyKeyReused,
+    /// Deleting the account of a club's only owner (beyond the contract's table): transfer
+    /// the club first.
+    SoleOwner,
+    /// Deleting the account of a player of a running tournament (beyond the contract's
+    /// table): after it ends.
+    PlayingNow,
     PayloadTooLarge,
     UnsupportedMediaType,
     RateLimited,
@@ -49,7 +55,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, for the documents that name them.
-    pub const ALL: [Self; 29] = [
+    pub const ALL: [Self; 31] = [
         Self::ValidationError,
         Self::Unauthorized,
         Self::Forbidden,
@@ -74,6 +80,8 @@ impl ErrorCode {
         Self::InvalidLevels,
         Self::ResultsAlreadyConfirmed,
         Self::IdempotencyKeyReused,
+        Self::SoleOwner,
+        Self::PlayingNow,
         Self::PayloadTooLarge,
         Self::UnsupportedMediaType,
         Self::RateLimited,
@@ -102,7 +110,9 @@ impl ErrorCode {
             | SeatTaken
             | InvalidLevel
             | ResultsAlreadyConfirmed
-            | IdempotencyKeyReused => StatusCode::CONFLICT,
+            | IdempotencyKeyReused
+            | SoleOwner
+            | PlayingNow => StatusCode::CONFLICT,
             PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             OtpRateLimited | RateLimited => StatusCode::TOO_MANY_REQUESTS,
@@ -139,6 +149,8 @@ impl ErrorCode {
             InvalidLevels => "INVALID_LEVELS",
             ResultsAlreadyConfirmed => "RESULTS_ALREADY_CONFIRMED",
             IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
+            SoleOwner => "SOLE_OWNER",
+            PlayingNow => "PLAYING_NOW",
             PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             RateLimited => "RATE_LIMITED",

@@ -4,6 +4,7 @@
 //! the OAuth 2.0 security practice advises, since either the holder or a thief has a copy.
 
 use chrono::{DateTime, Utc};
+use floor_entities::enums::UserStatus;
 use floor_entities::{refresh_tokens, users};
 use sea_orm::sea_query::Expr;
 use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, Set};
@@ -22,13 +23,14 @@ pub struct TokenPair {
 }
 
 /// The account behind an access token: the token must be valid and unexpired, its account
-/// must exist and must not be banned. The account is read fresh each time, so a role change
+/// must exist, not deleted, and must not be banned. The account is read fresh each time, so a role change
 /// or a ban takes effect at once. HTTP requests and Socket.IO handshakes both come here.
 pub async fn signed_in_user(db: &DatabaseConnection, jwt: &JwtKeys, token: &str) -> AppResult<users::Model> {
     let claims = jwt.verify(token).ok_or_else(|| AppError::unauthorized("the access token is invalid or expired"))?;
     let user = users::Entity::find_by_id(claims.sub)
         .one(db)
         .await?
+        .filter(|user| user.status != UserStatus::Deleted)
         .ok_or_else(|| AppError::unauthorized("the account of this token no longer exists"))?;
     ensure_not_banned(&user)?;
     Ok(user)

@@ -41,6 +41,8 @@ const X_FORWARDED_FOR: &str = "x-forwarded-for";
 const HEALTH_PATH: &str = "/health";
 const CODE_REQUEST_PATH: &str = "/auth/otp/request";
 const CODE_CHECK_PATH: &str = "/auth/otp/verify";
+/// A deletion spends a code too: it is a code check.
+const DELETION_PATH: &str = "/me/delete";
 const REFRESH_PATH: &str = "/auth/refresh";
 
 /// What a limited request is, and so which budgets it spends.
@@ -141,7 +143,7 @@ impl AbuseLimits {
         let api_path = path.strip_prefix(API_PREFIX)?;
         match (method, api_path) {
             (&Method::POST, CODE_REQUEST_PATH) => Some(Limited::CodeRequest),
-            (&Method::POST, CODE_CHECK_PATH) => Some(Limited::CodeCheck),
+            (&Method::POST, CODE_CHECK_PATH | DELETION_PATH) => Some(Limited::CodeCheck),
             (&Method::POST, REFRESH_PATH) => Some(Limited::Refresh),
             (&Method::GET | &Method::HEAD, _) if self.public_reads.contains(path) => Some(Limited::PublicRead),
             _ => None,
@@ -299,7 +301,7 @@ pub fn document(contract: &mut OpenApiDoc) {
     for (path, item) in contract.paths.paths.iter_mut() {
         let (kind, operation) = match path.as_str() {
             CODE_REQUEST_PATH => (Limited::CodeRequest, item.post.as_mut()),
-            CODE_CHECK_PATH => (Limited::CodeCheck, item.post.as_mut()),
+            CODE_CHECK_PATH | DELETION_PATH => (Limited::CodeCheck, item.post.as_mut()),
             REFRESH_PATH => (Limited::Refresh, item.post.as_mut()),
             _ if public.contains(path) => (Limited::PublicRead, item.get.as_mut()),
             _ => continue,

@@ -1,6 +1,7 @@
-//! The caller's own profile: `PATCH /me`.
+//! The caller's own account: `PATCH /me` edits the profile, `POST /me/delete` deletes it.
 
 use axum::extract::State;
+use axum::http::StatusCode;
 use chrono::Utc;
 use floor_entities::users;
 use sea_orm::{ActiveModelTrait, Set};
@@ -13,12 +14,16 @@ use super::extract::{AuthUser, Json, double_option};
 use super::validate::{Problems, active_city, optional_text, url};
 use super::views::{PlayerProfileView, player_profile_view};
 use crate::app::AppState;
+use crate::auth::otp;
 use crate::db;
-use crate::error::{AppResult, ErrorBody};
+use crate::domain::Phone;
+use crate::error::{AppError, AppResult, ErrorBody};
 use crate::players::consent;
+use crate::players::deletion::{self, Asked, Deleted};
+use crate::uploads::{FILES_PATH, parse_key};
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(update_me))
+    OpenApiRouter::new().routes(routes!(update_me)).routes(routes!(delete_me))
 }
 
 /// Fields to change; an absent field stays, `null` clears it (name excepted).
@@ -90,4 +95,60 @@ async fn update_me(
     let user = active.update(&tx).await?;
     tx.commit().await?;
     Ok(Json(player_profile_view(&app.db, &user).await?))
+}
+
+/// The code that allows a deletion.
+#[derive(Deserialize, ToSchema)]
+pub struct DeletionRequest {
+    /// A fresh six-digit code for the caller's own phone, from `POST /auth/otp/request`.
+    #[schema(pattern = "^\\s*[0-9]{6}\\s*$")]
+    pub code: String,
+}
+
+/// Deletes the caller's account, allowed by a fresh code for their own phone (so a token
+/// alone cannot erase a person). In one transaction: sessions, devices, calendar feed,
+/// follows, dealer profile and invitations, club memberships, notifications, consent
+/// records and strikes go; places in tournaments not yet started are given back with no
+/// strike (the waitlist moves up); the phone, names, nickname, avatar and city are erased.
+/// Results and eliminations of played tournaments keep their places under the name
+/// «Удалённый игрок». The account's tokens answer `401` from then on, and the same phone may
+/// sign up again as a new person. A refusal (`SOLE_OWNER`, `PLAYING_NOW`) changes nothing and
+/// leaves the code usable.
+#[utoipa::path(post, path = "/me/delete", tags = ["profile", "extension"], security(("bearer" = [])),
+    request_body = DeletionRequest,
+    responses(
+        (status = 204, description = "The account is deleted."),
+        (status = 400, description = "VALIDATION_ERROR, INVALID_OTP: the code is wrong, expired or used up (the attempt counts)", body = ErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
+        (status = 403, description = "USER_BANNED", body = ErrorBody),
+        (status = 409, description = "SOLE_OWNER: the only owner of a club; PLAYING_NOW: checked in to a running tournament", body = ErrorBody),
+    ))]
+async fn delete_me(
+    State(app): State<AppState>,
+    AuthUser(user): AuthUser,
+    Json(body): Json<DeletionRequest>,
+) -> AppResult<StatusCode> {
+    let code = otp::parse_code(&body.code)?;
+    let phone = Phone::parse(&user.phone)
+        .map_err(|err| AppError::Internal(anyhow::anyhow!("account {} has an unreadable phone: {err}", user.id)))?;
+    let deleted = deletion::delete_account(&app.db, &app.notifier, &phone, code, Asked::InTheApp).await?;
+    after_deletion(&app, deleted).await;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// What follows a committed deletion, outside its transaction: the freed seats' notices are
+/// pushed, an uploaded avatar leaves storage, and the account's live connections close.
+pub async fn after_deletion(app: &AppState, deleted: Deleted) {
+    app.notifier.push_in_background(&app.db, deleted.promoted);
+    let uploaded = deleted
+        .avatar_url
+        .as_deref()
+        .and_then(|url| url.strip_prefix(FILES_PATH))
+        .filter(|key| parse_key(key).is_some());
+    if let Some(key) = uploaded
+        && let Err(err) = app.storage.delete(key).await
+    {
+        tracing::warn!(user_id = %deleted.user_id, error = %err, "could not remove a deleted account's avatar file");
+    }
+    app.live_sockets.disconnect_user(deleted.user_id).await;
 }

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use axum::extract::State;
 use axum::http::StatusCode;
+use floor_entities::enums::UserStatus;
 use floor_entities::users;
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
 use utoipa_axum::router::OpenApiRouter;
@@ -100,8 +101,14 @@ async fn list_my_follows(State(app): State<AppState>, user: AuthUser) -> AppResu
     Ok(Json(ItemList::new(public_player_views(&app.reads, &players, Some(user.id())).await?)))
 }
 
+/// A player's account; a deleted one is gone from here on (`NOT_FOUND`): its card is no more,
+/// and nobody follows it.
 async fn find_player(conn: &impl ConnectionTrait, user_id: Uuid) -> AppResult<users::Model> {
-    users::Entity::find_by_id(user_id).one(conn).await?.ok_or_else(|| AppError::not_found("player"))
+    users::Entity::find_by_id(user_id)
+        .filter(users::Column::Status.ne(UserStatus::Deleted))
+        .one(conn)
+        .await?
+        .ok_or_else(|| AppError::not_found("player"))
 }
 
 /// The player the caller may follow or unfollow: anyone but themselves.

@@ -15,6 +15,7 @@ use uuid::Uuid;
 use super::extract::{AuthUser, Json, Path, TournamentAccess, club};
 use super::validate::Problems;
 use super::views::ItemList;
+use crate::accounts::shown_phone;
 use crate::app::AppState;
 use crate::db::find_where_in;
 use crate::error::{AppError, AppResult, ErrorBody};
@@ -255,9 +256,12 @@ pub async fn club_roster(conn: &impl ConnectionTrait, id: Uuid) -> AppResult<Vec
             let (name, nickname, avatar_url, phone) =
                 match (row.user_id.and_then(|u| people.get(&u)), row.guest_id.and_then(|g| guests.get(&g))) {
                     (Some(user), _) => {
-                        (user.name.clone(), user.nickname.clone(), user.avatar_url.clone(), user.phone.clone())
+                        let phone = shown_phone(&user.phone).unwrap_or_default().to_owned();
+                        (user.name.clone(), user.nickname.clone(), user.avatar_url.clone(), phone)
                     }
-                    (None, Some(guest)) => (Some(guest.name.clone()), None, None, guest.phone.clone()),
+                    (None, Some(guest)) => {
+                        (Some(guest.name.clone()), None, None, shown_phone(&guest.phone).unwrap_or_default().to_owned())
+                    }
                     (None, None) => (None, None, None, String::new()),
                 };
             let position = positions.get(&row.id).copied();

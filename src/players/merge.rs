@@ -87,8 +87,16 @@ pub async fn lock_accounts(
 }
 
 /// Refuses (`INVALID_STATUS`) a merge into or of a banned account: a merged duplicate is
-/// banned, so merging it again (or merging the main account back into it) is refused.
+/// banned, so merging it again (or merging the main account back into it) is refused. A
+/// deleted account is neither merged nor merged into: its owner asked for its person to be
+/// erased, not moved.
 pub fn ensure_mergeable(main: &users::Model, duplicate: &users::Model) -> AppResult<()> {
+    if main.status == UserStatus::Deleted {
+        return Err(AppError::new(ErrorCode::InvalidStatus, "the main account was deleted by its owner"));
+    }
+    if duplicate.status == UserStatus::Deleted {
+        return Err(AppError::new(ErrorCode::InvalidStatus, "the duplicate was deleted by its owner"));
+    }
     if main.status == UserStatus::Banned {
         return Err(AppError::new(ErrorCode::InvalidStatus, "the main account is banned"));
     }

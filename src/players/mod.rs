@@ -5,6 +5,7 @@
 
 pub mod calendar;
 pub mod consent;
+pub mod deletion;
 pub mod follows;
 pub mod merge;
 pub mod signup;

@@ -18,6 +18,7 @@ mod content_admin;
 mod contract_tools;
 mod dealer_invites;
 mod dealers;
+mod deletion;
 mod deploy;
 mod devices;
 mod docs;

@@ -150,7 +150,7 @@ async fn banning_is_refused_for_oneself_and_for_platform_admins_without_admins_m
 
 /// Registers `players` in the club's new tournament, checks them in, starts, eliminates
 /// all but the first (last listed goes out first) and confirms: the first wins.
-async fn play(app: &TestApp, club: &Club, players: &[&Session]) -> Uuid {
+pub(crate) async fn play(app: &TestApp, club: &Club, players: &[&Session]) -> Uuid {
     let tournament = app.create_tournament(club, 10, Duration::days(1)).await;
     let owner = Some(club.owner.access_token.as_str());
     let mut registrations = Vec::new();

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use reqwest::header::CONTENT_TYPE;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -19,6 +19,7 @@ on_both_databases!(
     only_content_and_tournament_admins_and_club_owners_and_tds_may_upload,
     keys_outside_the_served_shape_are_not_found_without_touching_storage,
     the_url_of_an_upload_is_accepted_as_a_banner_and_an_avatar,
+    a_deleted_accounts_uploaded_avatar_leaves_storage,
 );
 
 const MIB: usize = 1024 * 1024;
@@ -293,4 +294,25 @@ async fn the_url_of_an_upload_is_accepted_as_a_banner_and_an_avatar(backend: Bac
 
     let elsewhere = app.patch("/me", Some(token), serde_json::json!({"avatarUrl": "/files/../floor.db"})).await;
     elsewhere.assert_error(400, "VALIDATION_ERROR");
+}
+
+async fn a_deleted_accounts_uploaded_avatar_leaves_storage(backend: Backend) {
+    let Some((app, folder)) = spawn_with_storage(backend).await else { return };
+    let club = app.create_club("River Club", "+79990008101").await;
+    let td_phone = "+79990008102";
+    let members = format!("/organizers/{}/members", club.id);
+    let added = app.post(&members, Some(&club.owner.access_token), json!({"phone": td_phone, "role": "td"})).await;
+    assert_eq!(added.status, 201, "{added:?}");
+    let td = app.sign_in(td_phone).await;
+    let uploaded = app.upload(&td.access_token, "me.png", "image/png", &png(1_000)).await;
+    assert_eq!(uploaded.status, 201, "{uploaded:?}");
+    let url = uploaded.body["url"].as_str().expect("a url").to_owned();
+    app.patch("/me", Some(&td.access_token), json!({"avatarUrl": url})).await.assert_ok();
+
+    app.request_code(td_phone).await.assert_ok();
+    let code = app.last_code(td_phone);
+    let deleted = app.post("/me/delete", Some(&td.access_token), json!({"code": code})).await;
+    assert_eq!(deleted.status, 204, "{deleted:?}");
+    assert_eq!(app.fetch(&url).await.status(), 404, "the avatar file is gone");
+    assert!(stored_names(folder.path()).is_empty());
 }

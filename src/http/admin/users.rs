@@ -14,6 +14,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use crate::accounts::shown_phone;
 use crate::app::AppState;
 use crate::audit;
 use crate::auth::permissions::{Permission, has_permission};
@@ -32,16 +33,20 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[serde(rename_all = "camelCase")]
 pub struct AdminUserView {
     pub id: Uuid,
-    pub phone: String,
+    /// Null once the account is deleted: the phone was erased.
+    pub phone: Option<String>,
     pub name: Option<String>,
     pub nickname: Option<String>,
     pub avatar_url: Option<String>,
     pub city_slug: Option<String>,
     pub admin_role: Option<AdminRole>,
-    /// `banned`: the account cannot sign in.
+    /// `banned`: the account cannot sign in; `deleted`: its owner deleted it (its person is
+    /// erased, its played places stay under «Удалённый игрок»).
     pub status: UserStatus,
     /// The account this one was merged into; such an account stays banned for good.
     pub merged_into_user_id: Option<Uuid>,
+    /// When its owner deleted the account; null for every other account.
+    pub deleted_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub profile: RatingView,
 }
@@ -83,7 +88,7 @@ async fn admin_user_views(conn: &impl ConnectionTrait, users: Vec<users::Model>)
         .zip(profiles)
         .map(|(user, profile)| AdminUserView {
             id: user.id,
-            phone: user.phone,
+            phone: shown_phone(&user.phone).map(str::to_owned),
             name: user.name,
             nickname: user.nickname,
             avatar_url: user.avatar_url,
@@ -91,6 +96,7 @@ async fn admin_user_views(conn: &impl ConnectionTrait, users: Vec<users::Model>)
             admin_role: user.admin_role,
             status: user.status,
             merged_into_user_id: user.merged_into_user_id,
+            deleted_at: user.deleted_at,
             created_at: user.created_at,
             profile: profile.into(),
         })
@@ -139,7 +145,9 @@ async fn matching_user_ids(conn: &impl ConnectionTrait, query: &str) -> AppResul
         .await?;
     Ok(candidates
         .into_iter()
-        .filter(|(_, phone, name, nickname)| matches_search(query, phone, name.as_deref(), nickname.as_deref()))
+        .filter(|(_, phone, name, nickname)| {
+            matches_search(query, shown_phone(phone).unwrap_or_default(), name.as_deref(), nickname.as_deref())
+        })
         .map(|(id, ..)| id)
         .collect())
 }
@@ -175,7 +183,24 @@ async fn list_users(
 
 #[derive(Deserialize, ToSchema)]
 pub struct StatusChange {
-    pub status: UserStatus,
+    pub status: ModeratedStatus,
+}
+
+/// The statuses a moderator sets; only its owner deletes an account.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ModeratedStatus {
+    Active,
+    Banned,
+}
+
+impl From<ModeratedStatus> for UserStatus {
+    fn from(status: ModeratedStatus) -> Self {
+        match status {
+            ModeratedStatus::Active => Self::Active,
+            ModeratedStatus::Banned => Self::Banned,
+        }
+    }
 }
 
 /// Refuses to ban `target` on behalf of `caller`: nobody bans themselves, and an account
@@ -202,7 +227,7 @@ fn ensure_may_ban(caller: &AuthUser, target: &users::Model) -> AppResult<()> {
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
         (status = 403, description = "FORBIDDEN: needs moderation; banning an account with a platform role needs admins.manage", body = ErrorBody),
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
-        (status = 409, description = "INVALID_STATUS: banning yourself, unbanning a merged duplicate, or the status changed meanwhile", body = ErrorBody),
+        (status = 409, description = "INVALID_STATUS: banning yourself, unbanning a merged duplicate, a deleted account, or the status changed meanwhile", body = ErrorBody),
     ))]
 async fn set_user_status(
     State(app): State<AppState>,
@@ -211,11 +236,15 @@ async fn set_user_status(
     Json(body): Json<StatusChange>,
 ) -> AppResult<Json<AdminUserView>> {
     let tx = db::begin_write(&app.db).await?;
+    let status = UserStatus::from(body.status);
     let user = users::Entity::find_by_id(user_id).one(&tx).await?.ok_or_else(|| AppError::not_found("user"))?;
-    if user.status == body.status {
+    if user.status == UserStatus::Deleted {
+        return Err(AppError::new(ErrorCode::InvalidStatus, "this account was deleted by its owner"));
+    }
+    if user.status == status {
         return Ok(Json(admin_user_view(&tx, user).await?));
     }
-    if body.status == UserStatus::Banned {
+    if status == UserStatus::Banned {
         ensure_may_ban(&admin.user, &user)?;
     }
     if let Some(main) = user.merged_into_user_id {
@@ -227,7 +256,7 @@ async fn set_user_status(
     let now = Utc::now();
     // Guarded by the status read: of two moderators acting at once, the second gets 409.
     let changed = users::Entity::update_many()
-        .col_expr(users::Column::Status, Expr::value(body.status))
+        .col_expr(users::Column::Status, Expr::value(status))
         .col_expr(users::Column::UpdatedAt, Expr::value(now))
         .filter(users::Column::Id.eq(user.id))
         .filter(users::Column::Status.eq(user.status))
@@ -236,7 +265,7 @@ async fn set_user_status(
     if changed.rows_affected == 0 {
         return Err(AppError::new(ErrorCode::InvalidStatus, "the account's status changed meanwhile"));
     }
-    let sessions_revoked = if body.status == UserStatus::Banned {
+    let sessions_revoked = if status == UserStatus::Banned {
         refresh_tokens::Entity::update_many()
             .col_expr(refresh_tokens::Column::RevokedAt, Expr::value(Some(now)))
             .filter(refresh_tokens::Column::UserId.eq(user.id))
@@ -247,19 +276,19 @@ async fn set_user_status(
     } else {
         0
     };
-    let action = if body.status == UserStatus::Banned { "user.ban" } else { "user.unban" };
+    let action = if status == UserStatus::Banned { "user.ban" } else { "user.unban" };
     audit::record(
         &tx,
         Some(admin.user.id()),
         action,
         ("user", user.id.to_string()),
-        json!({"from": user.status, "to": body.status, "refreshTokensRevoked": sessions_revoked}),
+        json!({"from": user.status, "to": status, "refreshTokensRevoked": sessions_revoked}),
     )
     .await?;
     let user = users::Entity::find_by_id(user.id).one(&tx).await?.ok_or_else(|| AppError::not_found("user"))?;
     let view = admin_user_view(&tx, user).await?;
     tx.commit().await?;
-    if body.status == UserStatus::Banned {
+    if status == UserStatus::Banned {
         app.live_sockets.disconnect_user(user_id).await;
     }
     Ok(Json(view))
@@ -290,7 +319,7 @@ pub struct MergeRequest {
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
         (status = 403, description = "FORBIDDEN: needs moderation; a duplicate with a platform role needs admins.manage; a duplicate who is a club owner or td needs organizers.manage", body = ErrorBody),
         (status = 404, description = "NOT_FOUND: either account", body = ErrorBody),
-        (status = 409, description = "INVALID_STATUS: either account is your own, or either account is banned (a merged duplicate is)", body = ErrorBody),
+        (status = 409, description = "INVALID_STATUS: either account is your own, or either account is banned (a merged duplicate is) or deleted", body = ErrorBody),
     ))]
 async fn merge_users(
     State(app): State<AppState>,

@@ -1,0 +1,274 @@
+//! Deleting one's account: `POST /me/delete` with a fresh code for one's own phone.
+
+use chrono::Duration;
+use reqwest::Method;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::game_day::heard;
+use crate::helpers::{Backend, Club, Reply, Session, TestApp, on_both_databases, spawn_app};
+use crate::moderation::play;
+use crate::staffing::id_of;
+
+on_both_databases!(
+    a_deletion_erases_the_person_gives_back_places_and_keeps_the_played_ones,
+    a_wrong_or_spent_code_deletes_nothing_and_its_attempt_counts,
+    the_only_owner_of_a_club_is_refused_until_someone_else_owns_it,
+    a_player_of_a_running_tournament_is_refused_until_it_ends,
+    a_deleted_account_is_neither_merged_nor_merged_into_nor_unbanned,
+);
+
+const ANNA: &str = "+79997400002";
+
+/// Asks for a code for `phone` and sends it to `POST /me/delete` with `session`'s token.
+async fn delete_with_a_fresh_code(app: &TestApp, session: &Session, phone: &str) -> Reply {
+    app.request_code(phone).await.assert_ok();
+    let code = app.last_code(phone);
+    app.post("/me/delete", Some(&session.access_token), json!({"code": code})).await
+}
+
+fn assert_deleted(reply: &Reply) {
+    assert_eq!(reply.status, 204, "{reply:?}");
+}
+
+/// Registers `player` in `tournament` and returns the registration.
+async fn register(app: &TestApp, tournament: Uuid, player: &Session) -> Value {
+    let reply = app.post(&format!("/tournaments/{tournament}/register"), Some(&player.access_token), json!({})).await;
+    reply.assert_ok().clone()
+}
+
+async fn status_of(app: &TestApp, club: &Club, tournament: Uuid, registration: &Value) -> Value {
+    let list = app.get(&format!("/tournaments/{tournament}/registrations"), Some(&club.owner.access_token)).await;
+    let items = list.assert_ok()["items"].as_array().expect("items").clone();
+    let wanted = &registration["id"];
+    items.into_iter().find(|row| &row["id"] == wanted).map(|row| row["status"].clone()).unwrap_or(Value::Null)
+}
+
+/// How many rows of `table` have `column` equal to `user`.
+async fn rows_of(app: &TestApp, table: &str, column: &str, user: Uuid) -> i64 {
+    app.count(&format!("SELECT COUNT(*) FROM {table} WHERE {column} = {}", app.uuid_literal(user))).await
+}
+
+async fn a_deletion_erases_the_person_gives_back_places_and_keeps_the_played_ones(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let club = app.create_club("Aces", "+79997400001").await;
+    let anna = app.sign_in(ANNA).await;
+    let profile = json!({"name": "Anna Petrova", "nickname": "ace", "citySlug": "kazan", "consentAccepted": true,
+        "avatarUrl": "https://cdn.example.org/a.png"});
+    app.patch("/me", Some(&anna.access_token), profile).await.assert_ok();
+    let boris = app.sign_in("+79997400003").await;
+    let clara = app.sign_in("+79997400004").await;
+    let dave = app.sign_in("+79997400005").await;
+
+    // Played: Boris wins, Anna second.
+    let played = play(&app, &club, &[&boris, &anna]).await;
+    // Upcoming with two seats: Anna and Dave hold them, Clara waits.
+    let upcoming = app.create_tournament(&club, 2, Duration::days(2)).await;
+    let annas_seat = register(&app, upcoming, &anna).await;
+    register(&app, upcoming, &dave).await;
+    let claras_place = register(&app, upcoming, &clara).await;
+    assert_eq!(claras_place["status"], "waitlist");
+    // Full, and starting within the cancel deadline: Boris and Dave hold the seats, Anna waits.
+    let full = app.create_tournament(&club, 2, Duration::hours(1)).await;
+    let boris_seat = register(&app, full, &boris).await;
+    register(&app, full, &dave).await;
+    let annas_wait = register(&app, full, &anna).await;
+    assert_eq!(annas_wait["status"], "waitlist");
+    for (follower, followee) in [(&boris, anna.user_id), (&anna, boris.user_id)] {
+        app.put(&format!("/players/{followee}/follow"), Some(&follower.access_token), json!({})).await.assert_ok();
+    }
+    app.post("/me/push-tokens", Some(&anna.access_token), json!({"token": "annas-phone", "platform": "ios"}))
+        .await
+        .assert_ok();
+    app.post("/me/calendar-link", Some(&anna.access_token), json!({})).await.assert_ok();
+
+    assert_deleted(&delete_with_a_fresh_code(&app, &anna, ANNA).await);
+
+    // Signed out everywhere.
+    app.get("/auth/me", Some(&anna.access_token)).await.assert_error(401, "UNAUTHORIZED");
+    app.post("/auth/refresh", None, json!({"refreshToken": anna.refresh_token}))
+        .await
+        .assert_error(401, "INVALID_REFRESH_TOKEN");
+    // The places not yet played went back, with no strike, and the queue moved up.
+    assert_eq!(status_of(&app, &club, upcoming, &annas_seat).await, "cancelled");
+    assert_eq!(status_of(&app, &club, upcoming, &claras_place).await, "registered");
+    assert_eq!(heard(&app, &clara, "waitlist.promoted").await.len(), 1, "Clara hears of her seat");
+    assert_eq!(status_of(&app, &club, full, &annas_wait).await, "cancelled");
+    assert_eq!(status_of(&app, &club, full, &boris_seat).await, "registered");
+    // The played place stays, under the neutral name; the winner's result is untouched.
+    let results = app.get(&format!("/tournaments/{played}/results"), Some(&boris.access_token)).await;
+    let items = results.assert_ok()["items"].as_array().expect("items").clone();
+    let second = items.iter().find(|row| row["place"] == 2).expect("second place");
+    assert_eq!(second["name"], "Удалённый игрок");
+    assert_eq!(second["userId"], anna.user_id.to_string());
+    let first = items.iter().find(|row| row["place"] == 1).expect("first place");
+    assert_eq!(first["userId"], boris.user_id.to_string());
+    // Gone from everyone else's view.
+    app.get(&format!("/players/{}", anna.user_id), None).await.assert_error(404, "NOT_FOUND");
+    let follows = app.get("/me/follows", Some(&boris.access_token)).await;
+    assert_eq!(follows.assert_ok()["items"], json!([]));
+    // What concerned Anna alone is gone.
+    for (table, column) in [
+        ("refresh_tokens", "user_id"),
+        ("push_tokens", "user_id"),
+        ("calendar_links", "user_id"),
+        ("follows", "follower_id"),
+        ("follows", "followee_id"),
+        ("notifications", "user_id"),
+        ("consent_changes", "user_id"),
+        ("strikes", "user_id"),
+    ] {
+        assert_eq!(rows_of(&app, table, column, anna.user_id).await, 0, "{table}.{column}");
+    }
+    // The person is erased: no column anywhere holds the phone any more.
+    let row = format!("FROM users WHERE id = {}", app.uuid_literal(anna.user_id));
+    assert_eq!(app.scalar(&format!("SELECT status {row}")).await.as_deref(), Some("deleted"));
+    assert_eq!(app.scalar(&format!("SELECT name {row}")).await.as_deref(), Some("Удалённый игрок"));
+    let erased = app
+        .count(&format!(
+            "SELECT COUNT(*) {row} AND nickname IS NULL AND avatar_url IS NULL AND city_slug IS NULL \
+             AND consent_accepted_at IS NULL AND deleted_at IS NOT NULL"
+        ))
+        .await;
+    assert_eq!(erased, 1, "nickname, avatar, city and consent are erased");
+    for (table, column) in [("users", "phone"), ("guest_players", "phone"), ("dealer_invites", "phone")] {
+        assert_eq!(app.count(&format!("SELECT COUNT(*) FROM {table} WHERE {column} = '{ANNA}'")).await, 0);
+    }
+    // The audit log says who deleted the account, never what was erased.
+    let audit = app
+        .scalar(&format!(
+            "SELECT CAST(details AS TEXT) FROM audit_log WHERE action = 'user.delete' AND actor_user_id = {}",
+            app.uuid_literal(anna.user_id)
+        ))
+        .await
+        .expect("the deletion is in the audit log");
+    assert!(audit.contains("\"asked\"") && !audit.contains(ANNA) && !audit.contains("Petrova"), "{audit}");
+    // Admins see a deleted account, without its phone.
+    let admin = app.platform_admin().await;
+    let accounts = app.get("/admin/users", Some(&admin.access_token)).await;
+    let listed = accounts.assert_ok()["items"].as_array().expect("items").clone();
+    let shown = listed.iter().find(|row| id_of(&row["id"]) == anna.user_id).expect("the deleted account is listed");
+    assert_eq!(shown["status"], "deleted");
+    assert_eq!(shown["phone"], Value::Null);
+    assert!(shown["deletedAt"].is_string());
+
+    // The same phone later signs up as a new person.
+    app.request_code(ANNA).await.assert_ok();
+    let again = app.verify(ANNA, &app.last_code(ANNA)).await;
+    let body = again.assert_ok();
+    assert_eq!(body["isNewUser"], true);
+    assert_ne!(id_of(&body["user"]["id"]), anna.user_id);
+    assert_eq!(body["user"]["name"], Value::Null, "nothing of the deleted person comes back");
+}
+
+async fn a_wrong_or_spent_code_deletes_nothing_and_its_attempt_counts(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let anna = app.sign_in(ANNA).await;
+    let token = Some(anna.access_token.as_str());
+    // The code that signed Anna in is spent.
+    let spent = app.last_code(ANNA);
+    app.post("/me/delete", token, json!({"code": spent})).await.assert_error(400, "INVALID_OTP");
+    app.post("/me/delete", token, json!({"code": "12"})).await.assert_error(400, "VALIDATION_ERROR");
+    app.post("/me/delete", token, json!({})).await.assert_error(400, "VALIDATION_ERROR");
+    app.post("/me/delete", None, json!({"code": "123456"})).await.assert_error(401, "UNAUTHORIZED");
+
+    app.request_code(ANNA).await.assert_ok();
+    let right = app.last_code(ANNA);
+    let wrong = if right == "000000" { "111111" } else { "000000" };
+    app.post("/me/delete", token, json!({"code": wrong})).await.assert_error(400, "INVALID_OTP");
+    let counted = app
+        .count(&format!(
+            "SELECT COUNT(*) FROM otp_codes WHERE phone = '{ANNA}' AND consumed_at IS NULL AND attempts = 1"
+        ))
+        .await;
+    assert_eq!(counted, 1, "the wrong code's attempt counts");
+    app.get("/auth/me", token).await.assert_ok();
+    // Four more wrong tries use the code up: the right one no longer deletes.
+    for _ in 0..4 {
+        app.post("/me/delete", token, json!({"code": wrong})).await.assert_error(400, "INVALID_OTP");
+    }
+    app.post("/me/delete", token, json!({"code": right})).await.assert_error(400, "INVALID_OTP");
+    let me = app.get("/auth/me", token).await;
+    assert_eq!(me.assert_ok()["status"], "active", "nothing was deleted");
+}
+
+async fn the_only_owner_of_a_club_is_refused_until_someone_else_owns_it(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let owner_phone = "+79997400011";
+    let club = app.create_club("Aces", owner_phone).await;
+    let token = Some(club.owner.access_token.as_str());
+    app.request_code(owner_phone).await.assert_ok();
+    let code = app.last_code(owner_phone);
+    let refused = app.post("/me/delete", token, json!({"code": code})).await;
+    refused.assert_error(409, "SOLE_OWNER");
+    assert!(refused.body["error"]["message"].as_str().is_some_and(|text| text.contains("Aces")), "{refused:?}");
+    app.get("/auth/me", token).await.assert_ok();
+    let members = app.get(&format!("/organizers/{}/members", club.id), token).await;
+    assert_eq!(members.assert_ok()["items"].as_array().map(Vec::len), Some(1), "still the club's owner");
+
+    let path = format!("/organizers/{}/members", club.id);
+    let added = app.post(&path, token, json!({"phone": "+79997400012", "role": "owner"})).await;
+    assert_eq!(added.status, 201, "{added:?}");
+    // A refusal changed nothing, the code included: it deletes now.
+    assert_deleted(&app.post("/me/delete", token, json!({"code": code})).await);
+    let new_owner = app.sign_in("+79997400012").await;
+    let members = app.get(&path, Some(&new_owner.access_token)).await;
+    let items = members.assert_ok()["items"].as_array().expect("items").clone();
+    assert_eq!(items.len(), 1, "the deleted owner left the club: {items:?}");
+    assert_eq!(items[0]["phone"], "+79997400012");
+}
+
+async fn a_player_of_a_running_tournament_is_refused_until_it_ends(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let club = app.create_club("Aces", "+79997400021").await;
+    let owner = Some(club.owner.access_token.as_str());
+    let anna = app.sign_in(ANNA).await;
+    let boris = app.sign_in("+79997400022").await;
+    let tournament = app.create_tournament(&club, 10, Duration::days(1)).await;
+    let mut registrations = Vec::new();
+    for player in [&anna, &boris] {
+        let registration = id_of(&register(&app, tournament, player).await["id"]);
+        app.post(&format!("/tournaments/{tournament}/check-in"), owner, json!({"registrationId": registration}))
+            .await
+            .assert_ok();
+        registrations.push(registration);
+    }
+    app.post(&format!("/tournaments/{tournament}/start"), owner, json!({})).await.assert_ok();
+
+    app.request_code(ANNA).await.assert_ok();
+    let code = app.last_code(ANNA);
+    let refused = app.post("/me/delete", Some(&anna.access_token), json!({"code": code})).await;
+    refused.assert_error(409, "PLAYING_NOW");
+    app.get("/auth/me", Some(&anna.access_token)).await.assert_ok();
+
+    app.post("/eliminations", owner, json!({"tournamentId": tournament, "registrationId": registrations[1]}))
+        .await
+        .assert_ok();
+    app.post(&format!("/tournaments/{tournament}/confirm-results"), owner, json!({})).await.assert_ok();
+    assert_deleted(&app.post("/me/delete", Some(&anna.access_token), json!({"code": code})).await);
+    let results = app.get(&format!("/tournaments/{tournament}/results"), Some(&boris.access_token)).await;
+    let items = results.assert_ok()["items"].as_array().expect("items").clone();
+    let winner = items.iter().find(|row| row["place"] == 1).expect("a winner");
+    assert_eq!(winner["name"], "Удалённый игрок", "the win stays, under the neutral name");
+}
+
+async fn a_deleted_account_is_neither_merged_nor_merged_into_nor_unbanned(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let anna = app.sign_in(ANNA).await;
+    let boris = app.sign_in("+79997400032").await;
+    assert_deleted(&delete_with_a_fresh_code(&app, &anna, ANNA).await);
+    let admin = app.platform_admin().await;
+    let token = Some(admin.access_token.as_str());
+    for (main, duplicate) in [(boris.user_id, anna.user_id), (anna.user_id, boris.user_id)] {
+        app.post(&format!("/admin/users/{main}/merge"), token, json!({"duplicateUserId": duplicate}))
+            .await
+            .assert_error(409, "INVALID_STATUS");
+    }
+    let path = format!("/admin/users/{}", anna.user_id);
+    app.call(Method::PATCH, &path, token, Some(json!({"status": "active"}))).await.assert_error(409, "INVALID_STATUS");
+    app.call(Method::PATCH, &path, token, Some(json!({"status": "deleted"})))
+        .await
+        .assert_error(400, "VALIDATION_ERROR");
+    let me = app.get("/auth/me", Some(&boris.access_token)).await;
+    assert_eq!(me.assert_ok()["status"], "active", "the refused merge left Boris alone");
+}
