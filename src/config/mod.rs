@@ -1,12 +1,14 @@
 //! Configuration, read once from the environment: exactly the contract's variables, each with
 //! a working default outside production, and a refusal to start on an unsafe production setup.
 
+pub mod app_links;
 pub mod channels;
 pub mod fcm;
 pub mod limits;
 
 use std::fmt;
 
+pub use self::app_links::AppLinkSettings;
 pub use self::channels::ChannelSettings;
 pub use self::fcm::FcmSettings;
 pub use self::limits::{LimitSettings, Rate};
@@ -92,6 +94,9 @@ pub struct Config {
     /// `CONSENT_VERSION`: the version of the consent text the player app shows, kept with each
     /// consent given; `1` by default.
     pub consent_version: String,
+    /// `APPLE_APP_IDS`, `ANDROID_APP_PACKAGE` and `ANDROID_CERT_SHA256`: the apps that open the
+    /// share links; unset means the links open in a browser.
+    pub app_links: AppLinkSettings,
 }
 
 /// Why the service refuses to start. Its text is the one line an operator sees.
@@ -99,6 +104,8 @@ pub struct Config {
 pub enum ConfigError {
     #[error("{name} has an invalid value {value:?}: {expected}")]
     Invalid { name: &'static str, value: String, expected: &'static str },
+    #[error("{set} is set but {missing} is not: {why}")]
+    Unpaired { set: &'static str, missing: &'static str, why: &'static str },
     #[error("JWT_SECRET must be set to at least {MIN_JWT_SECRET_LEN} characters in production")]
     WeakJwtSecret,
     #[error("OTP_LOG_CODES must not be on in production: it prints sign-in codes")]
@@ -183,6 +190,7 @@ impl Config {
             fcm: FcmSettings::from_env(get)?,
             limits: LimitSettings::from_env(get)?,
             consent_version: get("CONSENT_VERSION").unwrap_or_else(|| DEFAULT_CONSENT_VERSION.to_owned()),
+            app_links: AppLinkSettings::from_env(get)?,
         })
     }
 
@@ -242,6 +250,7 @@ mod tests {
         assert!(!config.otp_log_codes);
         assert!(config.platform_admin_phones.is_empty());
         assert_eq!(config.limits, LimitSettings::default());
+        assert_eq!(config.app_links, AppLinkSettings::default());
     }
 
     #[test]
@@ -306,6 +315,10 @@ mod tests {
         assert!(err.to_string().starts_with("RATE_LIMIT_CODE_REQUESTS"));
         let err = config(&[("TRUSTED_PROXIES", "the-load-balancer")]).expect_err("refused");
         assert!(err.to_string().starts_with("TRUSTED_PROXIES"));
+        let err = config(&[("APPLE_APP_IDS", "club.floor.player")]).expect_err("refused");
+        assert!(err.to_string().starts_with("APPLE_APP_IDS"));
+        let err = config(&[("ANDROID_APP_PACKAGE", "club.floor.player")]).expect_err("refused");
+        assert!(err.to_string().starts_with("ANDROID_APP_PACKAGE"));
     }
 
     #[test]

@@ -152,6 +152,7 @@ pub fn router(state: AppState) -> Router {
     let internal = internal::internal_router(state.clone());
     let screen = pages::screen::screen_router(state.clone());
     let share = pages::share::share_router(state.clone());
+    let app_links = pages::app_links::app_links_router(&state.config.app_links);
     let print = pages::print::print_router(state.clone());
     let abuse_limits = Arc::new(limits::AbuseLimits::new(&state.config.limits, &openapi));
     abuse_limits.spawn_sweeper();
@@ -175,6 +176,7 @@ pub fn router(state: AppState) -> Router {
         .merge(internal)
         .merge(screen)
         .merge(share)
+        .merge(app_links)
         .merge(print)
         .merge(calendar)
         .fallback(not_found)

@@ -7,6 +7,7 @@ mod fake_fcm;
 
 mod admin_tournaments;
 mod admins;
+mod app_links;
 mod asyncapi;
 mod auth;
 mod broadcasts;

@@ -1,7 +1,8 @@
 //! Pages for browsers at the bare origin, outside the API and its contract: the venue screen,
-//! the public tournament page behind share links, the club's printable pages, and players'
-//! calendar feeds.
+//! the public tournament page behind share links (and the app-link files that let the apps
+//! open those links instead), the club's printable pages, and players' calendar feeds.
 
+pub mod app_links;
 pub mod calendar;
 pub mod print;
 pub mod screen;

@@ -1,5 +1,5 @@
-//! `GET /t/{tournamentId}`: the public page behind the links the apps share (the
-//! specification serves no app-link files, so a shared link opens in a browser). Russian,
+//! `GET /t/{tournamentId}`: the public page behind the links the apps share (a phone with the
+//! app opens the app instead where the app links are configured: `app_links`). Russian,
 //! readable on a phone, with Open Graph tags so a messenger shows a card: title, club, venue
 //! and address, start in the venue's zone, structure, prizes, seats, status, the live screen
 //! while it runs and the final standings after. Rendered on the server (crawlers run no
