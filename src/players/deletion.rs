@@ -77,8 +77,11 @@ pub async fn delete_account(
     asked: Asked,
 ) -> AppResult<Deleted> {
     let tx = spend_code(db::begin_write(db).await?, phone, code).await?;
+    // Held to the end, before any tournament: a registration takes the row first as well
+    // (`tournaments::registrations::register`), so none slips in beside the deletion.
     let user = users::Entity::find()
         .filter(users::Column::Phone.eq(phone.as_str()))
+        .lock_exclusive()
         .one(&tx)
         .await?
         .ok_or_else(|| AppError::not_found("account"))?;

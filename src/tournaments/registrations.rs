@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, Utc};
 use floor_actors::rules::strikes::is_banned;
-use floor_entities::enums::{RegistrationSource, RegistrationStatus, StrikeReason, TournamentStatus};
+use floor_entities::enums::{RegistrationSource, RegistrationStatus, StrikeReason, TournamentStatus, UserStatus};
 use floor_entities::{
     follows, guest_players, organizers, player_profiles, registrations, table_seats, tournaments, users,
 };
@@ -53,11 +53,32 @@ async fn begin_while_open(
     tournament_id: Uuid,
 ) -> AppResult<(DatabaseTransaction, tournaments::Model, DateTime<Utc>)> {
     let tx = db::begin_write(db).await?;
-    let tournament = lock(&tx, tournament_id).await?;
+    let (tournament, now) = lock_while_open(&tx, tournament_id).await?;
+    Ok((tx, tournament, now))
+}
+
+/// [`begin_while_open`] in a transaction the caller began.
+async fn lock_while_open(
+    tx: &DatabaseTransaction,
+    tournament_id: Uuid,
+) -> AppResult<(tournaments::Model, DateTime<Utc>)> {
+    let tournament = lock(tx, tournament_id).await?;
     if tournament.status != TournamentStatus::Registration {
         return Err(closed());
     }
-    Ok((tx, tournament, Utc::now()))
+    Ok((tournament, Utc::now()))
+}
+
+/// Holds the player's account row (shared) for the transaction, and refuses one deleted
+/// meanwhile. A deletion holds the row from its start and locks tournaments after it, so a
+/// registration that takes the row before its tournament never slips in beside a deletion,
+/// and the two never wait for each other in a circle.
+async fn hold_account(tx: &DatabaseTransaction, user_id: Uuid) -> AppResult<()> {
+    let account = users::Entity::find_by_id(user_id).lock_shared().one(tx).await?;
+    if account.is_none_or(|account| account.status == UserStatus::Deleted) {
+        return Err(AppError::unauthorized("the account of this token no longer exists"));
+    }
+    Ok(())
 }
 
 /// Moves the first of the queue (by `createdAt`, then id) into free seats until none is left,
@@ -163,7 +184,9 @@ pub async fn register(
     player: &users::Model,
 ) -> AppResult<registrations::Model> {
     let user_id = player.id;
-    let (tx, tournament, now) = begin_while_open(db, tournament_id).await?;
+    let tx = db::begin_write(db).await?;
+    hold_account(&tx, user_id).await?;
+    let (tournament, now) = lock_while_open(&tx, tournament_id).await?;
     let ban_until = player_profiles::Entity::find_by_id(user_id).one(&tx).await?.and_then(|p| p.ban_until);
     if is_banned(ban_until, now) {
         return Err(AppError::new(ErrorCode::RegistrationBanned, "registration is closed to you until your ban ends"));
