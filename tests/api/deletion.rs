@@ -81,6 +81,12 @@ async fn a_deletion_erases_the_person_gives_back_places_and_keeps_the_played_one
         .await
         .assert_ok();
     app.post("/me/calendar-link", Some(&anna.access_token), json!({})).await.assert_ok();
+    // The club invites Anna to deal: the invitation and its audit record name her phone.
+    let invites = format!("/organizers/{}/dealer-invites", club.id);
+    let invited = app.post(&invites, Some(&club.owner.access_token), json!({"phone": ANNA})).await;
+    assert_eq!(invited.status, 201, "{invited:?}");
+    let naming_the_phone = format!("SELECT COUNT(*) FROM audit_log WHERE CAST(details AS TEXT) LIKE '%{ANNA}%'");
+    assert_eq!(app.count(&naming_the_phone).await, 1);
 
     assert_deleted(&delete_with_a_fresh_code(&app, &anna, ANNA).await);
 
@@ -134,6 +140,7 @@ async fn a_deletion_erases_the_person_gives_back_places_and_keeps_the_played_one
     for (table, column) in [("users", "phone"), ("guest_players", "phone"), ("dealer_invites", "phone")] {
         assert_eq!(app.count(&format!("SELECT COUNT(*) FROM {table} WHERE {column} = '{ANNA}'")).await, 0);
     }
+    assert_eq!(app.count(&naming_the_phone).await, 0, "the invitation's record keeps all but the phone");
     // The audit log says who deleted the account, never what was erased.
     let audit = app
         .scalar(&format!(
