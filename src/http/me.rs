@@ -137,18 +137,18 @@ async fn delete_me(
 }
 
 /// What follows a committed deletion, outside its transaction: the freed seats' notices are
-/// pushed, an uploaded avatar leaves storage, and the account's live connections close.
+/// pushed, uploaded avatars leave storage, and the account's live connections close.
 pub async fn after_deletion(app: &AppState, deleted: Deleted) {
     app.notifier.push_in_background(&app.db, deleted.promoted);
     let uploaded = deleted
-        .avatar_url
-        .as_deref()
-        .and_then(|url| url.strip_prefix(FILES_PATH))
+        .avatar_urls
+        .iter()
+        .filter_map(|url| url.strip_prefix(FILES_PATH))
         .filter(|key| parse_key(key).is_some());
-    if let Some(key) = uploaded
-        && let Err(err) = app.storage.delete(key).await
-    {
-        tracing::warn!(user_id = %deleted.user_id, error = %err, "could not remove a deleted account's avatar file");
+    for key in uploaded {
+        if let Err(err) = app.storage.delete(key).await {
+            tracing::warn!(user_id = %deleted.user_id, error = %err, "could not remove a deleted account's avatar file");
+        }
     }
     app.live_sockets.disconnect_user(deleted.user_id).await;
 }

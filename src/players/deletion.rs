@@ -60,8 +60,9 @@ pub struct Deleted {
     pub user_id: Uuid,
     /// The notices of players the queue moved up into freed seats, to push.
     pub promoted: Vec<Journaled>,
-    /// The avatar address the account had: an uploaded file (`/files/<key>`) is removed.
-    pub avatar_url: Option<String>,
+    /// The avatar addresses the account (and any merged into it) had: uploaded files
+    /// (`/files/<key>`) are removed.
+    pub avatar_urls: Vec<String>,
 }
 
 /// Spends `code` for `phone` and deletes the account registered with it. A wrong or spent
@@ -88,21 +89,48 @@ pub async fn delete_account(
     ensure_may_delete(&tx, &user).await?;
     let now = Utc::now();
     let (promoted, places_given_back) = give_back_places(&tx, notifier, user.id, now).await?;
-    remove_what_is_only_theirs(&tx, &user).await?;
-    erase_from_audit_details(&tx, phone).await?;
-    anonymise_guests(&tx, user.id).await?;
-    let avatar_url = user.avatar_url.clone();
-    anonymise(&tx, user.clone(), now).await?;
+    // Accounts merged into this one were the same person's: they go with it.
+    let duplicates = merged_into(&tx, user.id).await?;
+    let mut avatar_urls = Vec::new();
+    for person in std::iter::once(user.clone()).chain(duplicates.iter().cloned()) {
+        avatar_urls.extend(person.avatar_url.clone());
+        erase_person(&tx, person, now).await?;
+    }
     audit::record(
         &tx,
         Some(user.id),
         "user.delete",
         ("user", user.id.to_string()),
-        json!({"asked": asked.as_str(), "placesGivenBack": places_given_back}),
+        json!({"asked": asked.as_str(), "placesGivenBack": places_given_back,
+            "mergedAccounts": duplicates.iter().map(|duplicate| duplicate.id).collect::<Vec<_>>()}),
     )
     .await?;
     tx.commit().await?;
-    Ok(Deleted { user_id: user.id, promoted, avatar_url })
+    Ok(Deleted { user_id: user.id, promoted, avatar_urls })
+}
+
+/// Every account merged into `main`, directly or through another merged one.
+async fn merged_into(tx: &DatabaseTransaction, main: Uuid) -> AppResult<Vec<users::Model>> {
+    let mut found: Vec<users::Model> = Vec::new();
+    let mut mains = vec![main];
+    while !mains.is_empty() {
+        let merged = users::Entity::find()
+            .filter(users::Column::MergedIntoUserId.is_in(mains))
+            .filter(users::Column::Status.ne(UserStatus::Deleted))
+            .all(tx)
+            .await?;
+        mains = merged.iter().map(|account| account.id).filter(|id| *id != main).collect();
+        found.extend(merged.into_iter().filter(|account| account.id != main));
+    }
+    Ok(found)
+}
+
+/// Removes what concerned the person of `account` alone and erases them from what stays.
+async fn erase_person(tx: &DatabaseTransaction, account: users::Model, now: DateTime<Utc>) -> AppResult<()> {
+    remove_what_is_only_theirs(tx, &account).await?;
+    erase_from_audit_details(tx, &account.phone).await?;
+    anonymise_guests(tx, account.id).await?;
+    anonymise(tx, account, now).await
 }
 
 /// Refuses the deletion of the only owner of a club (`SOLE_OWNER`: a club must never be left
@@ -223,16 +251,16 @@ async fn remove_what_is_only_theirs(tx: &DatabaseTransaction, user: &users::Mode
 
 /// Audit records name a phone where the phone was the target (a dealer invitation): the
 /// erased phone goes from their details, the record stays.
-async fn erase_from_audit_details(tx: &DatabaseTransaction, phone: &Phone) -> AppResult<()> {
+async fn erase_from_audit_details(tx: &DatabaseTransaction, phone: &str) -> AppResult<()> {
     let naming = audit_log::Entity::find()
         .filter(
             Expr::expr(Func::cast_as(Expr::col(audit_log::Column::Details), Alias::new("TEXT")))
-                .like(format!("%{}%", phone.as_str())),
+                .like(format!("%{phone}%")),
         )
         .all(tx)
         .await?;
     for record in naming {
-        let details = without_string(record.details.clone(), phone.as_str());
+        let details = without_string(record.details.clone(), phone);
         let mut active: audit_log::ActiveModel = record.into();
         active.details = Set(details);
         active.update(tx).await?;

@@ -15,7 +15,7 @@ on_both_databases!(
     a_wrong_or_spent_code_deletes_nothing_and_its_attempt_counts,
     the_only_owner_of_a_club_is_refused_until_someone_else_owns_it,
     a_player_of_a_running_tournament_is_refused_until_it_ends,
-    a_deleted_account_is_neither_merged_nor_merged_into_nor_unbanned,
+    a_deleted_account_takes_its_merged_ones_along_and_is_neither_merged_nor_unbanned,
 );
 
 const ANNA: &str = "+79997400002";
@@ -259,13 +259,23 @@ async fn a_player_of_a_running_tournament_is_refused_until_it_ends(backend: Back
     assert_eq!(winner["name"], "Удалённый игрок", "the win stays, under the neutral name");
 }
 
-async fn a_deleted_account_is_neither_merged_nor_merged_into_nor_unbanned(backend: Backend) {
+async fn a_deleted_account_takes_its_merged_ones_along_and_is_neither_merged_nor_unbanned(backend: Backend) {
     let Some(app) = spawn_app(backend).await else { return };
     let anna = app.sign_in(ANNA).await;
     let boris = app.sign_in("+79997400032").await;
-    assert_deleted(&delete_with_a_fresh_code(&app, &anna, ANNA).await);
+    // Anna's second account, merged into hers earlier, goes with it.
+    let second_phone = "+79997400033";
+    let second = app.sign_in(second_phone).await;
     let admin = app.platform_admin().await;
     let token = Some(admin.access_token.as_str());
+    app.post(&format!("/admin/users/{}/merge", anna.user_id), token, json!({"duplicateUserId": second.user_id}))
+        .await
+        .assert_ok();
+    assert_deleted(&delete_with_a_fresh_code(&app, &anna, ANNA).await);
+    assert_eq!(app.count(&format!("SELECT COUNT(*) FROM users WHERE phone = '{second_phone}'")).await, 0);
+    let second_row = format!("FROM users WHERE id = {}", app.uuid_literal(second.user_id));
+    assert_eq!(app.scalar(&format!("SELECT status {second_row}")).await.as_deref(), Some("deleted"));
+
     for (main, duplicate) in [(boris.user_id, anna.user_id), (anna.user_id, boris.user_id)] {
         app.post(&format!("/admin/users/{main}/merge"), token, json!({"duplicateUserId": duplicate}))
             .await
