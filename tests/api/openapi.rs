@@ -108,6 +108,7 @@ const EXTENSION_PATHS: &[(&str, &[&str])] = &[
     ("/tournaments/{id}/registrations.csv", &["get"]),
     ("/tournaments/{id}/results.csv", &["get"]),
     ("/me/calendar-link", &["post", "delete"]),
+    ("/me/export", &["get"]),
 ];
 
 #[test]
