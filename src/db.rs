@@ -6,8 +6,8 @@ use std::time::Duration;
 use anyhow::Context;
 use sea_orm::sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 use sea_orm::{
-    ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr,
-    SqliteTransactionMode, Statement, TransactionOptions, TransactionTrait,
+    AccessMode, ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr,
+    IsolationLevel, SqliteTransactionMode, Statement, TransactionOptions, TransactionTrait,
 };
 use sha2::{Digest, Sha256};
 
@@ -276,6 +276,19 @@ pub async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction,
         ..TransactionOptions::default()
     };
     db.begin_with_options(options).await
+}
+
+/// Opens a transaction that only reads and sees the database as of one moment however long it
+/// lasts, so a read spread over many statements (a player's export) is consistent. On
+/// PostgreSQL `REPEATABLE READ READ ONLY`; on SQLite a plain (deferred) transaction, whose
+/// first read fixes its snapshot of the WAL until it ends. Open it on the read connections:
+/// it holds one of them while it lasts.
+pub async fn begin_snapshot(db: &DatabaseConnection) -> Result<DatabaseTransaction, DbErr> {
+    if db.get_database_backend() != DbBackend::Postgres {
+        // sea-orm would only warn that SQLite takes no isolation level or access mode.
+        return db.begin().await;
+    }
+    db.begin_with_config(Some(IsolationLevel::RepeatableRead), Some(AccessMode::ReadOnly)).await
 }
 
 /// Serialises every transaction that locks the same `key` (a phone, say) until the holder

@@ -55,12 +55,20 @@ pub async fn tag_reads(request: Request, next: Next) -> Response {
     Response::from_parts(parts, Body::from(bytes))
 }
 
+/// The reads whose answers are streamed: their size is not known before the end, so they are
+/// never tagged (and the player's export is `no-store`, never kept to be revalidated).
+const STREAMED: [&str; 1] = ["/me/export"];
+
 /// Writes the validators into the contract: every `GET` that answers `200` takes
-/// `If-None-Match`, may carry an `ETag` on its `200`, and may answer `304`. An operation that
-/// documents its own `304` (the live snapshot's version tag) keeps its words for it.
+/// `If-None-Match`, may carry an `ETag` on its `200`, and may answer `304`, except the
+/// [`STREAMED`] ones. An operation that documents its own `304` (the live snapshot's version
+/// tag) keeps its words for it.
 pub fn document(contract: &mut OpenApiDoc) {
     let text = || ObjectBuilder::new().schema_type(Type::String);
-    for item in contract.paths.paths.values_mut() {
+    for (path, item) in contract.paths.paths.iter_mut() {
+        if STREAMED.contains(&path.as_str()) {
+            continue;
+        }
         let Some(operation) = item.get.as_mut() else { continue };
         let answers = &mut operation.responses.responses;
         if !answers.contains_key("304") {

@@ -24,6 +24,7 @@ mod locations;
 mod me;
 mod members;
 mod metrics;
+mod my_data;
 mod my_registrations;
 mod notifications;
 mod organizers;
@@ -100,6 +101,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(auth::router())
         .merge(me::router())
         .merge(calendar_links::router())
+        .merge(my_data::router())
         .merge(admin::router())
         .merge(organizers::router())
         .merge(members::router())

@@ -25,6 +25,7 @@ mod devices;
 mod docs;
 mod errors;
 mod etags;
+mod export;
 mod exports;
 mod failover;
 mod game_day;

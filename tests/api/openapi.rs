@@ -109,6 +109,7 @@ const EXTENSION_PATHS: &[(&str, &[&str])] = &[
     ("/tournaments/{id}/results.csv", &["get"]),
     ("/me/calendar-link", &["post", "delete"]),
     ("/me/delete", &["post"]),
+    ("/me/export", &["get"]),
 ];
 
 #[test]
