@@ -64,9 +64,9 @@ impl fmt::Debug for Rate {
 ///
 /// | variable | default | limits |
 /// |---|---|---|
-/// | `RATE_LIMIT_CODE_REQUESTS` | `10/10m` | `POST /auth/otp/request` per client address |
+/// | `RATE_LIMIT_CODE_REQUESTS` | `10/10m` | `POST /auth/otp/request` and the deletion page's phone form per client address |
 /// | `RATE_LIMIT_CODE_REQUESTS_GLOBAL` | `30/1m` | `POST /auth/otp/request` from all addresses together |
-/// | `RATE_LIMIT_CODE_CHECKS` | `30/10m` | `POST /auth/otp/verify` and `POST /me/delete` per client address |
+/// | `RATE_LIMIT_CODE_CHECKS` | `30/10m` | `POST /auth/otp/verify`, `POST /me/delete` and the deletion page's code form per client address |
 /// | `RATE_LIMIT_REFRESHES` | `60/10m` | `POST /auth/refresh` per client address |
 /// | `RATE_LIMIT_PUBLIC_READS` | `600/1m` | the public `GET`s per client address |
 /// | `TRUSTED_PROXIES` | empty | IPs and CIDRs whose `X-Forwarded-For` names the client |

@@ -1,9 +1,10 @@
 //! Abuse limits over the API: per client address for code requests, code checks, refreshes and
 //! public reads, plus one budget of code requests for everyone together, so a script cycling
 //! phones or addresses cannot run up the SMS bill. The calendar feeds at the bare origin spend
-//! the public reads' budget too, so nobody can try secrets at will. Which operations are
-//! limited, how a client is told (`429 RATE_LIMITED` with `Retry-After`), who the client is,
-//! and how the contract documents it all live here.
+//! the public reads' budget too, so nobody can try secrets at will, and the forms of the
+//! deletion page spend the code budgets as the API's code requests and checks do. Which
+//! operations are limited, how a client is told (`429 RATE_LIMITED` with `Retry-After`), who
+//! the client is, and how the contract documents it all live here.
 //!
 //! The client is the TCP peer, or, when the peer is a trusted proxy, the right-most
 //! `X-Forwarded-For` address that is not itself a trusted proxy. IPv6 clients are counted by
@@ -34,6 +35,7 @@ use super::API_PREFIX;
 use crate::config::{LimitSettings, Rate};
 use crate::error::{AppError, ErrorCode};
 use crate::players::calendar::FEED_ROUTE as CALENDAR_FEED_ROUTE;
+use crate::players::deletion::PAGE_ROUTE as DELETION_PAGE_ROUTE;
 
 const X_FORWARDED_FOR: &str = "x-forwarded-for";
 
@@ -44,6 +46,10 @@ const CODE_CHECK_PATH: &str = "/auth/otp/verify";
 /// A deletion spends a code too: it is a code check.
 const DELETION_PATH: &str = "/me/delete";
 const REFRESH_PATH: &str = "/auth/refresh";
+/// The field whose presence makes a form of the deletion page its second step, a code check.
+const CODE_FIELD: &str = "code";
+/// The most a form of the deletion page may weigh: a phone and a code are a few dozen bytes.
+const MOST_FORM_BYTES: usize = 1024;
 
 /// What a limited request is, and so which budgets it spends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +58,8 @@ enum Limited {
     CodeCheck,
     Refresh,
     PublicRead,
+    /// A form of the deletion page: a code check when it carries a code, else a code request.
+    CodeForm,
 }
 
 impl Limited {
@@ -62,6 +70,7 @@ impl Limited {
             Self::CodeCheck => "too many code checks from this address",
             Self::Refresh => "too many token refreshes from this address",
             Self::PublicRead => "too many reads from this address",
+            Self::CodeForm => "too many code requests or checks from this address",
         }
     }
 }
@@ -140,6 +149,10 @@ impl AbuseLimits {
         if path == CALENDAR_FEED_ROUTE {
             return matches!(*method, Method::GET | Method::HEAD).then_some(Limited::PublicRead);
         }
+        if path == DELETION_PAGE_ROUTE {
+            // Its GET reads nothing, like the share page's.
+            return (*method == Method::POST).then_some(Limited::CodeForm);
+        }
         let api_path = path.strip_prefix(API_PREFIX)?;
         match (method, api_path) {
             (&Method::POST, CODE_REQUEST_PATH) => Some(Limited::CodeRequest),
@@ -166,7 +179,27 @@ pub async fn limit_abuse(State(limits): State<Arc<AbuseLimits>>, request: Reques
         Some(Limited::CodeCheck) => serve(limits.code_checks.layer(next), request).await,
         Some(Limited::Refresh) => serve(limits.refreshes.layer(next), request).await,
         Some(Limited::PublicRead) => serve(limits.public_read_budget.layer(next), request).await,
+        Some(Limited::CodeForm) => match read_code_form(request).await {
+            Ok((request, true)) => serve(limits.code_checks.layer(next), request).await,
+            Ok((request, false)) => {
+                serve(limits.code_requests.layer(limits.code_requests_global.layer(next)), request).await
+            }
+            Err(refused) => refused,
+        },
     }
+}
+
+/// Whether a form of the deletion page carries a [`CODE_FIELD`], and so is a code check rather
+/// than a code request, as the page itself tells its two steps apart. The body is read here
+/// (it is tiny; one past [`MOST_FORM_BYTES`] is refused) and handed on whole.
+async fn read_code_form(request: Request) -> Result<(Request, bool), Response> {
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MOST_FORM_BYTES).await else {
+        let refusal = AppError::new(ErrorCode::PayloadTooLarge, "the form is larger than a phone and a code");
+        return Err(refusal.into_response());
+    };
+    let carries_code = url::form_urlencoded::parse(&bytes).any(|(name, _)| name == CODE_FIELD);
+    Ok((Request::from_parts(parts, Body::from(bytes)), carries_code))
 }
 
 async fn serve<S>(mut service: S, request: Request) -> Response
@@ -418,6 +451,8 @@ mod tests {
         assert_eq!(limits.classify(&Method::POST, "/auth/otp/request"), None);
         assert_eq!(limits.classify(&Method::GET, "/calendar/{file}"), Some(Limited::PublicRead));
         assert_eq!(limits.classify(&Method::HEAD, "/calendar/{file}"), Some(Limited::PublicRead));
+        assert_eq!(limits.classify(&Method::POST, "/account/delete"), Some(Limited::CodeForm));
+        assert_eq!(limits.classify(&Method::GET, "/account/delete"), None);
     }
 
     #[test]

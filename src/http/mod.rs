@@ -159,6 +159,7 @@ pub fn router(state: AppState) -> Router {
     let abuse_limits = Arc::new(limits::AbuseLimits::new(&state.config.limits, &openapi));
     abuse_limits.spawn_sweeper();
     let calendar = pages::calendar::calendar_router(state.clone(), abuse_limits.clone());
+    let account_deletion = pages::account_deletion::account_deletion_router(state.clone(), abuse_limits.clone());
     let idempotency = idempotency::Idempotency::new(state.clone(), &openapi);
     let api = api
         .route_layer(middleware::from_fn_with_state(state.clone(), cached::drop_on_change))
@@ -181,6 +182,7 @@ pub fn router(state: AppState) -> Router {
         .merge(app_links)
         .merge(print)
         .merge(calendar)
+        .merge(account_deletion)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(

@@ -36,6 +36,10 @@ use crate::{audit, db};
 /// The name a deleted account's places are shown under, in results and eliminations.
 pub const DELETED_PLAYER: &str = "Удалённый игрок";
 
+/// The page at the bare origin where a person asks for the deletion without the app: the
+/// address the store listings give.
+pub const PAGE_ROUTE: &str = "/account/delete";
+
 /// Where the owner asked for the deletion, for the audit log.
 #[derive(Clone, Copy, Debug)]
 pub enum Asked {

@@ -5,6 +5,7 @@ mod helpers;
 
 mod fake_fcm;
 
+mod account_page;
 mod admin_tournaments;
 mod admins;
 mod app_links;

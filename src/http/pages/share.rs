@@ -19,7 +19,7 @@ use maud::{DOCTYPE, Markup, html};
 use sea_orm::EntityTrait;
 use uuid::Uuid;
 
-use super::PAGE_HEADERS;
+use super::{PAGE_HEADERS, PAGE_STYLE};
 use crate::app::AppState;
 use crate::domain::local_time;
 use crate::error::AppResult;
@@ -30,12 +30,9 @@ pub fn share_router(state: AppState) -> axum::Router {
     axum::Router::new().route("/t/{id}", get(page)).with_state(state)
 }
 
-const STYLE: &str = "body{margin:0;font-family:'DejaVu Sans',Roboto,Arial,sans-serif;background:#0b1a12;color:#f4f1e8}\
-main{max-width:42rem;margin:0 auto;padding:1.2rem}h1{font-size:1.7rem;margin:.2rem 0}\
-.club,.muted{color:#9fb3a6}.status{display:inline-block;padding:.2rem .6rem;border-radius:.4rem;background:#f2c14e;color:#1b1405;font-weight:bold}\
-section{background:rgba(255,255,255,.06);border-radius:.6rem;padding:.8rem 1rem;margin:1rem 0}\
-h2{font-size:1.1rem;color:#9fb3a6;margin:0 0 .4rem}table{border-collapse:collapse;width:100%}\
-td,th{text-align:left;padding:.15rem .6rem .15rem 0}.break td{color:#7fd1ff}a{color:#f2c14e}\
+/// The share page's own style, after the pages' shared one.
+const STYLE: &str = ".club{color:#9fb3a6}.status{display:inline-block;padding:.2rem .6rem;border-radius:.4rem;background:#f2c14e;color:#1b1405;font-weight:bold}\
+table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.15rem .6rem .15rem 0}.break td{color:#7fd1ff}\
 .screen{display:block;text-align:center;font-size:1.2rem;font-weight:bold;padding:.8rem;border:2px solid #f2c14e;border-radius:.6rem;text-decoration:none}\
 ol{padding-left:1.4rem}";
 
@@ -117,7 +114,7 @@ fn render(public_url: &str, shown: &Shown) -> Markup {
                 @if let Some(banner) = &card.banner_url {
                     meta property="og:image" content=(absolute(public_url, banner));
                 }
-                style { (maud::PreEscaped(STYLE)) }
+                style { (maud::PreEscaped(PAGE_STYLE)) (maud::PreEscaped(STYLE)) }
             }
             body {
                 main {
@@ -194,7 +191,7 @@ fn not_found() -> Markup {
     html! {
         (DOCTYPE)
         html lang="ru" {
-            head { meta charset="utf-8"; meta name="viewport" content="width=device-width, initial-scale=1"; title { "Турнир не найден" } style { (maud::PreEscaped(STYLE)) } }
+            head { meta charset="utf-8"; meta name="viewport" content="width=device-width, initial-scale=1"; title { "Турнир не найден" } style { (maud::PreEscaped(PAGE_STYLE)) (maud::PreEscaped(STYLE)) } }
             body { main { h1 { "Турнир не найден" } p.muted { "Ссылка неверна, или турнир удалён." } } }
         }
     }
