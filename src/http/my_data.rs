@@ -37,6 +37,7 @@ pub fn router() -> OpenApiRouter<AppState> {
             )),
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
         (status = 403, description = "USER_BANNED", body = ErrorBody),
+        (status = 429, description = "RATE_LIMITED: the caller's last export is still being written, or as many as a node writes at once are", body = ErrorBody),
     ))]
 async fn export_my_data(State(app): State<AppState>, user: AuthUser) -> AppResult<Response> {
     let body = export::export(&app.reads, user.id(), Utc::now()).await?;

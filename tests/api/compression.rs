@@ -21,13 +21,13 @@ async fn fetch(app: &TestApp, path: &str, accept: &str) -> (Option<String>, Opti
     (encoding, vary, response.bytes().await.expect("a body").to_vec())
 }
 
-fn gunzip(bytes: &[u8]) -> Vec<u8> {
+pub(crate) fn gunzip(bytes: &[u8]) -> Vec<u8> {
     let mut plain = Vec::new();
     flate2::read::GzDecoder::new(bytes).read_to_end(&mut plain).expect("gzip");
     plain
 }
 
-fn unbrotli(bytes: &[u8]) -> Vec<u8> {
+pub(crate) fn unbrotli(bytes: &[u8]) -> Vec<u8> {
     let mut plain = Vec::new();
     brotli::Decompressor::new(bytes, 4096).read_to_end(&mut plain).expect("br");
     plain

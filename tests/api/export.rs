@@ -9,9 +9,11 @@ use floor::players::export::{Section, WITHHELD};
 use sea_orm::{ConnectionTrait, DbBackend, Statement};
 use serde_json::{Value, json};
 
+use crate::compression::{gunzip, unbrotli};
 use crate::helpers::{Backend, Session, TestApp, on_both_databases, spawn_app};
 
 on_both_databases!(
+    an_export_sent_compressed_is_the_same_whole_document,
     every_column_holding_a_users_id_is_exported_or_withheld,
     the_export_holds_what_the_player_did_and_gives_away_no_secret,
     staff_find_their_clubs_tournaments_and_acts_in_their_export,
@@ -325,4 +327,27 @@ async fn a_read_that_fails_before_the_answer_is_an_error_and_after_it_cuts_the_d
     assert!(text.contains(&format!("\"profile\":{{\"id\":\"{}\"", anna.user_id)), "{text}");
     assert!(serde_json::from_slice::<Value>(&body).is_err(), "a cut document is no valid JSON: {text}");
     assert!(!text.contains("\"notifications\":["), "{text}");
+}
+
+async fn an_export_sent_compressed_is_the_same_whole_document(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let anna = app.sign_in("+79990400101").await;
+    let profile = json!({"name": "Anna", "nickname": "ace", "citySlug": "kazan", "consentAccepted": true});
+    app.patch("/me", Some(&anna.access_token), profile).await.assert_ok();
+    for (encoding, decode) in [("gzip", gunzip as fn(&[u8]) -> Vec<u8>), ("br", unbrotli)] {
+        let answer = app
+            .client
+            .get(app.url("/me/export"))
+            .bearer_auth(&anna.access_token)
+            .header("Accept-Encoding", encoding)
+            .send()
+            .await
+            .expect("an answer");
+        assert_eq!(answer.status(), 200);
+        let sent_as = answer.headers().get("content-encoding").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let bytes = answer.bytes().await.expect("the whole body, not one cut short");
+        let plain = if sent_as.as_deref() == Some(encoding) { decode(&bytes) } else { bytes.to_vec() };
+        let document: Value = serde_json::from_slice(&plain).expect("a whole JSON document");
+        assert_eq!(document["profile"]["nickname"], "ace", "{encoding}");
+    }
 }

@@ -23,6 +23,8 @@
 mod document;
 mod sections;
 
+use std::collections::BTreeSet;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -41,7 +43,7 @@ pub use self::document::Chunk;
 use self::document::{Cut, Document};
 use self::sections::*;
 use crate::db;
-use crate::error::{AppError, AppResult};
+use crate::error::{AppError, AppResult, ErrorCode};
 
 /// A column of the schema that holds a user's id: `(table, column)`.
 pub type UserColumn = (&'static str, &'static str);
@@ -213,6 +215,7 @@ pub async fn export(
     user_id: Uuid,
     now: DateTime<Utc>,
 ) -> AppResult<impl Stream<Item = Chunk> + Send + 'static> {
+    let slot = Slot::take(user_id)?;
     let tx = db::begin_snapshot(reads).await?;
     let me = users::Entity::find_by_id(user_id)
         .one(&tx)
@@ -235,8 +238,10 @@ pub async fn export(
     }
     let head = doc.take();
     let rest = doc.hand_on();
-    tokio::spawn(write_rest(doc, tx, me, sections).instrument(tracing::Span::current()));
-    Ok(stream::once(async move { Ok(head) }).chain(rest))
+    tokio::spawn(write_rest(doc, tx, me, sections, slot).instrument(tracing::Span::current()));
+    // Fused: a body wrapper may ask once more after the end (the compression layer does), and
+    // an ended `unfold` must not be asked again.
+    Ok(stream::once(async move { Ok(head) }).chain(rest).fuse())
 }
 
 async fn write_section(doc: &mut Document, reading: &Reading<'_>, section: Section) -> Result<(), Cut> {
@@ -252,6 +257,7 @@ async fn write_rest(
     tx: DatabaseTransaction,
     me: users::Model,
     sections: impl Iterator<Item = Section>,
+    _slot: Slot,
 ) {
     let reading = Reading { tx: &tx, me: &me };
     let written = tokio::time::timeout(TIME_LIMIT, async {
@@ -276,6 +282,47 @@ async fn write_rest(
         Err(_) => {
             tracing::warn!(user_id = %me.id, limit_s = TIME_LIMIT.as_secs(), "the export was cut short: it took too long");
         }
+    }
+}
+
+/// At most this many exports are written at once on a node: each holds a read connection and
+/// a snapshot for as long as its client takes to read it (up to [`TIME_LIMIT`]), so a few
+/// slow clients must not take the pool the apps' reads need.
+pub const AT_ONCE: usize = 4;
+
+static WRITING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(AT_ONCE);
+/// The accounts whose export is being written: one at a time each.
+static EXPORTING: Mutex<BTreeSet<Uuid>> = Mutex::new(BTreeSet::new());
+
+/// A place among the exports being written, given back when dropped (the document written,
+/// or given up).
+struct Slot {
+    user_id: Uuid,
+    _permit: tokio::sync::SemaphorePermit<'static>,
+}
+
+impl Slot {
+    /// `RATE_LIMITED` while the account's last export is still being written, or while
+    /// [`AT_ONCE`] are.
+    fn take(user_id: Uuid) -> AppResult<Self> {
+        let mut exporting = EXPORTING.lock().unwrap_or_else(PoisonError::into_inner);
+        if exporting.contains(&user_id) {
+            return Err(AppError::new(
+                ErrorCode::RateLimited,
+                "your export is still being written: try again once it has arrived",
+            ));
+        }
+        let permit = WRITING.try_acquire().map_err(|_| {
+            AppError::new(ErrorCode::RateLimited, "too many exports are being written now: try again in a minute")
+        })?;
+        exporting.insert(user_id);
+        Ok(Self { user_id, _permit: permit })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        EXPORTING.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.user_id);
     }
 }
 
@@ -352,6 +399,22 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
+
+    fn refused(taken: AppResult<Slot>) -> bool {
+        matches!(taken, Err(err) if err.code() == ErrorCode::RateLimited)
+    }
+
+    #[test]
+    fn one_export_at_a_time_for_an_account_and_a_few_at_once_on_a_node() {
+        let anna = Uuid::now_v7();
+        let first = Slot::take(anna).expect("a free slot");
+        assert!(refused(Slot::take(anna)), "Anna's second export waits for her first");
+        let others: Vec<Slot> = (1..AT_ONCE).map(|_| Slot::take(Uuid::now_v7()).expect("a free slot")).collect();
+        assert!(refused(Slot::take(Uuid::now_v7())), "no more than AT_ONCE at once");
+        drop(first);
+        let again = Slot::take(anna).expect("Anna's slot came back with her first export");
+        drop((again, others));
+    }
 
     #[test]
     fn sections_have_distinct_keys_and_exported_at_is_none_of_them() {
