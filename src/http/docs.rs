@@ -61,7 +61,7 @@ pub fn docs_router(openapi: OpenApi) -> Router {
 
 /// The browser itself keeps the page on its origin: nothing it loads or asks for comes from
 /// another host (Swagger UI styles its elements inline and draws some icons as `data:`).
-const POLICY: &str = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; base-uri 'none'";
+const POLICY: &str = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'";
 
 async fn same_origin_only(mut response: Response) -> Response {
     response.headers_mut().insert(CONTENT_SECURITY_POLICY, HeaderValue::from_static(POLICY));

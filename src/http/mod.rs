@@ -14,6 +14,7 @@ mod docs;
 mod etag;
 mod exports;
 pub mod extract;
+mod headers;
 mod health;
 mod idempotency;
 mod internal;
@@ -147,6 +148,7 @@ pub fn openapi() -> OpenApiDoc {
 
 /// The whole HTTP application.
 pub fn router(state: AppState) -> Router {
+    let public_url = state.config.public_url.clone();
     let (api, openapi) = api_parts();
     let files = uploads::files_router(state.clone());
     let ready = health::ready_router(state.clone());
@@ -170,7 +172,7 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
         .layer(middleware::from_fn(etag::tag_reads))
         .layer(compression());
-    Router::new()
+    let whole = Router::new()
         .nest(API_PREFIX, api)
         .merge(docs::docs_router(openapi))
         .merge(files)
@@ -187,6 +189,7 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(
             ServiceBuilder::new()
+                .map_request(headers::keep_only_uuid_request_id(REQUEST_ID))
                 .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
                 .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
                     let request_id =
@@ -195,7 +198,8 @@ pub fn router(state: AppState) -> Router {
                 }))
                 .layer(PropagateRequestIdLayer::new(REQUEST_ID))
                 .layer(CatchPanicLayer::custom(panic_response)),
-        )
+        );
+    headers::on_every_answer(whole, &public_url)
 }
 
 /// Answers of the API over 1 KB go out compressed (gzip or br, as the client's

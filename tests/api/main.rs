@@ -56,6 +56,7 @@ mod registration;
 mod schemathesis;
 mod screen;
 mod seasons;
+mod security_headers;
 mod staffing;
 mod tournament_dealers;
 mod tournaments;

@@ -25,7 +25,7 @@ const PAGE_HEADERS: [(HeaderName, &str); 3] = [
     (CACHE_CONTROL, "no-cache"),
     (
         CONTENT_SECURITY_POLICY,
-        "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'",
+        "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
     ),
     (X_CONTENT_TYPE_OPTIONS, "nosniff"),
 ];

@@ -33,7 +33,10 @@ pub fn print_router(state: AppState) -> axum::Router {
 const PRINT_HEADERS: [(HeaderName, &str); 4] = [
     (CONTENT_TYPE, "text/html; charset=utf-8"),
     (CACHE_CONTROL, "private, no-store"),
-    (CONTENT_SECURITY_POLICY, "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"),
+    (
+        CONTENT_SECURITY_POLICY,
+        "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    ),
     (X_CONTENT_TYPE_OPTIONS, "nosniff"),
 ];
 

@@ -1,0 +1,51 @@
+//! Headers every answer carries, whatever produced it (the API, a page, a file, an error), and
+//! the request id a client may send. A club that runs `floor serve` with no proxy in front gets
+//! them as one behind a hardened proxy would.
+//!
+//! - `X-Content-Type-Options: nosniff`: a browser takes JSON, a feed or an upload as what its
+//!   type says, never as a script or a page.
+//! - `Referrer-Policy: no-referrer`: a page's address (a share link, the deletion page with a
+//!   phone in the form) never leaves with a link followed from it.
+//! - `X-Frame-Options: DENY`: no answer is meant to be framed, the venue screen included (it
+//!   runs full screen in a browser of its own); the pages' CSP says `frame-ancestors 'none'`
+//!   to the browsers that read that instead.
+//! - `Strict-Transport-Security` when `PUBLIC_URL` is `https`: browsers keep to https for a year.
+//!
+//! A header a handler set already (a page's own CSP, say) is left as it is.
+//!
+//! `X-Request-Id` from a client is kept only when it is a UUID, so a log line never carries what
+//! a client chose to write in it; anything else is replaced by a fresh one.
+
+use axum::Router;
+use axum::http::header::{REFERRER_POLICY, STRICT_TRANSPORT_SECURITY, X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS};
+use axum::http::{HeaderName, HeaderValue, Request};
+use tower_http::set_header::SetResponseHeaderLayer;
+use uuid::Uuid;
+
+/// `router` with the answers' common headers, for `PUBLIC_URL` (HSTS only for an https one).
+pub fn on_every_answer(router: Router, public_url: &str) -> Router {
+    let hsts = public_url.starts_with("https://").then(|| HeaderValue::from_static(HSTS));
+    router
+        .layer(SetResponseHeaderLayer::if_not_present(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
+        .layer(SetResponseHeaderLayer::if_not_present(REFERRER_POLICY, HeaderValue::from_static("no-referrer")))
+        .layer(SetResponseHeaderLayer::if_not_present(X_FRAME_OPTIONS, HeaderValue::from_static("DENY")))
+        .layer(SetResponseHeaderLayer::if_not_present(STRICT_TRANSPORT_SECURITY, hsts))
+}
+
+/// A year, as the HSTS preload list asks at least.
+const HSTS: &str = "max-age=31536000";
+
+/// Drops a client's `name` header (the request id) unless it is a UUID; the request id layer
+/// after it then makes a fresh one.
+pub fn keep_only_uuid_request_id<B>(name: HeaderName) -> impl Fn(Request<B>) -> Request<B> + Clone {
+    move |mut request: Request<B>| {
+        let foreign = request
+            .headers()
+            .get(&name)
+            .is_some_and(|value| value.to_str().ok().and_then(|text| Uuid::parse_str(text).ok()).is_none());
+        if foreign {
+            request.headers_mut().remove(&name);
+        }
+        request
+    }
+}
