@@ -15,6 +15,8 @@ pub const REFRESH_TOKEN_TTL: Duration = Duration::days(30);
 /// which shuts the algorithm-confusion door.
 const ALGORITHM: Algorithm = Algorithm::HS256;
 const ISSUER: &str = "floor";
+/// Seconds of clock difference forgiven on `exp`, `nbf` and `iat`.
+const LEEWAY_SECONDS: u64 = 5;
 
 /// The claims of an access token.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -49,7 +51,9 @@ impl JwtKeys {
         validation.algorithms = vec![ALGORITHM];
         validation.set_issuer(&[ISSUER]);
         validation.set_required_spec_claims(&["exp", "sub", "iss"]);
-        validation.leeway = 5;
+        // A `nbf` is not ours to write, but one in the future is honoured.
+        validation.validate_nbf = true;
+        validation.leeway = LEEWAY_SECONDS;
         Self {
             encoding: EncodingKey::from_secret(secret.expose().as_bytes()),
             decoding: DecodingKey::from_secret(secret.expose().as_bytes()),
@@ -66,9 +70,16 @@ impl JwtKeys {
         Ok((token, expires_at))
     }
 
-    /// The claims of a valid, unexpired token signed by us with HS256; `None` otherwise.
+    /// The claims of a valid, unexpired token signed by us with HS256; `None` otherwise. Beyond
+    /// the signature, a token must look like one we issue: not issued in the future, and
+    /// living no longer than [`ACCESS_TOKEN_TTL`] (a token minted with a leaked secret for a
+    /// hundred years is still refused).
     pub fn verify(&self, token: &str) -> Option<Claims> {
-        jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation).ok().map(|data| data.claims)
+        let claims = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation).ok()?.claims;
+        let now = Utc::now().timestamp();
+        let issued_in_the_past = claims.iat <= now + LEEWAY_SECONDS.cast_signed();
+        let lives_as_ours_do = claims.exp - claims.iat <= ACCESS_TOKEN_TTL.num_seconds();
+        (issued_in_the_past && lives_as_ours_do).then_some(claims)
     }
 }
 
@@ -115,6 +126,42 @@ mod tests {
         let issued = Utc::now() - Duration::minutes(16);
         let (token, _) = keys().issue(Uuid::new_v4(), false, issued).expect("signed");
         assert!(keys().verify(&token).is_none());
+    }
+
+    /// A token of ours with `claims` as given, and `nbf` when set.
+    fn signed(claims: serde_json::Value) -> String {
+        let secret = EncodingKey::from_secret(b"0123456789abcdef0123456789abcdef");
+        jsonwebtoken::encode(&Header::new(ALGORITHM), &claims, &secret).expect("signed")
+    }
+
+    fn claims(iat: DateTime<Utc>, exp: DateTime<Utc>) -> serde_json::Value {
+        serde_json::json!({"sub": Uuid::new_v4(), "adm": false, "iat": iat.timestamp(), "exp": exp.timestamp(), "iss": ISSUER})
+    }
+
+    #[test]
+    fn a_token_issued_in_the_future_is_refused() {
+        let soon = Utc::now() + Duration::minutes(1);
+        assert!(keys().verify(&signed(claims(soon, soon + Duration::minutes(10)))).is_none());
+        let now = Utc::now();
+        assert!(keys().verify(&signed(claims(now, now + Duration::minutes(10)))).is_some(), "the same, issued now");
+    }
+
+    #[test]
+    fn a_token_living_longer_than_ours_is_refused() {
+        let now = Utc::now();
+        assert!(keys().verify(&signed(claims(now, now + Duration::days(36_500)))).is_none(), "a hundred years");
+        assert!(keys().verify(&signed(claims(now, now + Duration::minutes(16)))).is_none());
+        assert!(keys().verify(&signed(claims(now, now + ACCESS_TOKEN_TTL))).is_some());
+    }
+
+    #[test]
+    fn a_token_not_yet_valid_is_refused() {
+        let now = Utc::now();
+        let mut early = claims(now, now + Duration::minutes(10));
+        early["nbf"] = serde_json::json!((now + Duration::minutes(2)).timestamp());
+        assert!(keys().verify(&signed(early.clone())).is_none());
+        early["nbf"] = serde_json::json!(now.timestamp());
+        assert!(keys().verify(&signed(early)).is_some(), "valid from now");
     }
 
     #[test]

@@ -330,6 +330,22 @@ async fn tokens_signed_otherwise_are_refused(backend: Backend) {
     }
     let honest = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &key).expect("signed");
     app.get("/auth/me", Some(&honest)).await.assert_ok();
+    // Our algorithm and secret, claims we never write: issued or valid only in the future, or
+    // living a hundred years.
+    let now = Utc::now();
+    let unlike_ours = [
+        json!({"iat": (now + Duration::minutes(5)).timestamp()}),
+        json!({"nbf": (now + Duration::minutes(5)).timestamp()}),
+        json!({"exp": (now + Duration::days(36_500)).timestamp()}),
+    ];
+    for changed in unlike_ours {
+        let mut odd = claims.clone();
+        for (name, value) in changed.as_object().expect("an object") {
+            odd[name] = value.clone();
+        }
+        let forged = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &odd, &key).expect("signed");
+        app.get("/auth/me", Some(&forged)).await.assert_error(401, "UNAUTHORIZED");
+    }
     app.get("/auth/me", Some("not-a-token")).await.assert_error(401, "UNAUTHORIZED");
     app.get("/auth/me", None).await.assert_error(401, "UNAUTHORIZED");
 }
