@@ -33,6 +33,7 @@ mod game_day;
 mod health;
 mod idempotency;
 mod integrity;
+mod internal_door;
 mod jobs;
 mod limits;
 mod live;
