@@ -171,21 +171,23 @@ impl AbuseLimits {
 pub async fn limit_abuse(State(limits): State<Arc<AbuseLimits>>, request: Request, next: Next) -> Response {
     let limited =
         request.extensions().get::<MatchedPath>().and_then(|path| limits.classify(request.method(), path.as_str()));
+    // A form of the deletion page is a code check or a code request, as its body says.
+    let (request, limited) = match limited {
+        Some(Limited::CodeForm) => match read_code_form(request).await {
+            Ok((request, true)) => (request, Some(Limited::CodeCheck)),
+            Ok((request, false)) => (request, Some(Limited::CodeRequest)),
+            Err(refused) => return refused,
+        },
+        other => (request, other),
+    };
     match limited {
         None => next.run(request).await,
-        Some(Limited::CodeRequest) => {
+        Some(Limited::CodeRequest | Limited::CodeForm) => {
             serve(limits.code_requests.layer(limits.code_requests_global.layer(next)), request).await
         }
         Some(Limited::CodeCheck) => serve(limits.code_checks.layer(next), request).await,
         Some(Limited::Refresh) => serve(limits.refreshes.layer(next), request).await,
         Some(Limited::PublicRead) => serve(limits.public_read_budget.layer(next), request).await,
-        Some(Limited::CodeForm) => match read_code_form(request).await {
-            Ok((request, true)) => serve(limits.code_checks.layer(next), request).await,
-            Ok((request, false)) => {
-                serve(limits.code_requests.layer(limits.code_requests_global.layer(next)), request).await
-            }
-            Err(refused) => refused,
-        },
     }
 }
 

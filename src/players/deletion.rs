@@ -9,6 +9,8 @@
 //! status `deleted`, for those results to point at; it never signs in again, and the same
 //! phone later signs up as a new person.
 
+use std::collections::HashSet;
+
 use chrono::{DateTime, Utc};
 use floor_entities::enums::{MemberRole, RegistrationStatus, TournamentStatus, UserStatus};
 use floor_entities::{
@@ -115,6 +117,7 @@ pub async fn delete_account(
 
 /// Every account merged into `main`, directly or through another merged one.
 async fn merged_into(tx: &DatabaseTransaction, main: Uuid) -> AppResult<Vec<users::Model>> {
+    let mut seen = HashSet::from([main]);
     let mut found: Vec<users::Model> = Vec::new();
     let mut mains = vec![main];
     while !mains.is_empty() {
@@ -123,8 +126,10 @@ async fn merged_into(tx: &DatabaseTransaction, main: Uuid) -> AppResult<Vec<user
             .filter(users::Column::Status.ne(UserStatus::Deleted))
             .all(tx)
             .await?;
-        mains = merged.iter().map(|account| account.id).filter(|id| *id != main).collect();
-        found.extend(merged.into_iter().filter(|account| account.id != main));
+        // Each account once, even were merges ever to form a loop.
+        let new: Vec<users::Model> = merged.into_iter().filter(|account| seen.insert(account.id)).collect();
+        mains = new.iter().map(|account| account.id).collect();
+        found.extend(new);
     }
     Ok(found)
 }

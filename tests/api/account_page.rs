@@ -149,6 +149,12 @@ async fn a_phone_then_its_code_deletes_the_account_on_the_web(backend: Backend) 
     let Some(app) = spawn_app_with(backend, &PRODUCTION_LIMITS).await else { return };
     let anna = app.sign_in(ANNA).await;
     let token = Some(anna.access_token.as_str());
+    // Anna holds a seat; the tournament's card, a kept read, counts it.
+    let club = app.create_club("Aces", "+79997500011").await;
+    let tournament = app.create_tournament(&club, 10, chrono::Duration::days(2)).await;
+    app.post(&format!("/tournaments/{tournament}/register"), token, serde_json::json!({})).await.assert_ok();
+    let card = format!("/tournaments/{tournament}");
+    assert_eq!(app.get(&card, None).await.assert_ok()["registeredCount"], 1);
 
     let asked = submit(&app, "?lang=ru", &[("phone", "+7 999 750-00-02")]).await;
     asked.assert_says(200, "Удаление нельзя отменить");
@@ -159,6 +165,7 @@ async fn a_phone_then_its_code_deletes_the_account_on_the_web(backend: Backend) 
     done.assert_says(200, "Аккаунт удалён");
 
     app.get("/auth/me", token).await.assert_error(401, "UNAUTHORIZED");
+    assert_eq!(app.get(&card, None).await.assert_ok()["registeredCount"], 0, "the kept card was dropped");
     let audit = deletion_audit(&app, anna.user_id).await;
     assert_eq!(audit["asked"], "web", "{audit}");
     let status = app.scalar(&format!("SELECT status FROM users WHERE id = {}", app.uuid_literal(anna.user_id))).await;

@@ -32,6 +32,7 @@ use crate::app::AppState;
 use crate::auth::otp;
 use crate::domain::Phone;
 use crate::error::{ErrorCode, RETRY_UNAVAILABLE_AFTER};
+use crate::http::cached;
 use crate::http::limits::{self, AbuseLimits};
 use crate::http::me::after_deletion;
 use crate::players::deletion::{self, Asked, PAGE_ROUTE};
@@ -39,6 +40,8 @@ use crate::players::deletion::{self, Asked, PAGE_ROUTE};
 pub fn account_deletion_router(state: AppState, abuse_limits: Arc<AbuseLimits>) -> axum::Router {
     axum::Router::new()
         .route(PAGE_ROUTE, get(show_page).post(take_step))
+        // A deletion gives places back: the kept public reads go, as after any API write.
+        .route_layer(middleware::from_fn_with_state(state.clone(), cached::drop_on_change))
         .route_layer(middleware::from_fn_with_state(abuse_limits, limits::limit_abuse))
         .route_layer(middleware::from_fn(abuse_refusal_as_page))
         .with_state(state)
