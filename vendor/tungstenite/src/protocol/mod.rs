@@ -471,10 +471,48 @@ impl WebSocketContext {
 
             // If we get here, either write blocks or we have nothing to write.
             // Thus if read blocks, just let it return WouldBlock.
-            if let Some(message) = self.read_message_frame(stream)? {
-                trace!("Received message {message}");
-                return Ok(message);
+            // PATCH (floor): a message over the size limit or a protocol violation is
+            // answered with a close frame of its code before the error is returned.
+            match self.read_message_frame(stream) {
+                Ok(Some(message)) => {
+                    trace!("Received message {message}");
+                    return Ok(message);
+                }
+                Ok(None) => {}
+                Err(err) => {
+                    self.close_for(stream, &err);
+                    return Err(err);
+                }
             }
+        }
+    }
+
+    /// PATCH (floor): tells the peer why the connection ends (RFC 6455 7.4.1: 1009 for a
+    /// message too big, 1007 for text that is not UTF-8, 1002 for a protocol violation), as
+    /// far as the stream takes the frame now; the caller drops the connection after the error.
+    fn close_for<Stream>(&mut self, stream: &mut Stream, err: &Error)
+    where
+        Stream: Read + Write,
+    {
+        let code = match err {
+            Error::Capacity(_) => CloseCode::Size,
+            Error::Utf8(_) => CloseCode::Invalid,
+            Error::Protocol(
+                ProtocolError::ResetWithoutClosingHandshake
+                | ProtocolError::ReceivedAfterClosing
+                | ProtocolError::SendAfterClosing,
+            ) => return,
+            Error::Protocol(_) => CloseCode::Protocol,
+            _ => return,
+        };
+        if self.state != WebSocketState::Active {
+            return;
+        }
+        self.state = WebSocketState::ClosedByUs;
+        let frame = Frame::close(Some(CloseFrame { code, reason: Utf8Bytes::from_static("") }));
+        if self.buffer_frame(stream, frame).is_ok() {
+            let _ = self.frame.write_out_buffer(stream);
+            let _ = stream.flush();
         }
     }
 
