@@ -47,6 +47,10 @@ pub struct App {
     pub storage: Storage,
     /// The public reads kept ready to send, until the data behind them changes.
     pub read_cache: Arc<ReadCache>,
+    /// Which tournament ids exist, asked before a live read or a `join` may open an actor.
+    pub known_tournaments: Arc<crate::live::known::KnownTournaments>,
+    /// The caps of the venue screens' event streams.
+    pub screen_streams: crate::live::screen_feed::ScreenStreams,
     /// With several nodes (`REDIS_URL`): where this node tells the others what it changed.
     pub bus: Option<Arc<Bus>>,
     /// Cancelled when a graceful shutdown begins: from then on the node is not ready.

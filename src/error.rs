@@ -45,6 +45,8 @@ pub enum ErrorCode {
     /// table): after it ends.
     PlayingNow,
     PayloadTooLarge,
+    /// A request body came slower than `HTTP_BODY_MIN_RATE` (beyond the contract's table).
+    RequestTimeout,
     UnsupportedMediaType,
     RateLimited,
     /// A dependency the request needs (the database) is down: try again after `Retry-After`
@@ -55,7 +57,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, for the documents that name them.
-    pub const ALL: [Self; 31] = [
+    pub const ALL: [Self; 32] = [
         Self::ValidationError,
         Self::Unauthorized,
         Self::Forbidden,
@@ -83,6 +85,7 @@ impl ErrorCode {
         Self::SoleOwner,
         Self::PlayingNow,
         Self::PayloadTooLarge,
+        Self::RequestTimeout,
         Self::UnsupportedMediaType,
         Self::RateLimited,
         Self::ServiceUnavailable,
@@ -114,6 +117,7 @@ impl ErrorCode {
             | SoleOwner
             | PlayingNow => StatusCode::CONFLICT,
             PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             OtpRateLimited | RateLimited => StatusCode::TOO_MANY_REQUESTS,
             ServiceUnavailable => StatusCode::SERVICE_UNAVAILABLE,
@@ -152,6 +156,7 @@ impl ErrorCode {
             SoleOwner => "SOLE_OWNER",
             PlayingNow => "PLAYING_NOW",
             PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            RequestTimeout => "REQUEST_TIMEOUT",
             UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             RateLimited => "RATE_LIMITED",
             ServiceUnavailable => "SERVICE_UNAVAILABLE",

@@ -24,6 +24,7 @@ pub struct Metrics {
     broadcast_errors: Counter,
     lease_changes: Family<LeaseLabels, Counter>,
     job_runs: Family<JobLabels, Counter>,
+    refusals: Family<RefusalLabels, Counter>,
     sockets: Gauge,
     live_actors: Gauge,
     db_connections: Family<PoolLabels, Gauge>,
@@ -36,6 +37,12 @@ pub struct Metrics {
 struct LeaseLabels {
     /// `taken` (this node took a tournament over) or `lost` (another node took it).
     change: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RefusalLabels {
+    /// The limit that refused: `connections`, `connections_per_address`, `slow_body`, ….
+    limit: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -157,6 +164,12 @@ impl Metrics {
         );
         let job_runs = Family::<JobLabels, Counter>::default();
         registry.register("floor_job_runs", "Ticks of the background jobs, by outcome on this node", job_runs.clone());
+        let refusals = Family::<RefusalLabels, Counter>::default();
+        registry.register(
+            "floor_refusals",
+            "Connections, streams, sockets and requests refused by a timeout or cap of this node, by limit",
+            refusals.clone(),
+        );
         let sockets = Gauge::default();
         registry.register("floor_live_sockets", "Socket.IO connections of /live on this node", sockets.clone());
         let live_actors = Gauge::default();
@@ -194,6 +207,7 @@ impl Metrics {
             live_command_seconds,
             broadcast_seconds,
             job_runs,
+            refusals,
             sockets,
             live_actors,
             db_connections,
@@ -234,6 +248,11 @@ impl Metrics {
     /// `panicked`, `caught_up`).
     pub fn job_run(&self, job: &'static str, outcome: &'static str) {
         self.job_runs.get_or_create(&JobLabels { job, outcome }).inc();
+    }
+
+    /// A timeout or cap refused a connection, stream, socket or request (`limit` names it).
+    pub fn refused(&self, limit: &'static str) {
+        self.refusals.get_or_create(&RefusalLabels { limit }).inc();
     }
 
     /// The text of a scrape, with the node's state as of now.

@@ -19,12 +19,15 @@ use crate::bus::link::with_resp3;
 use crate::bus::{Bus, Change, Hearer, Link};
 use crate::config::{Config, Secret};
 use crate::db_watch::DbWatch;
+use crate::http::server::Door;
 use crate::live::engine::{Live, Nodes};
 use crate::live::forward::{Forwarder, node_key};
 use crate::live::json::LiveJson;
+use crate::live::known::KnownTournaments;
 use crate::live::leases::Leases;
-use crate::live::screen_feed::ScreenEvent;
-use crate::live::socket::SocketBroadcaster;
+use crate::live::screen_feed::{ScreenEvent, ScreenStreams};
+use crate::live::socket::{LiveSetup, SocketBroadcaster};
+use crate::live::socket_guards::SocketGuards;
 use crate::metrics::Metrics;
 use crate::notifications::Notifier;
 use crate::read_cache::ReadCache;
@@ -118,6 +121,8 @@ impl Application {
         };
         let shutdown = CancellationToken::new();
         let db_watch = DbWatch::start(db.clone(), shutdown.clone());
+        let known_tournaments = Arc::new(KnownTournaments::new(reads.clone()));
+        let screen_streams = ScreenStreams::new(&config.connections);
         let state = AppState(Arc::new(App {
             config,
             db,
@@ -131,19 +136,28 @@ impl Application {
             live_json: LiveJson::default(),
             storage,
             read_cache,
+            known_tournaments,
+            screen_streams,
             bus,
             shutdown,
             metrics,
         }));
-        let router = live::socket::serve_beside(
-            http::router(state.clone()),
-            &broadcaster,
-            state.live.registry().clone(),
-            state.sign_in.jwt.clone(),
-            state.reads.clone(),
-            link.clone(),
-        )
-        .await?;
+        let setup = LiveSetup {
+            live: state.live.registry().clone(),
+            jwt: state.sign_in.jwt.clone(),
+            reads: state.reads.clone(),
+            link: link.clone(),
+            guards: Arc::new(SocketGuards::new(
+                &state.config.connections,
+                &state.config.limits.trusted_proxies,
+                state.metrics.clone(),
+            )),
+            tournaments: state.known_tournaments.clone(),
+            settings: &state.config.connections,
+        };
+        let router = live::socket::serve_beside(http::router(state.clone()), &broadcaster, setup).await?;
+        // Outermost, so the Socket.IO transports' answers carry them too.
+        let router = http::headers::on_every_answer(router, &state.config.public_url);
         if let Some(link) = &link {
             live::socket::recover_after_outages(broadcaster.clone(), state.live.registry().clone(), link);
         }
@@ -193,9 +207,12 @@ impl Application {
                 hand_over(&state).await;
             }
         };
-        let serving = axum::serve(self.listener, self.router.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(begun)
-            .into_future();
+        let door = Door::new(
+            &self.state.config.connections,
+            &self.state.config.limits.trusted_proxies,
+            self.state.metrics.clone(),
+        );
+        let serving = http::server::serve(self.listener, self.router, door, begun);
         let token = self.state.shutdown.clone();
         let cut = async {
             token.cancelled().await;

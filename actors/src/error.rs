@@ -18,6 +18,9 @@ pub enum Refusal {
     Busy,
     /// The store cannot reach the database: nothing was done; come back shortly.
     Unavailable,
+    /// The acting account may not run the tournament's live commands (the owning node's own
+    /// check of a command another node handed it).
+    Forbidden,
 }
 
 /// The error of every live command.

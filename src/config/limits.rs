@@ -38,17 +38,7 @@ impl Rate {
     fn parse(text: &str) -> Option<Self> {
         let (count, window) = text.split_once('/')?;
         let count: u32 = count.trim().parse().ok()?;
-        let window = window.trim();
-        let unit = window.chars().last()?;
-        let seconds_per_unit = match unit {
-            's' => 1,
-            'm' => 60,
-            'h' => 60 * 60,
-            _ => return None,
-        };
-        let amount = &window[..window.len() - unit.len_utf8()];
-        let amount: u64 = if amount.is_empty() { 1 } else { amount.parse().ok()? };
-        let window = Duration::from_secs(amount.checked_mul(seconds_per_unit)?);
+        let window = parse_duration(window)?;
         let valid = (1..=MAX_COUNT).contains(&count) && (MIN_WINDOW..=MAX_WINDOW).contains(&window);
         valid.then_some(Self { count, window })
     }
@@ -124,6 +114,21 @@ impl LimitSettings {
             public_reads: rate("RATE_LIMIT_PUBLIC_READS", defaults.public_reads)?,
         })
     }
+}
+
+/// `10s`, `5m`, `2h`, or a bare unit (`m` is a minute): whole seconds, minutes or hours.
+pub(super) fn parse_duration(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    let unit = text.chars().last()?;
+    let seconds_per_unit = match unit {
+        's' => 1,
+        'm' => 60,
+        'h' => 60 * 60,
+        _ => return None,
+    };
+    let amount = &text[..text.len() - unit.len_utf8()];
+    let amount: u64 = if amount.is_empty() { 1 } else { amount.parse().ok()? };
+    Some(Duration::from_secs(amount.checked_mul(seconds_per_unit)?))
 }
 
 /// `10.0.0.0/8, 192.168.1.7, 2001:db8::/32`: a bare address is a network of one.

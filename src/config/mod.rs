@@ -3,6 +3,7 @@
 
 pub mod app_links;
 pub mod channels;
+pub mod connections;
 pub mod fcm;
 pub mod limits;
 
@@ -10,6 +11,7 @@ use std::fmt;
 
 pub use self::app_links::AppLinkSettings;
 pub use self::channels::ChannelSettings;
+pub use self::connections::ConnectionSettings;
 pub use self::fcm::FcmSettings;
 pub use self::limits::{LimitSettings, Rate};
 use crate::domain::Phone;
@@ -91,6 +93,8 @@ pub struct Config {
     pub fcm: Option<FcmSettings>,
     /// `RATE_LIMIT_*` and `TRUSTED_PROXIES`: the abuse limits and who may name the client.
     pub limits: LimitSettings,
+    /// `HTTP_HEADER_TIMEOUT`, `MAX_CONNECTIONS*` and the like: what one client may hold open.
+    pub connections: ConnectionSettings,
     /// `CONSENT_VERSION`: the version of the consent text the player app shows, kept with each
     /// consent given; `1` by default.
     pub consent_version: String,
@@ -189,6 +193,7 @@ impl Config {
             channels: ChannelSettings::from_env(get),
             fcm: FcmSettings::from_env(get)?,
             limits: LimitSettings::from_env(get)?,
+            connections: ConnectionSettings::from_env(get)?,
             consent_version: get("CONSENT_VERSION").unwrap_or_else(|| DEFAULT_CONSENT_VERSION.to_owned()),
             app_links: AppLinkSettings::from_env(get)?,
         })

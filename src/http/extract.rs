@@ -139,6 +139,11 @@ mod bytes_body {
             BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(_)) => {
                 AppError::new(ErrorCode::PayloadTooLarge, "the request body is too large")
             }
+            BytesRejection::FailedToBufferBody(FailedToBufferBody::UnknownBodyError(err))
+                if crate::http::paced_body::came_too_slowly(&err) =>
+            {
+                crate::http::paced_body::request_timeout()
+            }
             other => AppError::invalid_field("body", other.body_text()),
         })
     }

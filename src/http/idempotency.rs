@@ -125,9 +125,11 @@ async fn remembered(app: &AppState, request: Request, next: Next) -> AppResult<R
     let key = key_of(request.headers().get(IDEMPOTENCY_KEY))?;
     let (mut parts, body) = request.into_parts();
     let user = AuthUser::from_request_parts(&mut parts, app).await?.id();
-    let body = axum::body::to_bytes(body, MAX_BODY)
-        .await
-        .map_err(|_| AppError::new(ErrorCode::PayloadTooLarge, "a live command's body is at most 64 KiB"))?;
+    let body =
+        axum::body::to_bytes(body, MAX_BODY).await.map_err(|err| match super::paced_body::came_too_slowly(&err) {
+            true => super::paced_body::request_timeout(),
+            false => AppError::new(ErrorCode::PayloadTooLarge, "a live command's body is at most 64 KiB"),
+        })?;
     let fingerprint = fingerprint(&parts.method, parts.uri.path(), &body);
     let request = Request::from_parts(parts, Body::from(body));
 

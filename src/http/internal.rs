@@ -12,9 +12,16 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use uuid::Uuid;
 
+use floor_actors::error::{LiveError, Refusal};
+use floor_entities::enums::UserStatus;
+use floor_entities::{tournaments, users};
+use sea_orm::EntityTrait;
+
 use crate::app::AppState;
+use crate::auth::permissions::ClubRule;
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::http::extract::Json;
+use crate::http::extract::club_role;
 use crate::live::forward::{Answered, Handed, INTERNAL_PATH, NODE_KEY, is_node_key, node_key};
 
 pub fn internal_router(state: AppState) -> axum::Router {
@@ -37,11 +44,33 @@ async fn only_nodes(State(app): State<AppState>, request: Request, next: Next) -
 }
 
 /// Runs the handed work here, without handing it on: a node that no longer runs the
-/// tournament says so, and the caller asks again who does.
+/// tournament says so, and the caller asks again who does. A command is run only for an
+/// account that may run it here and now: the calling node checked, but the key alone must not
+/// let its holder act as anyone on any club.
 async fn run_handed(
     State(app): State<AppState>,
     Path(tournament_id): Path<Uuid>,
     Json(work): Json<Handed>,
 ) -> AppResult<axum::Json<Answered>> {
+    if let Handed::Command { by, .. } = &work
+        && let Some(refusal) = refusal_of_actor(&app, tournament_id, *by).await?
+    {
+        return Ok(axum::Json(Answered::of(Err(refusal))));
+    }
     Ok(axum::Json(Answered::of(app.live.here(tournament_id, work).await)))
+}
+
+/// Why account `by` may not run a live command of the tournament, if it may not: the rule
+/// of the HTTP guard (an active owner or td of the tournament's club), read again here.
+async fn refusal_of_actor(app: &AppState, tournament_id: Uuid, by: Uuid) -> AppResult<Option<LiveError>> {
+    let Some(tournament) = tournaments::Entity::find_by_id(tournament_id).one(&app.reads).await? else {
+        return Ok(Some(LiveError::not_found("tournament")));
+    };
+    let forbidden = || Some(LiveError::refused(Refusal::Forbidden, "the acting account may not run this command"));
+    let Some(user) = users::Entity::find_by_id(by).one(&app.reads).await? else { return Ok(forbidden()) };
+    if user.status != UserStatus::Active {
+        return Ok(forbidden());
+    }
+    let role = club_role(app, tournament.organizer_id, by).await?;
+    Ok(if ClubRule::STAFF.allows(role, user.admin_role) { None } else { forbidden() })
 }

@@ -68,6 +68,10 @@ fn etag(state: &LiveState) -> String {
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
     ))]
 async fn get_live_state(State(app): State<AppState>, Path(id): Path<Uuid>, headers: HeaderMap) -> AppResult<Response> {
+    // An unknown id is answered before any actor may start for it.
+    if !app.known_tournaments.exists(id).await? {
+        return Err(AppError::not_found("tournament"));
+    }
     let snapshot = app.live.snapshot(id).await?;
     let tag = etag(&snapshot);
     let tag_header = HeaderValue::from_str(&tag).map_err(|err| AppError::Internal(err.into()))?;

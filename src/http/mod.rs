@@ -14,7 +14,7 @@ mod docs;
 mod etag;
 mod exports;
 pub mod extract;
-mod headers;
+pub(crate) mod headers;
 mod health;
 mod idempotency;
 mod internal;
@@ -29,6 +29,7 @@ mod my_data;
 mod my_registrations;
 mod notifications;
 mod organizers;
+mod paced_body;
 mod pages;
 mod players;
 mod reference;
@@ -36,6 +37,7 @@ mod registrations;
 mod results;
 mod search;
 mod seasons;
+pub mod server;
 mod statuses;
 mod strikes;
 mod tournament_dealers;
@@ -148,7 +150,6 @@ pub fn openapi() -> OpenApiDoc {
 
 /// The whole HTTP application.
 pub fn router(state: AppState) -> Router {
-    let public_url = state.config.public_url.clone();
     let (api, openapi) = api_parts();
     let files = uploads::files_router(state.clone());
     let ready = health::ready_router(state.clone());
@@ -172,7 +173,7 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
         .layer(middleware::from_fn(etag::tag_reads))
         .layer(compression());
-    let whole = Router::new()
+    Router::new()
         .nest(API_PREFIX, api)
         .merge(docs::docs_router(openapi))
         .merge(files)
@@ -198,8 +199,7 @@ pub fn router(state: AppState) -> Router {
                 }))
                 .layer(PropagateRequestIdLayer::new(REQUEST_ID))
                 .layer(CatchPanicLayer::custom(panic_response)),
-        );
-    headers::on_every_answer(whole, &public_url)
+        )
 }
 
 /// Answers of the API over 1 KB go out compressed (gzip or br, as the client's

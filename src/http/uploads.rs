@@ -152,7 +152,9 @@ fn detect(bytes: &[u8]) -> AppResult<ImageKind> {
 
 /// A body over the route's limit is `413`; a malformed one names the body.
 fn multipart_error(err: MultipartError) -> AppError {
-    if err.status() == StatusCode::PAYLOAD_TOO_LARGE {
+    if super::paced_body::came_too_slowly(&err) {
+        super::paced_body::request_timeout()
+    } else if err.status() == StatusCode::PAYLOAD_TOO_LARGE {
         AppError::new(ErrorCode::PayloadTooLarge, "the request body is too large")
     } else {
         AppError::invalid_field("body", err.body_text())

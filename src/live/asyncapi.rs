@@ -15,8 +15,8 @@ use utoipa::ToSchema;
 use utoipa::openapi::{RefOr, Schema};
 
 use super::events::{
-    AnnouncementMade, ClientEvent, ClockUpdate, Handshake, JoinAck, LevelStarted, RoomRequest, ServerEventKind,
-    Unauthorized,
+    AnnouncementMade, AuthAck, ClientEvent, ClockUpdate, ConnectRefused, Handshake, JoinAck, LevelStarted, RoomRequest,
+    ServerEventKind, SessionExpired,
 };
 use super::socket::{ENGINE_IO_PATH, NAMESPACE};
 use crate::schema_formats;
@@ -29,6 +29,8 @@ const CHANNEL: &str = "live";
 const ACCESS_TOKEN: &str = "accessToken";
 /// The key of `join`'s ack among the messages (it has no event name of its own).
 const JOIN_ACK: &str = "joinAck";
+/// The key of `auth`'s ack among the messages.
+const AUTH_ACK: &str = "authAck";
 /// The key of the refused handshake's message: the name socket.io clients hear it by.
 const CONNECT_ERROR: &str = "connect_error";
 
@@ -250,6 +252,27 @@ impl Builder {
                 };
                 self.operation(name, Action::Receive, texts, None);
             }
+            ClientEvent::Auth => {
+                self.message::<Handshake>(name, Some(name), "Renew the socket's access token", "`{token}`");
+                self.message::<AuthAck>(
+                    AUTH_ACK,
+                    None,
+                    "The ack of auth",
+                    "`{ok: true, expiresAt}` or `{ok: false, error: {code, message}}`",
+                );
+                let texts = Texts {
+                    title: "Auth",
+                    summary: "Hand the socket a fresh access token before its token runs out.",
+                    description: "A socket lives as long as the access token it connected with (15 minutes): at \
+                                  its `exp` the server sends `expired` and closes the socket. Before then, refresh \
+                                  the token (`POST /api/v1/auth/refresh`) and emit `auth` with the new one, with an \
+                                  ack callback: `{ok: true, expiresAt}` moves the socket's end to the new token's, \
+                                  rooms and all. A token that is invalid, expired, of another account, or of a \
+                                  banned one is refused (`{ok: false, error}` with `UNAUTHORIZED`, or `FORBIDDEN` \
+                                  for another account) and the socket keeps its old end.",
+                };
+                self.operation(name, Action::Receive, texts, Some(AUTH_ACK));
+            }
         }
     }
 
@@ -303,24 +326,43 @@ impl Builder {
                                   (`POST /api/v1/tournaments/{id}/announcements`); the players also get it as a push.",
                 }
             }
+            ServerEventKind::Expired => {
+                self.message::<SessionExpired>(
+                    name,
+                    Some(name),
+                    "The socket's token ran out",
+                    "`{code: \"UNAUTHORIZED\", message}`; the socket closes next.",
+                );
+                Texts {
+                    title: "Expired",
+                    summary: "To one socket: its access token ran out without an `auth`; it is closed next.",
+                    description: "Sent within a few seconds after the `exp` of the socket's access token when no \
+                                  `auth` renewed it, then the server closes the socket. Refresh the token and \
+                                  connect again (joining the rooms again), or renew it with `auth` before it runs \
+                                  out to keep the socket.",
+                }
+            }
         };
         self.operation(name, Action::Send, texts, None);
     }
 
     /// Describes the refused handshake, which a socket.io client hears as `connect_error`.
     fn refused_handshake(&mut self) {
-        self.message::<Unauthorized>(
+        self.message::<ConnectRefused>(
             CONNECT_ERROR,
             Some(CONNECT_ERROR),
             "The handshake was refused",
-            "`{message: \"UNAUTHORIZED\"}`",
+            "`{message: \"UNAUTHORIZED\"}` or `{message: \"RATE_LIMITED\"}`",
         );
         let texts = Texts {
             title: "Connection refused",
-            summary: "A handshake without a valid access token is refused.",
+            summary: "A handshake without a valid access token, or past a cap of live sockets, is refused.",
             description: "A missing, bad or expired token, or a banned account: the namespace connection is \
-                          refused, and the client's `connect_error` carries `message` exactly `UNAUTHORIZED`. \
-                          Refresh the token (`POST /api/v1/auth/refresh`) and connect again.",
+                          refused, and the client's `connect_error` carries `message` exactly `UNAUTHORIZED`; \
+                          refresh the token (`POST /api/v1/auth/refresh`) and connect again. An account that \
+                          holds `MAX_LIVE_SOCKETS_PER_ACCOUNT` sockets on the node (20 by default), or a client \
+                          address that holds `MAX_LIVE_SOCKETS_PER_ADDRESS` (1,000), is refused with `message` \
+                          exactly `RATE_LIMITED`: close a socket, or wait, and connect again.",
         };
         self.operation(CONNECT_ERROR, Action::Send, texts, None);
     }
@@ -333,7 +375,12 @@ Socket.IO (protocol 5, as the socket.io 3 and 4 clients speak it) at the bare or
 `/socket.io`, over WebSocket or HTTP long-polling, e.g. `io(origin + \"/live\", {auth: {token}})`. The handshake \
 carries the access token as `auth: {token}`; without a valid one the connection is refused with `connect_error`, \
 `message` exactly `UNAUTHORIZED`. Then `join` a tournament (acked with its state) and listen for `state` (or, on \
-`join` with `compact: true`, `clock` for a change of the clock alone), `level` and `announcement`.
+`join` with `compact: true`, `clock` for a change of the clock alone), `level` and `announcement`. A socket \
+lives as long as its access token: renew it with `auth` before it runs out, or hear `expired` and connect again.
+
+A message is at most 100,000 bytes on every transport (the `maxPayload` of the Engine.IO handshake); over \
+WebSocket a longer one closes the connection with code 1009. `join` is limited per socket (a burst of 20, then \
+2 a second; past it the ack is `RATE_LIMITED`).
 
 Every payload is JSON with camelCase fields; times are RFC 3339 UTC strings.";
 

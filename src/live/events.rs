@@ -24,16 +24,20 @@ pub enum ClientEvent {
     Join,
     /// `{tournamentId}`: leave the room; no ack.
     Leave,
+    /// `{token}`: a fresh access token for this socket before its token runs out; acked
+    /// with an [`AuthAck`].
+    Auth,
 }
 
 impl ClientEvent {
-    pub const ALL: [Self; 2] = [Self::Join, Self::Leave];
+    pub const ALL: [Self; 3] = [Self::Join, Self::Leave, Self::Auth];
 
     /// The event's name on the wire.
     pub const fn name(self) -> &'static str {
         match self {
             Self::Join => "join",
             Self::Leave => "leave",
+            Self::Auth => "auth",
         }
     }
 }
@@ -45,41 +49,90 @@ pub struct Handshake {
     pub token: String,
 }
 
-/// The refusal of a connection (missing, bad or expired token, or a banned account): the
-/// client's `connect_error` carries `{message: "UNAUTHORIZED"}`, since socketioxide sends the
-/// error's display text as the message.
-#[derive(Debug)]
-pub struct Unauthorized;
-
-impl Unauthorized {
-    /// The message of the refusal, exactly.
-    pub const MESSAGE: &str = "UNAUTHORIZED";
+/// The refusal of a connection: the client's `connect_error` carries `{message: <code>}`,
+/// since socketioxide sends the error's display text as the message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectRefused {
+    /// A missing, bad or expired token, or a banned account.
+    Unauthorized,
+    /// The account or the client's address holds as many live sockets as a node allows.
+    RateLimited,
 }
 
-impl fmt::Display for Unauthorized {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(Self::MESSAGE)
+impl ConnectRefused {
+    pub const ALL: [Self; 2] = [Self::Unauthorized, Self::RateLimited];
+
+    /// The message of the refusal, exactly: the contract's error code.
+    pub const fn message(self) -> &'static str {
+        match self {
+            Self::Unauthorized => "UNAUTHORIZED",
+            Self::RateLimited => "RATE_LIMITED",
+        }
     }
 }
 
-impl std::error::Error for Unauthorized {}
+impl fmt::Display for ConnectRefused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+impl std::error::Error for ConnectRefused {}
 
 /// Written by hand: socketioxide, not serde, makes the payload, from the display text above.
-impl PartialSchema for Unauthorized {
+impl PartialSchema for ConnectRefused {
     fn schema() -> RefOr<Schema> {
-        let message = ObjectBuilder::new().schema_type(Type::String).enum_values(Some([Self::MESSAGE]));
+        let message = ObjectBuilder::new().schema_type(Type::String).enum_values(Some(Self::ALL.map(Self::message)));
         ObjectBuilder::new()
-            .description(Some("A refused handshake: `connect_error` with exactly this message."))
+            .description(Some("A refused handshake: `connect_error` with exactly one of these messages."))
             .property("message", message)
             .required("message")
             .into()
     }
 }
 
-impl ToSchema for Unauthorized {
+impl ToSchema for ConnectRefused {
     fn name() -> std::borrow::Cow<'static, str> {
         "ConnectError".into()
     }
+}
+
+/// The ack of `auth`: `{ok: true, expiresAt}` (when the new token runs out) or
+/// `{ok: false, error: {code, message}}`, the socket keeping its old token's end.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum AuthAck {
+    Renewed {
+        #[schema(schema_with = always_true)]
+        ok: bool,
+        #[serde(rename = "expiresAt")]
+        expires_at: chrono::DateTime<chrono::Utc>,
+    },
+    Refused {
+        #[schema(schema_with = always_false)]
+        ok: bool,
+        error: AckError,
+    },
+}
+
+impl AuthAck {
+    pub fn renewed(expires_at: chrono::DateTime<chrono::Utc>) -> Self {
+        Self::Renewed { ok: true, expires_at }
+    }
+
+    pub fn refused(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self::Refused { ok: false, error: AckError { code, message: message.into() } }
+    }
+}
+
+/// The payload of `expired`, sent to one socket whose access token ran out before it was
+/// renewed with `auth`; the server closes the socket right after.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SessionExpired {
+    /// Always `UNAUTHORIZED`.
+    pub code: ErrorCode,
+    /// For developers, in English.
+    pub message: String,
 }
 
 /// The payload of `join` and `leave`.
@@ -164,6 +217,8 @@ pub enum ServerEvent<'a> {
     Level(LevelStarted),
     /// To every watcher: the club announced something.
     Announcement(AnnouncementMade),
+    /// To one socket: its access token ran out; the socket is closed next.
+    Expired(SessionExpired),
 }
 
 impl ServerEvent<'_> {
@@ -174,6 +229,7 @@ impl ServerEvent<'_> {
             Self::Clock(_) => ServerEventKind::Clock,
             Self::Level(_) => ServerEventKind::Level,
             Self::Announcement(_) => ServerEventKind::Announcement,
+            Self::Expired(_) => ServerEventKind::Expired,
         }
     }
 
@@ -191,6 +247,7 @@ pub enum ServerEventKind {
     Clock,
     Level,
     Announcement,
+    Expired,
 }
 
 impl ServerEventKind {
@@ -204,6 +261,7 @@ impl ServerEventKind {
             Self::Clock => "clock",
             Self::Level => "level",
             Self::Announcement => "announcement",
+            Self::Expired => "expired",
         }
     }
 }
@@ -439,10 +497,11 @@ mod tests {
 
     #[test]
     fn event_names_are_the_contracts() {
-        assert_eq!(ClientEvent::ALL.map(ClientEvent::name), ["join", "leave"]);
+        assert_eq!(ClientEvent::ALL.map(ClientEvent::name), ["join", "leave", "auth"]);
         let server: Vec<&str> = ServerEventKind::ALL.iter().map(|kind| kind.name()).collect();
-        assert_eq!(server, ["state", "clock", "level", "announcement"]);
-        assert_eq!(Unauthorized.to_string(), "UNAUTHORIZED");
+        assert_eq!(server, ["state", "clock", "level", "announcement", "expired"]);
+        assert_eq!(ConnectRefused::Unauthorized.to_string(), "UNAUTHORIZED");
+        assert_eq!(ConnectRefused::RateLimited.to_string(), "RATE_LIMITED");
         assert_eq!(room(Uuid::nil()), "tournament:00000000-0000-0000-0000-000000000000");
         assert_eq!(compact_room(Uuid::nil()), "tournament:00000000-0000-0000-0000-000000000000:compact");
         let id = Uuid::new_v4();

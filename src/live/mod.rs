@@ -7,9 +7,11 @@ pub mod events;
 pub mod forward;
 pub mod json;
 pub mod keeper;
+pub mod known;
 pub mod leases;
 pub mod screen_feed;
 pub mod socket;
+pub mod socket_guards;
 pub mod store;
 
 use std::sync::Arc;
@@ -80,6 +82,7 @@ fn code_of(refusal: Refusal) -> ErrorCode {
         Refusal::ResultsAlreadyConfirmed => ErrorCode::ResultsAlreadyConfirmed,
         Refusal::Busy => ErrorCode::RateLimited,
         Refusal::Unavailable => ErrorCode::ServiceUnavailable,
+        Refusal::Forbidden => ErrorCode::Forbidden,
     }
 }
 
@@ -158,7 +161,7 @@ mod tests {
 
     #[test]
     fn a_code_the_engine_does_not_speak_is_internal() {
-        let back = AppError::from(AppError::new(ErrorCode::Forbidden, "no").into_live());
+        let back = AppError::from(AppError::new(ErrorCode::SoleOwner, "no").into_live());
         assert_eq!(back.code(), ErrorCode::InternalError);
     }
 }

@@ -2,12 +2,18 @@
 //! Socket.IO connection (a TV has no account or token): each node keeps a feed of them, and
 //! `GET /screen/{id}/events` streams a tournament's as Server-Sent Events. The node that sends
 //! an event to the room puts it on its own feed and on the bus, so every node's screens hear
-//! it (`Change::Screen`).
+//! it (`Change::Screen`). The streams are capped per client address and per tournament
+//! ([`ScreenStreams`]).
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use tokio::sync::broadcast;
 use uuid::Uuid;
+
+use crate::config::ConnectionSettings;
+use crate::error::{AppError, ErrorCode};
+use crate::places::{Place, Places};
 
 /// How many events a slow screen may fall behind before it misses some (it then reads the
 /// state again, which it polls anyway).
@@ -43,6 +49,51 @@ impl ScreenFeed {
 
     pub fn subscribe(&self) -> broadcast::Receiver<ScreenEvent> {
         self.sender.subscribe()
+    }
+}
+
+/// The caps of the event streams: per client address and per tournament, on this node.
+pub struct ScreenStreams {
+    per_address: Places<IpAddr>,
+    per_tournament: Places<Uuid>,
+}
+
+/// A stream's places, given back when the stream ends.
+pub struct StreamPlaces {
+    _address: Place<IpAddr>,
+    _tournament: Place<Uuid>,
+}
+
+/// Why a stream was refused: the error it is answered with and the limit that refused it.
+pub struct StreamRefused {
+    pub error: AppError,
+    pub limit: &'static str,
+}
+
+impl ScreenStreams {
+    pub fn new(settings: &ConnectionSettings) -> Self {
+        Self {
+            per_address: Places::new(settings.max_screen_streams_per_address),
+            per_tournament: Places::new(settings.max_screen_streams_per_tournament),
+        }
+    }
+
+    /// The places of one more stream of `tournament_id` to `client`: `429` when the client
+    /// holds its cap (a flood from one address), `503` when the tournament does (the node's
+    /// memory, whoever asks).
+    pub fn admit(&self, client: IpAddr, tournament_id: Uuid) -> Result<StreamPlaces, StreamRefused> {
+        let address = self.per_address.take(client).ok_or_else(|| StreamRefused {
+            error: AppError::new(ErrorCode::RateLimited, "too many event streams from this address"),
+            limit: "screen_streams_per_address",
+        })?;
+        let tournament = self.per_tournament.take(tournament_id).ok_or_else(|| StreamRefused {
+            error: AppError::new(
+                ErrorCode::ServiceUnavailable,
+                "too many event streams of this tournament on this node",
+            ),
+            limit: "screen_streams_per_tournament",
+        })?;
+        Ok(StreamPlaces { _address: address, _tournament: tournament })
     }
 }
 

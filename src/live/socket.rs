@@ -12,6 +12,7 @@ use axum::Router;
 use axum::extract::OriginalUri;
 use floor_actors::live::{Broadcaster, Snapshot};
 use sea_orm::DatabaseConnection;
+use serde::Deserialize;
 use socketioxide::adapter::{Adapter, Emitter, LocalAdapter};
 use socketioxide::extract::{AckSender, SocketRef, State, TryData};
 use socketioxide::handler::ConnectHandler;
@@ -21,15 +22,19 @@ use uuid::Uuid;
 
 use super::LiveRegistry;
 use super::events::{
-    AnnouncementMade, ClientEvent, ClockUpdate, Handshake, JoinAck, LevelStarted, RoomRequest, ServerEvent,
-    Unauthorized, compact_room, room, tournament_of_room, user_room,
+    AnnouncementMade, AuthAck, ClientEvent, ClockUpdate, ConnectRefused, Handshake, JoinAck, LevelStarted, RoomRequest,
+    ServerEvent, compact_room, room, tournament_of_room, user_room,
 };
+use super::known::KnownTournaments;
 use super::screen_feed::{ScreenEvent, ScreenFeed};
+use super::socket_guards::{self, Account, SessionEnds, SocketGuards};
 use crate::auth::sessions::signed_in_user;
 use crate::auth::tokens::JwtKeys;
 use crate::bus::{Bus, Change, Link};
-use crate::error::AppError;
+use crate::config::ConnectionSettings;
+use crate::error::{AppError, ErrorCode};
 use crate::metrics::Metrics;
+use crate::objects_only::ObjectsOnly;
 
 /// The namespace of the live broadcasts, at the bare origin.
 pub const NAMESPACE: &str = "/live";
@@ -353,6 +358,19 @@ struct LiveHub {
     jwt: Arc<JwtKeys>,
     /// Reads only (the handshake's account check): the readers, beside the writer.
     reads: DatabaseConnection,
+    guards: Arc<SocketGuards>,
+    tournaments: Arc<KnownTournaments>,
+}
+
+/// What the `/live` namespace is served with, beside the router it joins.
+pub struct LiveSetup<'a> {
+    pub live: LiveRegistry,
+    pub jwt: Arc<JwtKeys>,
+    pub reads: DatabaseConnection,
+    pub link: Option<Link>,
+    pub guards: Arc<SocketGuards>,
+    pub tournaments: Arc<KnownTournaments>,
+    pub settings: &'a ConnectionSettings,
 }
 
 /// Serves Socket.IO with the `/live` namespace beside `router` and hands the server to the
@@ -360,27 +378,29 @@ struct LiveHub {
 pub async fn serve_beside(
     router: Router,
     broadcaster: &SocketBroadcaster,
-    live: LiveRegistry,
-    jwt: Arc<JwtKeys>,
-    reads: DatabaseConnection,
-    link: Option<Link>,
+    setup: LiveSetup<'_>,
 ) -> anyhow::Result<Router> {
-    let hub = LiveHub { live, jwt, reads };
+    let LiveSetup { live, jwt, reads, link, guards, tournaments, settings } = setup;
+    let hub = LiveHub { live, jwt, reads, guards: guards.clone(), tournaments };
     let (router, io) = match link {
         None => {
-            let (layer, io) = builder(hub).build_layer();
+            let (layer, io) = builder(hub, settings).build_layer();
             io.ns(NAMESPACE, on_connect::<LocalAdapter>.with(authenticate::<LocalAdapter>));
             (router.layer(layer), LiveIo::Local(io))
         }
         Some(link) => {
             let adapter = RedisAdapterCtr::new_with_driver(link, RedisAdapterConfig::default());
-            let (layer, io) = builder(hub).with_adapter::<RedisAdapter>(adapter).build_layer();
+            let (layer, io) = builder(hub, settings).with_adapter::<RedisAdapter>(adapter).build_layer();
             io.ns(NAMESPACE, on_connect::<RedisAdapter>.with(authenticate::<RedisAdapter>))
                 .await
                 .map_err(|err| anyhow::anyhow!("subscribing the /live namespace in Redis: {err}"))?;
             (router.layer(layer), LiveIo::Redis(io))
         }
     };
+    match &io {
+        LiveIo::Local(io) => close_expired_sessions(io.clone(), guards),
+        LiveIo::Redis(io) => close_expired_sessions(io.clone(), guards),
+    }
     if broadcaster.io.set(io).is_err() {
         tracing::warn!("the live broadcaster already had a Socket.IO server");
     }
@@ -388,9 +408,35 @@ pub async fn serve_beside(
     Ok(router.layer(axum::middleware::map_request(detach_head)))
 }
 
+/// Every [`socket_guards::EXPIRY_SWEEP`], the sockets of this node whose token ran out hear
+/// `expired` and are closed; for as long as the runtime runs.
+fn close_expired_sessions<A: Adapter>(io: SocketIo<A>, guards: Arc<SocketGuards>) {
+    tokio::spawn(async move {
+        let mut sweeps = tokio::time::interval(socket_guards::EXPIRY_SWEEP);
+        sweeps.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            sweeps.tick().await;
+            let Some(namespace) = io.of(NAMESPACE) else { continue };
+            socket_guards::close_expired(namespace.sockets(), &guards.metrics).await;
+        }
+    });
+}
+
+/// The largest message of a client on every transport, in bytes: what the Engine.IO
+/// handshake advertises as `maxPayload` and long-polling holds to (`413`). A WebSocket frame
+/// or message past it closes the connection (1009) before it is buffered whole. A client
+/// sends `join`s, `auth` and pongs of a few hundred bytes.
+const MAX_PAYLOAD: usize = 100_000;
+
 /// The Socket.IO server's settings, on either adapter.
-fn builder(hub: LiveHub) -> SocketIoBuilder {
-    SocketIo::builder().with_state(hub).ws_read_buffer_size(WS_READ_BUFFER)
+fn builder(hub: LiveHub, settings: &ConnectionSettings) -> SocketIoBuilder {
+    SocketIo::builder()
+        .with_state(hub)
+        .ws_read_buffer_size(WS_READ_BUFFER)
+        .max_payload(MAX_PAYLOAD as u64)
+        .ws_max_message_size(MAX_PAYLOAD)
+        .ws_max_frame_size(MAX_PAYLOAD)
+        .connect_timeout(settings.live_connect_timeout)
 }
 
 /// What a WebSocket connection reads into at a time. Clients send pongs and joins of a few
@@ -472,7 +518,8 @@ fn locked<K, V>(map: &Mutex<HashMap<K, V>>) -> std::sync::MutexGuard<'_, HashMap
 }
 
 /// Admits a socket whose `auth.token` is a valid access token of an active account, as an
-/// HTTP request would be admitted, puts it in its account's room and gives every client event
+/// HTTP request would be admitted, within the caps of sockets per account and per address;
+/// puts it in its account's room, notes when its token runs out, and gives every client event
 /// its handler. All of it happens here, before socketioxide sends the namespace's connect
 /// packet: the connect handler runs later, in a task of its own, and a client that emits
 /// `join` the moment it is connected could otherwise reach a socket with no `join` handler
@@ -481,24 +528,42 @@ async fn authenticate<A: Adapter>(
     socket: SocketRef<A>,
     TryData(handshake): TryData<Handshake>,
     State(hub): State<LiveHub>,
-) -> Result<(), Unauthorized> {
-    let handshake = handshake.map_err(|_| Unauthorized)?;
-    let user = match signed_in_user(&hub.reads, &hub.jwt, &handshake.token).await {
-        Ok(user) => user,
-        Err(AppError::Internal(cause)) => {
-            tracing::warn!(error = ?cause, "could not read the account of a live connection");
-            return Err(Unauthorized);
-        }
-        Err(AppError::Api { .. }) => return Err(Unauthorized),
-    };
-    socket.join(user_room(user.id));
+) -> Result<(), ConnectRefused> {
+    let handshake = handshake.map_err(|_| ConnectRefused::Unauthorized)?;
+    let (user_id, ends) = hub.account_of(&handshake.token).await.map_err(|_| ConnectRefused::Unauthorized)?;
+    hub.guards.admit(&socket, user_id)?;
+    socket.extensions.insert(ends);
+    socket.on_disconnect(gone::<A>);
+    socket.join(user_room(user_id));
     for event in ClientEvent::ALL {
         match event {
             ClientEvent::Join => socket.on(event.name(), join),
             ClientEvent::Leave => socket.on(event.name(), leave),
+            ClientEvent::Auth => socket.on(event.name(), renew),
         }
     }
     Ok(())
+}
+
+impl LiveHub {
+    /// The active account an access token signs in, and when the token runs out.
+    async fn account_of(&self, token: &str) -> Result<(Uuid, SessionEnds), AppError> {
+        let claims =
+            self.jwt.verify(token).ok_or_else(|| AppError::unauthorized("the access token is invalid or expired"))?;
+        let user = match signed_in_user(&self.reads, &self.jwt, token).await {
+            Err(AppError::Internal(cause)) => {
+                tracing::warn!(error = ?cause, "could not read the account of a live connection");
+                return Err(AppError::Internal(cause));
+            }
+            other => other?,
+        };
+        Ok((user.id, SessionEnds(claims.exp)))
+    }
+}
+
+/// A socket that disconnected gives its places back at once.
+async fn gone<A: Adapter>(socket: SocketRef<A>) {
+    socket_guards::release(&socket);
 }
 
 /// Everything a connection needs is set up by [`authenticate`], before the client hears it is
@@ -507,29 +572,67 @@ async fn on_connect<A: Adapter>(_: SocketRef<A>) {}
 
 /// Joins the tournament's room and acks the current LiveState. The socket joins before the
 /// state is read, so a change in between reaches it as a `state` event; clients keep the
-/// highest `version`.
+/// highest `version`. An id that names no tournament is answered before any actor starts, and
+/// a socket joining faster than its pace is refused.
 async fn join<A: Adapter>(
     socket: SocketRef<A>,
     TryData(payload): TryData<serde_json::Value>,
     ack: AckSender<A>,
     State(hub): State<LiveHub>,
 ) {
+    if !socket_guards::may_join(&socket) {
+        hub.guards.metrics.refused("live_joins");
+        let _ = ack.send(&JoinAck::refused(ErrorCode::RateLimited, "too many joins; slow down"));
+        return;
+    }
     let sent = match payload.ok().and_then(RoomRequest::read) {
         None => ack.send(&refusal(AppError::invalid_field("tournamentId", "send {tournamentId: <uuid>}"))),
-        Some(RoomRequest { tournament_id, compact }) => {
-            let watchers = if compact { compact_room(tournament_id) } else { room(tournament_id) };
-            socket.join(watchers.clone());
-            match hub.live.snapshot(tournament_id).await {
-                Ok(state) => ack.send(&JoinAck::joined(&state)),
-                Err(err) => {
-                    socket.leave(watchers);
-                    ack.send(&refusal(err.into()))
+        Some(RoomRequest { tournament_id, compact }) => match hub.tournaments.exists(tournament_id).await {
+            Ok(false) => ack.send(&refusal(AppError::not_found("tournament"))),
+            Err(err) => ack.send(&refusal(err.into())),
+            Ok(true) => {
+                let watchers = if compact { compact_room(tournament_id) } else { room(tournament_id) };
+                socket.join(watchers.clone());
+                match hub.live.snapshot(tournament_id).await {
+                    Ok(state) => ack.send(&JoinAck::joined(&state)),
+                    Err(err) => {
+                        socket.leave(watchers);
+                        ack.send(&refusal(err.into()))
+                    }
                 }
             }
-        }
+        },
     };
     // A client that asked for no ack simply gets none.
     let _ = sent;
+}
+
+/// Moves the socket's end to that of a fresh access token of the same account.
+async fn renew<A: Adapter>(
+    socket: SocketRef<A>,
+    TryData(payload): TryData<serde_json::Value>,
+    ack: AckSender<A>,
+    State(hub): State<LiveHub>,
+) {
+    let token = payload.ok().and_then(|payload| Handshake::deserialize(ObjectsOnly(payload)).ok());
+    let answer = match token {
+        None => AuthAck::refused(ErrorCode::ValidationError, "send {token: <access token>}"),
+        Some(Handshake { token }) => match hub.account_of(&token).await {
+            Ok((user_id, ends)) if socket.extensions.get::<Account>() == Some(Account(user_id)) => {
+                socket.extensions.insert(ends);
+                match chrono::DateTime::from_timestamp(ends.0, 0) {
+                    Some(expires_at) => AuthAck::renewed(expires_at),
+                    None => AuthAck::refused(ErrorCode::Unauthorized, "the token's end is not a time"),
+                }
+            }
+            Ok(_) => AuthAck::refused(ErrorCode::Forbidden, "the token is of another account"),
+            Err(err) => {
+                let (code, message, _) = err.into_public();
+                AuthAck::refused(code, message)
+            }
+        },
+    };
+    let _ = ack.send(&answer);
 }
 
 /// The ack of a join that failed, told as an HTTP answer would tell it: an unexpected failure

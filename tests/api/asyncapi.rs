@@ -46,6 +46,8 @@ fn every_client_and_server_event_is_a_message_and_an_operation() {
     let ack = &doc["operations"]["join"]["reply"]["messages"][0]["$ref"];
     assert_eq!(ack, "#/channels/live/messages/joinAck", "join is acked");
     assert!(doc["operations"]["leave"].get("reply").is_none(), "leave has no ack");
+    let ack = &doc["operations"]["auth"]["reply"]["messages"][0]["$ref"];
+    assert_eq!(ack, "#/channels/live/messages/authAck", "auth is acked");
     let events = ClientEvent::ALL.len() + ServerEventKind::ALL.len() + 1;
     let operations = doc["operations"].as_object().expect("operations");
     assert_eq!(operations.len(), events, "nothing but the events: {:?}", operations.keys());
@@ -62,7 +64,11 @@ fn the_payloads_keep_their_wire_names() {
     assert_eq!(required("RoomRequest"), ["tournamentId"], "compact may be left out");
     assert!(schemas["RoomRequest"]["properties"]["compact"].is_object());
     assert_eq!(required("Handshake"), ["token"]);
-    assert_eq!(schemas["ConnectError"]["properties"]["message"]["enum"], serde_json::json!(["UNAUTHORIZED"]));
+    assert_eq!(
+        schemas["ConnectError"]["properties"]["message"]["enum"],
+        serde_json::json!(["UNAUTHORIZED", "RATE_LIMITED"])
+    );
+    assert_eq!(required("SessionExpired"), ["code", "message"]);
     assert_eq!(required("ClockUpdate"), ["tournamentId", "version", "serverTime", "clock", "status"]);
     assert_eq!(required("ClockTimes"), ["currentLevelIdx", "levelStartedAt", "pausedAt"]);
     assert_eq!(required("LevelStarted"), ["tournamentId", "version", "currentLevelIdx", "kind", "startedAt"]);

@@ -16,10 +16,13 @@ pub const TEST_JWT_SECRET: &str = "test-secret-test-secret-test-secret!";
 /// The abuse limits of a test app: far more than any test sends.
 const GENEROUS_LIMIT: &str = "1000000/1s";
 
+/// The connection caps of a test app: far more than any test opens.
+const GENEROUS_CAP: &str = "1000000";
+
 /// What every test node runs with, in process or as a `floor serve` of its own. Tests sign
-/// many people in from one address: the abuse limits stay out of their way unless a test
-/// sets its own.
-pub const TEST_ENV: [(&str, &str); 8] = [
+/// many people in and open many sockets from one address: the abuse limits and the caps stay
+/// out of their way unless a test sets its own (`""` keeps a production default).
+pub const TEST_ENV: [(&str, &str); 13] = [
     ("APP_ENV", "test"),
     ("JWT_SECRET", TEST_JWT_SECRET),
     ("OTP_CHANNELS", "fake"),
@@ -28,6 +31,11 @@ pub const TEST_ENV: [(&str, &str); 8] = [
     ("RATE_LIMIT_CODE_CHECKS", GENEROUS_LIMIT),
     ("RATE_LIMIT_REFRESHES", GENEROUS_LIMIT),
     ("RATE_LIMIT_PUBLIC_READS", GENEROUS_LIMIT),
+    ("MAX_CONNECTIONS_PER_ADDRESS", GENEROUS_CAP),
+    ("MAX_SCREEN_STREAMS_PER_ADDRESS", GENEROUS_CAP),
+    ("MAX_SCREEN_STREAMS_PER_TOURNAMENT", GENEROUS_CAP),
+    ("MAX_LIVE_SOCKETS_PER_ACCOUNT", GENEROUS_CAP),
+    ("MAX_LIVE_SOCKETS_PER_ADDRESS", GENEROUS_CAP),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -183,6 +191,13 @@ impl Reply {
 }
 
 impl TestApp {
+    /// The `floor_refusals_total` of `limit` in this node's `/metrics` (0 when none yet).
+    pub async fn refusals(&self, limit: &str) -> u64 {
+        let text = reqwest::get(format!("{}/metrics", self.base)).await.expect("metrics").text().await.expect("text");
+        let series = format!("floor_refusals_total{{limit=\"{limit}\"}} ");
+        text.lines().find_map(|line| line.strip_prefix(&series)).and_then(|count| count.parse().ok()).unwrap_or(0)
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}/api/v1{path}", self.base)
     }

@@ -35,6 +35,8 @@ async fn every_kind_of_answer_forbids_sniffing_framing_and_referrers() {
         (&format!("/t/{tournament}") as &str, 404),
         (&format!("/screen/{tournament}") as &str, 404),
         ("/files/0199a000-0000-7000-8000-000000000000.png", 404),
+        ("/socket.io/?EIO=4&transport=polling", 200),
+        ("/socket.io/?EIO=4&transport=polling&sid=nonsense", 400),
     ] {
         let (got, headers) = headers_of(&app, path, None).await;
         assert_eq!(got, status, "{path}");

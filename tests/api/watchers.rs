@@ -30,6 +30,8 @@ pub enum Seen {
     Level(Value),
     /// An `announcement` of the club.
     Announcement(Value),
+    /// `expired`: the socket's token ran out.
+    Expired(Value),
     /// The connection was closed (by the server, or the transport dropped).
     Closed,
 }
@@ -59,7 +61,7 @@ impl TestApp {
         let (sender, seen) = mpsc::unbounded_channel();
         let (on_state, on_clock, on_connect) = (sender.clone(), sender.clone(), sender.clone());
         let (on_level, on_announcement) = (sender.clone(), sender.clone());
-        let (on_error, on_close) = (sender.clone(), sender);
+        let (on_error, on_expired, on_close) = (sender.clone(), sender.clone(), sender);
         let mut builder = ClientBuilder::new(origin.to_owned())
             .namespace("/live")
             .transport_type(transport)
@@ -82,6 +84,10 @@ impl TestApp {
             })
             .on("open", move |_, _| {
                 let _ = on_connect.send(Seen::Connected);
+                async {}.boxed()
+            })
+            .on("expired", move |payload, _| {
+                let _ = on_expired.send(Seen::Expired(first_value(payload)));
                 async {}.boxed()
             })
             .on("error", move |payload, _| {
@@ -118,7 +124,9 @@ impl Watcher {
             match self.next().await {
                 Some(Seen::Connected) => return Ok(()),
                 Some(Seen::Error(text)) => return Err(text),
-                Some(Seen::State(_) | Seen::Clock(_) | Seen::Level(_) | Seen::Announcement(_)) => continue,
+                Some(Seen::State(_) | Seen::Clock(_) | Seen::Level(_) | Seen::Announcement(_) | Seen::Expired(_)) => {
+                    continue;
+                }
                 Some(Seen::Closed) | None => return Err("no answer".to_owned()),
             }
         }
@@ -131,10 +139,15 @@ impl Watcher {
 
     /// Emits `join` with any payload and returns the ack.
     pub async fn join_with(&self, payload: Value) -> Value {
+        self.ask("join", payload).await
+    }
+
+    /// Emits `event` with `payload` and an ack callback, and returns the ack.
+    pub async fn ask(&self, event: &str, payload: Value) -> Value {
         let (sender, receiver) = oneshot::channel();
         let sender = Arc::new(Mutex::new(Some(sender)));
         self.client
-            .emit_with_ack("join", payload, PATIENCE, move |payload, _| {
+            .emit_with_ack(event, payload, PATIENCE, move |payload, _| {
                 if let Some(sender) = sender.lock().ok().and_then(|mut slot| slot.take()) {
                     // An ack's arguments arrive as one list.
                     let ack = match first_value(payload) {
@@ -146,8 +159,8 @@ impl Watcher {
                 async {}.boxed()
             })
             .await
-            .expect("join is sent");
-        tokio::time::timeout(PATIENCE, receiver).await.expect("join is acked in time").expect("an ack")
+            .expect("the event is sent");
+        tokio::time::timeout(PATIENCE, receiver).await.expect("acked in time").expect("an ack")
     }
 
     pub async fn leave(&self, tournament_id: Uuid) {
@@ -218,6 +231,19 @@ impl Watcher {
             Ok(Some(Seen::State(state))) => Some(state),
             _ => None,
         }
+    }
+
+    /// The `expired` event, when it arrives within `wait`.
+    pub async fn expired_within(&mut self, wait: Duration) -> Option<Value> {
+        let waiting = async {
+            while let Some(seen) = self.seen.recv().await {
+                if let Seen::Expired(said) = seen {
+                    return Some(said);
+                }
+            }
+            None
+        };
+        tokio::time::timeout(wait, waiting).await.ok().flatten()
     }
 
     /// Whether the server closes the connection within `wait` (whatever else arrives first).

@@ -8,7 +8,10 @@
 //! (`level`, `announcement`) come to it as Server-Sent Events (`/screen/{id}/events`): the
 //! chime plays on `level`.
 
-use axum::extract::{Path, State};
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::HeaderMap;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -20,6 +23,7 @@ use uuid::Uuid;
 
 use super::{PAGE_HEADERS, tournament_exists};
 use crate::app::AppState;
+use crate::client_address::client_key;
 use crate::tournaments::announcements::latest;
 
 const PAGE: &str = include_str!("index.html");
@@ -73,17 +77,31 @@ const KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
 /// level or a break began: the screen's chime) and `announcement`, each with the payload the
 /// room's Socket.IO event carries. A screen that fell behind misses the oldest; it polls the
 /// state and the announcement anyway.
-async fn events(State(app): State<AppState>, Path(id): Path<String>) -> Response {
+async fn events(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    request_headers: HeaderMap,
+) -> Response {
     let Ok(id) = Uuid::parse_str(&id) else { return StatusCode::NOT_FOUND.into_response() };
     if !tournament_exists(&app, id).await {
         return StatusCode::NOT_FOUND.into_response();
     }
-    let heard = futures_util::stream::unfold(app.live_sockets.screens().subscribe(), move |mut feed| async move {
+    let client = client_key(peer.ip(), &request_headers, &app.config.limits.trusted_proxies);
+    let places = match app.screen_streams.admit(client, id) {
+        Ok(places) => places,
+        Err(refusal) => {
+            app.metrics.refused(refusal.limit);
+            return refusal.error.into_response();
+        }
+    };
+    let feed = (app.live_sockets.screens().subscribe(), places);
+    let heard = futures_util::stream::unfold(feed, move |(mut feed, places)| async move {
         loop {
             match feed.recv().await {
                 Ok(event) if event.tournament_id == id => {
                     let sent = Event::default().event(event.name).data(event.data.as_ref());
-                    return Some((Ok::<_, std::convert::Infallible>(sent), feed));
+                    return Some((Ok::<_, std::convert::Infallible>(sent), (feed, places)));
                 }
                 Ok(_) | Err(RecvError::Lagged(_)) => continue,
                 Err(RecvError::Closed) => return None,

@@ -1,0 +1,327 @@
+//! Serving HTTP (and the Socket.IO transports beside it) on the bound listener, with the
+//! timeouts and caps a server facing the internet needs ([`ConnectionSettings`]):
+//!
+//! - a request's head must arrive within `HTTP_HEADER_TIMEOUT`, and hyper starts that clock
+//!   whenever a connection waits for a request, so an idle keep-alive connection closes after
+//!   it too (a client that opened connections and sends nothing, or a byte a second, holds
+//!   them that long at most);
+//! - a request's body must keep up a minimum rate ([`super::paced_body`]);
+//! - one peer address holds at most `MAX_CONNECTIONS_PER_ADDRESS` connections and the node
+//!   `MAX_CONNECTIONS`, never more than its open-file limit allows; a connection past a cap
+//!   gets a `429` or `503` in the contract's error shape and is closed. A connection holds its
+//!   place for its whole life, an upgraded WebSocket included, because the place travels with
+//!   the stream itself ([`Held`]).
+//!
+//! A trusted proxy (`TRUSTED_PROXIES`) speaks for many clients, so it has no cap per address;
+//! the node's cap still holds.
+
+use std::io;
+use std::net::IpAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use bytes::Bytes;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use ipnet::IpNet;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tower::ServiceExt;
+
+use super::paced_body::PacedBody;
+use crate::client_address::budget_key;
+use crate::config::ConnectionSettings;
+use crate::error::{ErrorBody, ErrorCode, ErrorObject};
+use crate::metrics::Metrics;
+use crate::places::{Place, Places};
+
+/// File descriptors kept for everything that is not a client connection: the database pool,
+/// Redis, uploads being written, log files.
+const RESERVED_DESCRIPTORS: usize = 512;
+/// Refused connections answered at once; past these, a refused connection is simply closed
+/// (a flood must not hold descriptors through its own refusals).
+const REFUSALS_AT_ONCE: usize = 64;
+/// How long a refused connection is given to send its request and read the refusal.
+const REFUSAL_LINGER: Duration = Duration::from_secs(2);
+
+/// The door of this node: who may open one more connection.
+pub struct Door {
+    per_address: Places<IpAddr>,
+    node: Places<()>,
+    refusing: Places<()>,
+    trusted_proxies: Arc<[IpNet]>,
+    settings: ConnectionSettings,
+    metrics: Arc<Metrics>,
+    too_many_from_address: Bytes,
+    node_full: Bytes,
+}
+
+impl Door {
+    pub fn new(settings: &ConnectionSettings, trusted_proxies: &[IpNet], metrics: Arc<Metrics>) -> Self {
+        let node_cap = node_cap(settings.max_connections, open_file_limit());
+        tracing::info!(
+            max_connections = node_cap,
+            per_address = settings.max_connections_per_address,
+            header_timeout_s = settings.header_timeout.as_secs(),
+            "connection limits"
+        );
+        Self {
+            per_address: Places::new(settings.max_connections_per_address),
+            node: Places::new(node_cap),
+            refusing: Places::new(REFUSALS_AT_ONCE),
+            trusted_proxies: trusted_proxies.into(),
+            settings: settings.clone(),
+            metrics,
+            too_many_from_address: refusal(
+                ErrorCode::RateLimited,
+                "too many open connections from this address; close some and try again",
+            ),
+            node_full: refusal(ErrorCode::ServiceUnavailable, "this node has no room for more connections now"),
+        }
+    }
+
+    /// The places of a connection from `peer`, or the refusal it gets.
+    fn admit(&self, peer: IpAddr) -> Result<Admitted, (&'static str, &Bytes)> {
+        let peer = peer.to_canonical();
+        let from_proxy = self.trusted_proxies.iter().any(|network| network.contains(&peer));
+        let address = match from_proxy {
+            true => None,
+            false => Some(
+                self.per_address
+                    .take(budget_key(peer))
+                    .ok_or(("connections_per_address", &self.too_many_from_address))?,
+            ),
+        };
+        let node = self.node.take(()).ok_or(("connections", &self.node_full))?;
+        Ok(Admitted { _address: address, _node: node })
+    }
+
+    /// Answers a refused connection when few refusals are under way, else closes it.
+    fn refuse(&self, stream: TcpStream, limit: &'static str, answer: &Bytes) {
+        self.metrics.refused(limit);
+        let Some(place) = self.refusing.take(()) else { return };
+        let answer = answer.clone();
+        tokio::spawn(async move {
+            let _place = place;
+            let _ = tokio::time::timeout(REFUSAL_LINGER, answer_and_close(stream, answer)).await;
+        });
+    }
+}
+
+/// The places one connection holds, given back when it closes.
+struct Admitted {
+    _address: Option<Place<IpAddr>>,
+    _node: Place<()>,
+}
+
+/// Serves `router` on `listener` until `shutdown` completes; then accepts nothing more, lets
+/// every connection finish its request in flight and returns when all are closed.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    door: Door,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    // HTTP/1.1 alone, WebSocket upgrades included. HTTP/2 without TLS (h2c, prior
+    // knowledge) is not served: telling it from HTTP/1.1 means waiting for the client's first
+    // bytes with no clock running, and hyper has no header timeout for HTTP/2; no app or
+    // browser speaks h2c, and a proxy in front may speak HTTP/2 to its clients.
+    // Turns every route into its service once, as `into_make_service` does: a route left
+    // as it is would apply its layers again on every request (a new Socket.IO engine each
+    // time, which knows no session).
+    let router = router.with_state::<()>(());
+    let mut http1 = hyper::server::conn::http1::Builder::new();
+    http1.timer(TokioTimer::new()).header_read_timeout(door.settings.header_timeout).keep_alive(true);
+    let connections = TaskTracker::new();
+    let stop = CancellationToken::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(err) => {
+                    wait_after_accept_error(err).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let places = match door.admit(peer.ip()) {
+            Ok(places) => places,
+            Err((limit, answer)) => {
+                door.refuse(stream, limit, answer);
+                continue;
+            }
+        };
+        let (header_timeout, min_rate) = (door.settings.header_timeout, door.settings.body_min_rate);
+        let service = router.clone().map_request(move |request: axum::http::Request<hyper::body::Incoming>| {
+            let mut request = request.map(|body| Body::new(PacedBody::new(body, header_timeout, min_rate)));
+            request.extensions_mut().insert(ConnectInfo(peer));
+            request
+        });
+        let io = TokioIo::new(Held { stream, _places: places });
+        let connection = http1.serve_connection(io, TowerToHyperService::new(service)).with_upgrades();
+        let stop = stop.clone();
+        connections.spawn(async move {
+            let mut connection = std::pin::pin!(connection);
+            let served = tokio::select! {
+                served = connection.as_mut() => served,
+                () = stop.cancelled() => {
+                    // The request in flight is answered; the connection takes no other.
+                    connection.as_mut().graceful_shutdown();
+                    connection.await
+                }
+            };
+            if let Err(err) = served {
+                tracing::trace!(error = %err, "a connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    stop.cancel();
+    connections.close();
+    connections.wait().await;
+    Ok(())
+}
+
+/// As hyper's servers did: a refused or reset connection is nothing; anything else (out of
+/// file descriptors, most often) is logged and the next accept waits a second, for the node
+/// to close some.
+async fn wait_after_accept_error(err: io::Error) {
+    if matches!(
+        err.kind(),
+        io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset
+    ) {
+        return;
+    }
+    tracing::error!(error = %err, "could not accept a connection");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+}
+
+/// Reads what the client sent of its request (so closing does not reset the connection
+/// before the client read the answer), writes the refusal and closes.
+async fn answer_and_close(mut stream: TcpStream, answer: Bytes) -> io::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut head = [0_u8; 4096];
+    let mut read = 0;
+    // Up to the end of the head or of the buffer: enough for any request this answers.
+    while read < head.len() && !head[..read].windows(4).any(|window| window == b"\r\n\r\n") {
+        match stream.read(&mut head[read..]).await? {
+            0 => break,
+            more => read += more,
+        }
+    }
+    stream.write_all(&answer).await?;
+    stream.shutdown().await
+}
+
+/// A complete HTTP/1.1 answer in the contract's error shape, closing the connection.
+fn refusal(code: ErrorCode, message: &str) -> Bytes {
+    let body = ErrorBody { error: ErrorObject { code, message: message.to_owned(), details: None } };
+    let body = serde_json::to_vec(&body).unwrap_or_else(|_| b"{}".to_vec());
+    let status = code.status();
+    let head = format!(
+        "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nretry-after: {}\r\nx-content-type-options: nosniff\r\nconnection: close\r\n\r\n",
+        status.as_str(),
+        status.canonical_reason().unwrap_or_default(),
+        body.len(),
+        REFUSAL_RETRY_AFTER.as_secs(),
+    );
+    Bytes::from([head.into_bytes(), body].concat())
+}
+
+/// When a refused client may try again.
+const REFUSAL_RETRY_AFTER: Duration = Duration::from_secs(5);
+
+/// The node's cap: the setting, or the open-file limit less what the node needs for itself.
+fn node_cap(setting: usize, open_file_limit: Option<usize>) -> usize {
+    match open_file_limit {
+        Some(limit) => setting.min(limit.saturating_sub(RESERVED_DESCRIPTORS).max(1)),
+        None => setting,
+    }
+}
+
+/// The soft limit of open files of this process, where the system tells it (Linux).
+fn open_file_limit() -> Option<usize> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|line| line.starts_with("Max open files"))?;
+    line.trim_start_matches("Max open files").split_whitespace().next()?.parse().ok()
+}
+
+/// A client's stream with the places it holds: given back when the stream is dropped,
+/// whether hyper drops it or the WebSocket it was upgraded to.
+struct Held<S> {
+    stream: S,
+    _places: Admitted,
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Held<S> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Held<S> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_node_cap_leaves_descriptors_for_the_node_itself() {
+        assert_eq!(node_cap(20_000, Some(1_048_576)), 20_000);
+        assert_eq!(node_cap(20_000, Some(10_000)), 9_488);
+        assert_eq!(node_cap(20_000, Some(100)), 1, "a tiny limit still serves one");
+        assert_eq!(node_cap(20_000, None), 20_000);
+    }
+
+    #[test]
+    fn this_machine_s_open_file_limit_is_read() {
+        if cfg!(target_os = "linux") {
+            assert!(open_file_limit().is_some_and(|limit| limit > 0));
+        }
+    }
+
+    #[test]
+    fn a_refusal_is_a_whole_http_answer_in_the_contract_s_shape() {
+        let answer = refusal(ErrorCode::RateLimited, "too many");
+        let text = String::from_utf8(answer.to_vec()).expect("text");
+        let (head, body) = text.split_once("\r\n\r\n").expect("a head and a body");
+        assert!(head.starts_with("HTTP/1.1 429 Too Many Requests\r\n"), "{head}");
+        assert!(head.contains(&format!("content-length: {}", body.len())));
+        assert!(head.contains("connection: close") && head.contains("retry-after: 5"));
+        let body: serde_json::Value = serde_json::from_str(body).expect("JSON");
+        assert_eq!(body["error"]["code"], "RATE_LIMITED");
+    }
+}

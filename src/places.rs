@@ -1,0 +1,97 @@
+//! Counted places: how many connections, event streams or live sockets each key (a client
+//! address, an account, a tournament, the node itself) holds now, with a cap per key. A
+//! [`Place`] is given back when dropped, so whatever holds the connection holds its place, and
+//! no path out of it can forget to give it back.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The places held under a cap, per key.
+pub struct Places<K: Hash + Eq + Clone> {
+    held: Arc<Mutex<HashMap<K, usize>>>,
+    cap: usize,
+}
+
+impl<K: Hash + Eq + Clone> Places<K> {
+    /// At most `cap` places per key.
+    pub fn new(cap: usize) -> Self {
+        Self { held: Arc::default(), cap }
+    }
+
+    /// A place for `key`, or `None` when it holds `cap` already.
+    pub fn take(&self, key: K) -> Option<Place<K>> {
+        let mut held = locked(&self.held);
+        let count = held.entry(key.clone()).or_insert(0);
+        if *count >= self.cap {
+            if *count == 0 {
+                held.remove(&key);
+            }
+            return None;
+        }
+        *count += 1;
+        Some(Place { held: self.held.clone(), key })
+    }
+
+    /// How many places `key` holds now.
+    pub fn held(&self, key: &K) -> usize {
+        locked(&self.held).get(key).copied().unwrap_or(0)
+    }
+}
+
+/// One place of a key, given back when dropped.
+pub struct Place<K: Hash + Eq + Clone> {
+    held: Arc<Mutex<HashMap<K, usize>>>,
+    key: K,
+}
+
+impl<K: Hash + Eq + Clone> Drop for Place<K> {
+    fn drop(&mut self) {
+        let mut held = locked(&self.held);
+        if let Some(count) = held.get_mut(&self.key) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                held.remove(&self.key);
+            }
+        }
+    }
+}
+
+impl<K: Hash + Eq + Clone + std::fmt::Debug> std::fmt::Debug for Place<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Place").field(&self.key).finish()
+    }
+}
+
+/// The counts change by one under the lock, so a panic elsewhere leaves them consistent and a
+/// poisoned lock is taken over.
+fn locked<K>(held: &Mutex<HashMap<K, usize>>) -> MutexGuard<'_, HashMap<K, usize>> {
+    held.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_holds_at_most_its_cap_and_gets_places_back_when_dropped() {
+        let places = Places::new(2);
+        let first = places.take("a").expect("a first place");
+        let second = places.take("a").expect("a second place");
+        assert!(places.take("a").is_none(), "the cap is 2");
+        assert!(places.take("b").is_some(), "another key has its own places");
+        drop(first);
+        assert_eq!(places.held(&"a"), 1);
+        let third = places.take("a").expect("a place given back is free again");
+        drop((second, third));
+        assert_eq!(places.held(&"a"), 0);
+        assert!(locked(&places.held).is_empty(), "a key with no place is forgotten");
+    }
+
+    #[test]
+    fn a_cap_of_zero_refuses_everyone_and_remembers_no_one() {
+        let places = Places::new(0);
+        assert!(places.take(1).is_none());
+        assert!(locked(&places.held).is_empty());
+    }
+}
