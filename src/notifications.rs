@@ -198,9 +198,9 @@ impl Notifier {
     /// When the journaled notice asks for a push and pushes are configured, pushes it to every
     /// device token of every recipient journaled (a deduplicated recipient gets nothing again);
     /// the rows of recipients with at least one accepting device get `sent_at`. A device FCM
-    /// no longer knows is forgotten. A failed send is logged and never fails the call: the
-    /// journal row stays. Call it after the journal has committed. Returns how many
-    /// recipients a device accepted the push for.
+    /// no longer knows is forgotten, by every account that registered it. A failed send is
+    /// logged and never fails the call: the journal row stays. Call it after the journal has
+    /// committed. Returns how many recipients a device accepted the push for.
     pub async fn push_journaled(&self, conn: &impl ConnectionTrait, journaled: &Journaled) -> AppResult<usize> {
         match (&self.push, &journaled.notice.push) {
             (Some(sender), Some(message)) if !journaled.is_empty() => {
@@ -229,7 +229,8 @@ impl Notifier {
 }
 
 /// Sends `message` to every device of the `journaled` recipients; stamps the rows of those
-/// reached and forgets unregistered devices. Returns how many recipients were reached.
+/// reached and forgets unregistered devices (every account's row of the token: the device is
+/// gone for all). Returns how many recipients were reached.
 async fn push(
     conn: &impl ConnectionTrait,
     sender: &FcmSender,
@@ -274,6 +275,9 @@ async fn push(
             }
         }
     }
+    // A token two recipients registered is answered twice.
+    gone.sort_unstable();
+    gone.dedup();
     for chunk in gone.chunks(IDS_PER_STATEMENT) {
         push_tokens::Entity::delete_many()
             .filter(push_tokens::Column::Token.is_in(chunk.iter().cloned()))

@@ -1,4 +1,6 @@
-//! Device push tokens; keyed by the token, so a device that changes owner moves with it.
+//! Device push tokens, a row per account and token: an account that registers a token
+//! another account holds gets a row of its own and never takes or removes the other's. A
+//! device signed into two accounts gets both accounts' pushes until one removes its row.
 
 use sea_orm::entity::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -9,11 +11,12 @@ use crate::enums::PushPlatform;
 #[sea_orm(table_name = "push_tokens")]
 pub struct Model {
     #[sea_orm(primary_key, auto_increment = false)]
-    pub token: String,
-    /// Current owner; replaced by an upsert when another user registers the same token.
     pub user_id: Uuid,
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub token: String,
     pub platform: PushPlatform,
     pub created_at: DateTimeUtc,
+    /// When this account last registered the token: the oldest goes first past the cap.
     pub updated_at: DateTimeUtc,
 }
 

@@ -25,6 +25,7 @@ mod m20261125_000014_create_tournament_leases;
 mod m20261125_000015_create_calendar_links;
 mod m20261125_000016_create_tournament_announcements;
 mod m20261125_000017_keep_consent_and_deletion;
+mod m20261126_000018_keep_push_tokens_per_account;
 
 /// Every table the migrations create, in creation order.
 pub const TABLES: &[&str] = &[
@@ -87,6 +88,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000015_create_calendar_links::Migration),
             Box::new(m20261125_000016_create_tournament_announcements::Migration),
             Box::new(m20261125_000017_keep_consent_and_deletion::Migration),
+            Box::new(m20261126_000018_keep_push_tokens_per_account::Migration),
         ]
     }
 }

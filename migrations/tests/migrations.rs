@@ -20,6 +20,7 @@ enum Scenario {
     Constraints,
     ClaimedGuests,
     DoubleResults,
+    PushTokensPerAccount,
 }
 
 async fn connect(url: &str) -> Result<DatabaseConnection, DbErr> {
@@ -34,6 +35,7 @@ async fn run(scenario: Scenario, db: &DatabaseConnection) {
         Scenario::Constraints => constraints(db).await,
         Scenario::ClaimedGuests => claimed_guests(db).await,
         Scenario::DoubleResults => double_results(db).await,
+        Scenario::PushTokensPerAccount => push_tokens_per_account(db).await,
     }
 }
 
@@ -595,4 +597,101 @@ async fn two_results_of_one_account_stop_the_migration_on_sqlite() {
 #[tokio::test]
 async fn two_results_of_one_account_stop_the_migration_on_postgres() {
     on_postgres(Scenario::DoubleResults).await;
+}
+
+/// The migrations before `m20261126_000018_keep_push_tokens_per_account`.
+const BEFORE_PUSH_TOKENS_PER_ACCOUNT: u32 = 16;
+
+fn push_token(user: Uuid, token: &str, registered: &str) -> (&'static str, Vec<(&'static str, Expr)>) {
+    let at = Expr::cust(format!("'{registered}'"));
+    (
+        "push_tokens",
+        vec![
+            ("token", Expr::val(token)),
+            ("user_id", Expr::val(user)),
+            ("platform", Expr::val("android")),
+            ("created_at", at.clone()),
+            ("updated_at", at),
+        ],
+    )
+}
+
+/// How many rows `push_tokens` holds for `token`.
+async fn rows_of_token(db: &DatabaseConnection, token: &str) -> i64 {
+    let stmt = Query::select()
+        .expr(Expr::col(Alias::new("token")).count())
+        .from(Alias::new("push_tokens"))
+        .and_where(Expr::col(Alias::new("token")).eq(token))
+        .to_owned();
+    let row = db.query_one(&stmt).await.expect("count").expect("count row");
+    row.try_get_by_index::<i64>(0).expect("count value")
+}
+
+/// Whether `push_tokens` has its index on `user_id`, and its index on `token`.
+async fn push_token_indexes(db: &DatabaseConnection) -> (bool, bool) {
+    let manager = SchemaManager::new(db);
+    let has = |name: &'static str| {
+        let manager = &manager;
+        async move { manager.has_index("push_tokens", name).await.expect("probe index") }
+    };
+    (has("ix_push_tokens_user_id").await, has("ix_push_tokens_token").await)
+}
+
+/// The devices registered under the older key (one row per token) are all kept; afterwards a
+/// token is keyed per account: a second account gets a row of its own, the same account none.
+/// Down keeps the most recently registered row of each token.
+async fn push_tokens_per_account(db: &DatabaseConnection) {
+    Migrator::up(db, Some(BEFORE_PUSH_TOKENS_PER_ACCOUNT)).await.expect("migrate up to consent and deletion");
+    let (anna, boris) = (Uuid::new_v4(), Uuid::new_v4());
+    insert_all(
+        db,
+        vec![
+            user(anna, "+79990000031"),
+            user(boris, "+79990000032"),
+            push_token(anna, "anna-phone", "2026-11-01 10:00:00+00:00"),
+            push_token(anna, "anna-tablet", "2026-11-01 10:00:00+00:00"),
+            push_token(boris, "boris-phone", "2026-11-01 10:00:00+00:00"),
+        ],
+    )
+    .await;
+    let second_owner = push_token(boris, "anna-phone", "2026-11-02 10:00:00+00:00");
+    assert!(insert(db, second_owner.0, second_owner.1).await.is_err(), "before: one row per token");
+
+    Migrator::up(db, None).await.expect("migrate up");
+    assert_eq!(count(db, "push_tokens").await, 3, "every device is kept");
+    assert_eq!(push_token_indexes(db).await, (false, true), "the key leads with the account; the token has an index");
+    insert_all(db, vec![push_token(boris, "anna-phone", "2026-11-02 10:00:00+00:00")]).await;
+    assert_eq!(rows_of_token(db, "anna-phone").await, 2, "a row per account");
+    let again = push_token(anna, "anna-phone", "2026-11-03 10:00:00+00:00");
+    assert!(insert(db, again.0, again.1).await.is_err(), "one row per account and token");
+    // Deleting an account takes its rows and leaves the others' rows of the same token.
+    let delete =
+        Query::delete().from_table(Alias::new("users")).and_where(Expr::col(Alias::new("id")).eq(anna)).to_owned();
+    db.execute(&delete).await.expect("delete anna");
+    assert_eq!(rows_of_token(db, "anna-phone").await, 1, "Boris's row stays");
+    assert_eq!(count(db, "push_tokens").await, 2);
+
+    insert_all(db, vec![user(anna, "+79990000031"), push_token(anna, "boris-phone", "2026-11-04 10:00:00+00:00")])
+        .await;
+    Migrator::down(db, Some(1)).await.expect("migrate down one step");
+    assert_eq!(rows_of_token(db, "boris-phone").await, 1, "one row per token again");
+    assert_eq!(push_token_indexes(db).await, (true, false));
+    let owner = Query::select()
+        .column(Alias::new("user_id"))
+        .from(Alias::new("push_tokens"))
+        .and_where(Expr::col(Alias::new("token")).eq("boris-phone"))
+        .to_owned();
+    let row = db.query_one(&owner).await.expect("read owner").expect("owner row");
+    assert_eq!(row.try_get_by_index::<Uuid>(0).expect("owner"), anna, "the latest registration stays");
+    assert_eq!(count(db, "push_tokens").await, 2);
+}
+
+#[tokio::test]
+async fn push_tokens_are_kept_and_keyed_per_account_on_sqlite() {
+    on_sqlite(Scenario::PushTokensPerAccount).await;
+}
+
+#[tokio::test]
+async fn push_tokens_are_kept_and_keyed_per_account_on_postgres() {
+    on_postgres(Scenario::PushTokensPerAccount).await;
 }

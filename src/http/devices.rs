@@ -1,12 +1,9 @@
-//! The caller's devices: registering and removing push tokens.
+//! The caller's devices: registering and removing push tokens ([`crate::players::devices`]).
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use floor_entities::enums::PushPlatform;
-use floor_entities::push_tokens;
-use sea_orm::sea_query::OnConflict;
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, Set};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -15,10 +12,15 @@ use utoipa_axum::routes;
 use super::extract::{AuthUser, Json, Path};
 use super::validate::Problems;
 use crate::app::AppState;
+use crate::db;
 use crate::error::{AppError, AppResult, ErrorBody};
+use crate::players::devices;
 
 /// FCM tokens are about 160 characters; this leaves room for other formats.
 const MAX_TOKEN_LEN: usize = 4096;
+
+// The descriptions below (the contract) name the cap as a number.
+const _: () = assert!(devices::DEVICES_PER_ACCOUNT == 20, "POST /me/push-tokens says an account keeps 20 devices");
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(register_push_token)).routes(routes!(remove_push_token))
@@ -38,12 +40,18 @@ pub struct NewPushToken {
 pub struct PushTokenView {
     pub token: String,
     pub platform: PushPlatform,
-    /// When the caller registered it (last time).
+    /// When the caller registered it (last time); the least recent goes first past 20 devices.
     pub registered_at: DateTime<Utc>,
 }
 
-/// Registers the caller's device. The token is the key: a token registered before (by this
-/// caller or by someone else on the same device) now belongs to the caller.
+/// Registers the caller's device for pushes.
+///
+/// Tokens are kept per account: registering a token that another account holds (a shared
+/// device, or someone who learnt the token) gives the caller a row of its own and leaves the
+/// other account's row, and its pushes, alone; the same token again only renews the caller's
+/// row. A device signed into two accounts gets both accounts' pushes until the app removes its
+/// token at sign-out. An account keeps at most 20 devices: registering a 21st forgets the
+/// account's least recently registered one.
 #[utoipa::path(post, path = "/me/push-tokens", tag = "devices", security(("bearer" = [])), request_body = NewPushToken,
     responses(
         (status = 201, body = PushTokenView),
@@ -63,30 +71,17 @@ async fn register_push_token(
     problems.into_result()?;
 
     let now = Utc::now();
-    let row = push_tokens::ActiveModel {
-        token: Set(token.clone()),
-        user_id: Set(user.id()),
-        platform: Set(body.platform),
-        created_at: Set(now),
-        updated_at: Set(now),
-    };
-    push_tokens::Entity::insert(row)
-        .on_conflict(
-            OnConflict::column(push_tokens::Column::Token)
-                .update_columns([
-                    push_tokens::Column::UserId,
-                    push_tokens::Column::Platform,
-                    push_tokens::Column::UpdatedAt,
-                ])
-                .to_owned(),
-        )
-        .exec_without_returning(&app.db)
-        .await?;
+    let tx = db::begin_write(&app.db).await?;
+    devices::register(&tx, user.id(), &token, body.platform, now).await?;
+    tx.commit().await?;
     Ok((StatusCode::CREATED, Json(PushTokenView { token, platform: body.platform, registered_at: now })))
 }
 
-/// Removes one of the caller's push tokens (at sign-out). A token that is not the caller's,
-/// whether unknown or another user's, is `404`: nobody learns about others' devices.
+/// Removes the caller's registration of a push token (the app does at sign-out).
+///
+/// Only the caller's: another account that registered the same token keeps its own. A token
+/// the caller has not registered, whether unknown or only another account's, is `404`: nobody
+/// learns about others' devices, and nobody can remove them.
 #[utoipa::path(delete, path = "/me/push-tokens/{token}", tag = "devices", security(("bearer" = [])),
     params(("token" = String, Path, description = "The token as registered, URL-encoded")),
     responses(
@@ -99,12 +94,7 @@ async fn remove_push_token(
     user: AuthUser,
     Path(token): Path<String>,
 ) -> AppResult<StatusCode> {
-    let removed = push_tokens::Entity::delete_many()
-        .filter(push_tokens::Column::Token.eq(token))
-        .filter(push_tokens::Column::UserId.eq(user.id()))
-        .exec(&app.db)
-        .await?;
-    if removed.rows_affected == 0 {
+    if !devices::remove(&app.db, user.id(), &token).await? {
         return Err(AppError::not_found("push token"));
     }
     Ok(StatusCode::NO_CONTENT)

@@ -9,8 +9,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use chrono::{DateTime, Utc};
 use floor_entities::enums::{MemberRole, RegistrationStatus, TournamentStatus, UserStatus};
 use floor_entities::{
-    dealer_profiles, follows, guest_players, notifications, organizer_members, player_profiles, push_tokens,
-    refresh_tokens, registrations, results, strikes, tournament_dealers, tournaments, users,
+    dealer_profiles, follows, guest_players, notifications, organizer_members, player_profiles, refresh_tokens,
+    registrations, results, strikes, tournament_dealers, tournaments, users,
 };
 use sea_orm::sea_query::{Expr, ExprTrait, OnConflict, Query};
 use sea_orm::{
@@ -24,6 +24,7 @@ use crate::auth::permissions::{Permission, has_permission};
 use crate::db::{IDS_PER_STATEMENT, find_where_in};
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::notifications::{Journaled, Notifier};
+use crate::players::devices;
 use crate::tournaments::registrations::{LIVE, fill_free_seats};
 use crate::{clubs, rating, strikes as strike_rows};
 
@@ -44,6 +45,7 @@ pub struct MergeReport {
     pub strikes_moved: u64,
     /// Follow rows carried over, either direction; self-follows and duplicates dropped.
     pub follows_moved: u64,
+    /// Devices carried over; a token both accounts held keeps the main account's row.
     pub push_tokens_moved: u64,
     /// The duplicate's sessions are revoked, never handed to the main account: whoever holds
     /// the duplicate's refresh token must not get into the main account without a code.
@@ -180,8 +182,7 @@ pub async fn merge_accounts(
     (report.results_moved, report.results_kept) = move_results(tx, main, duplicate).await?;
     report.strikes_moved = reassign::<strikes::Entity, _>(tx, strikes::Column::UserId, duplicate, main).await?;
     report.follows_moved = move_follows(tx, main, duplicate).await?;
-    report.push_tokens_moved =
-        reassign::<push_tokens::Entity, _>(tx, push_tokens::Column::UserId, duplicate, main).await?;
+    report.push_tokens_moved = devices::move_to(tx, main, duplicate).await?;
     report.refresh_tokens_revoked = refresh_tokens::Entity::update_many()
         .col_expr(refresh_tokens::Column::RevokedAt, Expr::value(Some(now)))
         .filter(refresh_tokens::Column::UserId.eq(duplicate))

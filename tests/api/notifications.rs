@@ -14,6 +14,7 @@ on_both_databases!(
     a_repeated_dedup_key_writes_and_pushes_nothing_again,
     a_revoked_access_token_is_replaced_and_the_push_still_arrives,
     a_journal_lives_and_dies_with_the_callers_transaction_and_is_pushed_after_commit,
+    a_token_someone_else_registered_still_carries_its_owners_pushes_until_fcm_forgets_it,
 );
 
 fn notice(kind: NoticeKind, recipients: &[Uuid], payload: Value, dedup_key: Option<&str>) -> Notice {
@@ -194,4 +195,32 @@ async fn a_journal_lives_and_dies_with_the_callers_transaction_and_is_pushed_aft
         ))
         .await;
     assert_eq!(stamped, 1, "the committed row is stamped after the push");
+}
+
+async fn a_token_someone_else_registered_still_carries_its_owners_pushes_until_fcm_forgets_it(backend: Backend) {
+    let fcm = FakeFcm::start().await;
+    let Some(app) = spawn_app_with_fcm(backend, &fcm).await else { return };
+    let anna = app.sign_in("+79990001001").await;
+    let boris = app.sign_in("+79990001002").await;
+    register_device(&app, &anna.access_token, "anna-phone", "ios").await;
+    // Boris learns Anna's token and registers it as his.
+    register_device(&app, &boris.access_token, "anna-phone", "ios").await;
+
+    let to_anna = notify(&app, notice(NoticeKind::AdminCustom, &[anna.user_id], json!({"for": "anna"}), None)).await;
+    assert_eq!(to_anna, Delivery { journaled: 1, pushed: 1 }, "Anna's device still gets her pushes");
+    let messages = fcm.messages();
+    assert_eq!(messages.len(), 1);
+    assert_eq!(messages[0]["token"], "anna-phone");
+    assert_eq!(messages[0]["data"]["for"], "anna");
+    let stamped = format!(
+        "SELECT COUNT(*) FROM notifications WHERE sent_at IS NOT NULL AND user_id = {}",
+        app.uuid_literal(anna.user_id)
+    );
+    assert_eq!(app.count(&stamped).await, 1);
+
+    // The device is uninstalled: FCM says so on Boris's push, and it is gone for both.
+    fcm.answer_unregistered("anna-phone");
+    let to_boris = notify(&app, notice(NoticeKind::AdminCustom, &[boris.user_id], json!({"for": "boris"}), None)).await;
+    assert_eq!(to_boris, Delivery { journaled: 1, pushed: 0 });
+    assert_eq!(app.count("SELECT COUNT(*) FROM push_tokens").await, 0, "every account's row of a dead device goes");
 }
