@@ -18,6 +18,7 @@ mod cli;
 mod compression;
 mod content_admin;
 mod contract_tools;
+mod control_characters;
 mod dealer_invites;
 mod dealers;
 mod deletion;
