@@ -14,10 +14,11 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::extract::{Json, TournamentAccess, club};
+use super::validate::Problems;
 use crate::app::AppState;
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
 use crate::live::events::AnnouncementMade;
-use crate::tournaments::announcements::{Announced, announce, announcement_text};
+use crate::tournaments::announcements::{Announced, MAX_ANNOUNCEMENT_CHARS, announce};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(make_announcement))
@@ -25,9 +26,22 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 #[derive(Deserialize, ToSchema)]
 struct AnnouncementRequest {
-    /// 1 to 280 characters, trimmed.
-    #[schema(min_length = 1, max_length = 280)]
+    /// 1 to 280 characters, trimmed; it may run over lines (tab, LF and CR are the only control
+    /// characters it keeps).
+    #[schema(
+        max_length = 280,
+        pattern = "^[\\t\\n\\v\\f\\r ]*[^\\x00-\\x20\\x7F][^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*[\\t\\n\\v\\f\\r ]*$"
+    )]
     text: String,
+}
+
+/// An announcement's text: trimmed of blanks, 1 to [`MAX_ANNOUNCEMENT_CHARS`] characters as
+/// sent; a message of a few lines, so tabs and line breaks are the only controls it keeps.
+fn announcement_text(input: &str) -> AppResult<String> {
+    let mut problems = Problems::default();
+    let text = problems.multiline_text("text", input, 1, MAX_ANNOUNCEMENT_CHARS);
+    problems.into_result()?;
+    Ok(text)
 }
 
 /// A sent announcement.
@@ -89,5 +103,25 @@ async fn make_announcement(
             response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(seconds));
             Ok(response)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_text_is_trimmed_and_bounded_in_characters_not_bytes() {
+        assert_eq!(announcement_text("  Перерыв 10 минут  ").ok().as_deref(), Some("Перерыв 10 минут"));
+        assert!(announcement_text("   ").is_err());
+        assert!(announcement_text("").is_err());
+        assert!(announcement_text(&"я".repeat(MAX_ANNOUNCEMENT_CHARS)).is_ok(), "280 Cyrillic letters are 560 bytes");
+        assert!(announcement_text(&"я".repeat(MAX_ANNOUNCEMENT_CHARS + 1)).is_err());
+    }
+
+    #[test]
+    fn a_text_keeps_its_line_breaks_and_no_other_control() {
+        assert_eq!(announcement_text("Перерыв\r\nДалее 200/400").ok().as_deref(), Some("Перерыв\r\nДалее 200/400"));
+        assert!(announcement_text("Перерыв\u{7}").is_err());
     }
 }

@@ -115,7 +115,10 @@ impl From<blind_templates::Model> for BlindTemplateView {
 #[serde(rename_all = "camelCase")]
 pub struct NewBlindTemplate {
     /// 1 to 120 characters.
-    #[schema(max_length = 120, pattern = "[^\\t\\n\\v\\f\\r ]")]
+    #[schema(
+        max_length = 120,
+        pattern = "^[\\t\\n\\v\\f\\r ]*[^\\x00-\\x20\\x7F][^\\x00-\\x1F\\x7F]*[\\t\\n\\v\\f\\r ]*$"
+    )]
     pub name: String,
     /// Any problem with the list is `400 INVALID_LEVELS`, with the places in `details`.
     #[schema(value_type = Vec<SegmentSchema>, min_items = 1)]

@@ -16,7 +16,7 @@ use uuid::Uuid;
 
 use super::extract::{AuthUser, Json, Path, double_option};
 use super::tournaments::{TournamentView, tournament_views};
-use super::validate::{Problems, optional_text, url};
+use super::validate::{Problems, optional_multiline_text, url};
 use super::views::ItemList;
 use crate::app::AppState;
 use crate::clubs::{ensure_dealer_profile, is_dealer};
@@ -70,7 +70,7 @@ pub struct DealerProfileUpdate {
     pub photo_url: Option<Option<String>>,
     /// 1 to 2000 characters.
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>, max_length = 2000, pattern = "[^\\t\\n\\v\\f\\r ]")]
+    #[schema(value_type = Option<String>, max_length = 2000, pattern = "^[\\t\\n\\v\\f\\r ]*[^\\x00-\\x20\\x7F][^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*[\\t\\n\\v\\f\\r ]*$")]
     pub bio: Option<Option<String>>,
     /// Whole years of dealing experience, 0 to 70.
     #[serde(default, deserialize_with = "double_option")]
@@ -129,7 +129,7 @@ async fn update_my_dealer_profile(
     }
     let mut problems = Problems::default();
     let photo_url = body.photo_url.map(|photo| photo.map(|link| url(&mut problems, "photoUrl", &link)));
-    let bio = body.bio.map(|bio| optional_text(&mut problems, "bio", bio, 1, BIO_MAX_CHARS));
+    let bio = body.bio.map(|bio| optional_multiline_text(&mut problems, "bio", bio, 1, BIO_MAX_CHARS));
     if let Some(Some(years)) = body.experience_years
         && !EXPERIENCE_YEARS.contains(&years)
     {

@@ -29,7 +29,10 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[derive(Deserialize, ToSchema)]
 pub struct NewPushToken {
     /// The device's FCM registration token.
-    #[schema(max_length = 4096, pattern = "[^\\t\\n\\v\\f\\r ]")]
+    #[schema(
+        max_length = 4096,
+        pattern = "^[\\t\\n\\v\\f\\r ]*[^\\x00-\\x20\\x7F][^\\x00-\\x1F\\x7F]*[\\t\\n\\v\\f\\r ]*$"
+    )]
     pub token: String,
     pub platform: PushPlatform,
 }

@@ -196,6 +196,16 @@ mod tests {
     }
 
     #[test]
+    fn a_line_break_inside_a_cell_is_quoted_so_it_starts_no_row() {
+        // Names stored before the checks refused controls may hold a bare CR: a reader ends a
+        // row there unless the cell is quoted, which the writer does for CR and LF alike.
+        let rows = vec![vec!["Анна\rБорис".to_owned(), "a\nb".to_owned()]];
+        let body = csv_document(&["Имя", "Заметка"], rows).expect("written");
+        let text = std::str::from_utf8(&body[BOM.len()..]).expect("UTF-8");
+        assert_eq!(text, "Имя,Заметка\n\"Анна\rБорис\",\"a\nb\"\n");
+    }
+
+    #[test]
     fn a_name_a_spreadsheet_would_run_stays_text() {
         assert_eq!(typed_text("=HYPERLINK(\"http://x\")".to_owned()), "'=HYPERLINK(\"http://x\")");
         for risky in ["+1", "-1", "@SUM(A1)", "\tx", "\rx"] {

@@ -12,7 +12,7 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::extract::{AuthUser, Json, OrganizerAccess, Path, Query, authorize_in_club, club, double_option};
-use super::validate::{Problems, active_city, optional_text, url};
+use super::validate::{Problems, active_city, optional_multiline_text, url};
 use super::views::ItemList;
 use crate::app::AppState;
 use crate::error::{AppError, AppResult, ErrorBody};
@@ -64,12 +64,18 @@ impl From<locations::Model> for LocationView {
 #[serde(rename_all = "camelCase")]
 pub struct NewLocation {
     /// 1 to 120 characters.
-    #[schema(max_length = 120, pattern = "[^\\t\\n\\v\\f\\r ]")]
+    #[schema(
+        max_length = 120,
+        pattern = "^[\\t\\n\\v\\f\\r ]*[^\\x00-\\x20\\x7F][^\\x00-\\x1F\\x7F]*[\\t\\n\\v\\f\\r ]*$"
+    )]
     pub name: String,
     /// An active city from `GET /cities`.
     pub city_slug: String,
     /// 1 to 300 characters.
-    #[schema(max_length = 300, pattern = "[^\\t\\n\\v\\f\\r ]")]
+    #[schema(
+        max_length = 300,
+        pattern = "^[\\t\\n\\v\\f\\r ]*[^\\x00-\\x20\\x7F][^\\x00-\\x1F\\x7F]*[\\t\\n\\v\\f\\r ]*$"
+    )]
     pub address: String,
     /// IANA zone name such as `Europe/Moscow`.
     #[schema(max_length = 64, pattern = "^(UTC|[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+)+)$")]
@@ -81,7 +87,10 @@ pub struct NewLocation {
     #[schema(minimum = -180, maximum = 180)]
     pub lng: f64,
     /// Up to 2000 characters.
-    #[schema(max_length = 2000)]
+    #[schema(
+        max_length = 2000,
+        pattern = "^[\\t\\n\\v\\f\\r ]*([^\\x00-\\x20\\x7F][^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*)?[\\t\\n\\v\\f\\r ]*$"
+    )]
     pub description: Option<String>,
     #[schema(max_length = 2048, pattern = "^(https?://[!-.0-Z^-~][!-Z^-~]*|/files/[0-9a-f-]{1,64}\\.(png|jpg|webp))$")]
     pub photo_url: Option<String>,
@@ -91,10 +100,16 @@ pub struct NewLocation {
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LocationUpdate {
-    #[schema(max_length = 120, pattern = "[^\\t\\n\\v\\f\\r ]")]
+    #[schema(
+        max_length = 120,
+        pattern = "^[\\t\\n\\v\\f\\r ]*[^\\x00-\\x20\\x7F][^\\x00-\\x1F\\x7F]*[\\t\\n\\v\\f\\r ]*$"
+    )]
     pub name: Option<String>,
     pub city_slug: Option<String>,
-    #[schema(max_length = 300, pattern = "[^\\t\\n\\v\\f\\r ]")]
+    #[schema(
+        max_length = 300,
+        pattern = "^[\\t\\n\\v\\f\\r ]*[^\\x00-\\x20\\x7F][^\\x00-\\x1F\\x7F]*[\\t\\n\\v\\f\\r ]*$"
+    )]
     pub address: Option<String>,
     #[schema(max_length = 64, pattern = "^(UTC|[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+)+)$")]
     pub timezone: Option<String>,
@@ -103,7 +118,7 @@ pub struct LocationUpdate {
     #[schema(minimum = -180, maximum = 180)]
     pub lng: Option<f64>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>, max_length = 2000)]
+    #[schema(value_type = Option<String>, max_length = 2000, pattern = "^[\\t\\n\\v\\f\\r ]*([^\\x00-\\x20\\x7F][^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*)?[\\t\\n\\v\\f\\r ]*$")]
     pub description: Option<Option<String>>,
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<String>, max_length = 2048, pattern = "^(https?://[!-.0-Z^-~][!-Z^-~]*|/files/[0-9a-f-]{1,64}\\.(png|jpg|webp))$")]
@@ -180,7 +195,7 @@ async fn create_location(
     let zone = timezone(&mut problems, &body.timezone);
     let lat = coordinate(&mut problems, "lat", body.lat, 90.0);
     let lng = coordinate(&mut problems, "lng", body.lng, 180.0);
-    let description = optional_text(&mut problems, "description", body.description, 0, 2000);
+    let description = optional_multiline_text(&mut problems, "description", body.description, 0, 2000);
     let photo_url = body.photo_url.map(|link| url(&mut problems, "photoUrl", &link));
     problems.into_result()?;
 
@@ -246,7 +261,7 @@ async fn update_location(
     let zone = body.timezone.map(|zone| timezone(&mut problems, &zone));
     let lat = body.lat.map(|lat| coordinate(&mut problems, "lat", lat, 90.0));
     let lng = body.lng.map(|lng| coordinate(&mut problems, "lng", lng, 180.0));
-    let description = body.description.map(|text| optional_text(&mut problems, "description", text, 0, 2000));
+    let description = body.description.map(|text| optional_multiline_text(&mut problems, "description", text, 0, 2000));
     let photo_url = body.photo_url.map(|photo| photo.map(|link| url(&mut problems, "photoUrl", &link)));
     problems.into_result()?;
 

@@ -31,11 +31,14 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[serde(rename_all = "camelCase")]
 pub struct ProfileUpdate {
     /// 1 to 80 characters.
-    #[schema(max_length = 80, pattern = "[^\\t\\n\\v\\f\\r ]")]
+    #[schema(
+        max_length = 80,
+        pattern = "^[\\t\\n\\v\\f\\r ]*[^\\x00-\\x20\\x7F][^\\x00-\\x1F\\x7F]*[\\t\\n\\v\\f\\r ]*$"
+    )]
     pub name: Option<String>,
     /// 2 to 32 characters; `null` clears it.
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>, max_length = 32, pattern = "[^\\t\\n\\v\\f\\r ][\\s\\S]*[^\\t\\n\\v\\f\\r ]")]
+    #[schema(value_type = Option<String>, max_length = 32, pattern = "^[\\t\\n\\v\\f\\r ]*[^\\x00-\\x20\\x7F][^\\x00-\\x1F\\x7F]*[^\\x00-\\x20\\x7F][\\t\\n\\v\\f\\r ]*$")]
     pub nickname: Option<Option<String>>,
     /// An http(s) address, usually from `POST /uploads`; `null` clears it.
     #[serde(default, deserialize_with = "double_option")]

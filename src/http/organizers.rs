@@ -78,7 +78,10 @@ impl MyMembershipView {
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NewOrganizer {
-    #[schema(max_length = 120, pattern = "[^\\t\\n\\v\\f\\r ]")]
+    #[schema(
+        max_length = 120,
+        pattern = "^[\\t\\n\\v\\f\\r ]*[^\\x00-\\x20\\x7F][^\\x00-\\x1F\\x7F]*[\\t\\n\\v\\f\\r ]*$"
+    )]
     pub name: String,
     /// The first owner; an account is created for this phone when none exists.
     #[schema(pattern = "^[ ()\\t\u{a0}-]*\\+[ ()\\t\u{a0}-]*[1-9]([ ()\\t\u{a0}-]*[0-9]){0,14}[ ()\\t\u{a0}-]*$")]
@@ -90,7 +93,10 @@ pub struct NewOrganizer {
 #[serde(rename_all = "camelCase")]
 pub struct OrganizerUpdate {
     /// 1 to 120 characters.
-    #[schema(max_length = 120, pattern = "[^\\t\\n\\v\\f\\r ]")]
+    #[schema(
+        max_length = 120,
+        pattern = "^[\\t\\n\\v\\f\\r ]*[^\\x00-\\x20\\x7F][^\\x00-\\x1F\\x7F]*[\\t\\n\\v\\f\\r ]*$"
+    )]
     pub name: Option<String>,
     /// Hours before the start after which a cancellation earns a strike: 0 to 168.
     #[schema(minimum = 0, maximum = 168)]

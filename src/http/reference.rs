@@ -36,7 +36,10 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// A name in one language.
 #[derive(Serialize, Deserialize, ToSchema)]
 pub struct Name {
-    #[schema(max_length = 100, pattern = "[^\\t\\n\\v\\f\\r ]")]
+    #[schema(
+        max_length = 100,
+        pattern = "^[\\t\\n\\v\\f\\r ]*[^\\x00-\\x20\\x7F][^\\x00-\\x1F\\x7F]*[\\t\\n\\v\\f\\r ]*$"
+    )]
     pub name: String,
 }
 
@@ -65,9 +68,15 @@ pub struct LevelTierView {
 /// Title and subtitle of a slide in one language.
 #[derive(Serialize, Deserialize, ToSchema)]
 pub struct SlideText {
-    #[schema(max_length = 200, pattern = "[^\\t\\n\\v\\f\\r ]")]
+    #[schema(
+        max_length = 200,
+        pattern = "^[\\t\\n\\v\\f\\r ]*[^\\x00-\\x20\\x7F][^\\x00-\\x1F\\x7F]*[\\t\\n\\v\\f\\r ]*$"
+    )]
     pub title: String,
-    #[schema(max_length = 300)]
+    #[schema(
+        max_length = 300,
+        pattern = "^[\\t\\n\\v\\f\\r ]*([^\\x00-\\x20\\x7F][^\\x00-\\x1F\\x7F]*)?[\\t\\n\\v\\f\\r ]*$"
+    )]
     pub subtitle: Option<String>,
 }
 

@@ -89,7 +89,10 @@ pub struct WalkIn {
     #[schema(pattern = "^[ ()\\t\u{a0}-]*\\+[ ()\\t\u{a0}-]*[1-9]([ ()\\t\u{a0}-]*[0-9]){0,14}[ ()\\t\u{a0}-]*$")]
     pub phone: String,
     /// The guest's name (1 to 80 characters); kept for a guest seen before.
-    #[schema(max_length = 80, pattern = "[^\\t\\n\\v\\f\\r ]")]
+    #[schema(
+        max_length = 80,
+        pattern = "^[\\t\\n\\v\\f\\r ]*[^\\x00-\\x20\\x7F][^\\x00-\\x1F\\x7F]*[\\t\\n\\v\\f\\r ]*$"
+    )]
     pub name: String,
 }
 

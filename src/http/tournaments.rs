@@ -25,7 +25,7 @@ use super::extract::{
     Admin, Json, MaybeAuthUser, OrganizerAccess, Path, Query, TournamentAccess, club, double_option, perm,
 };
 use super::registrations::{RegistrationView, registration_view};
-use super::validate::{Problems, optional_text, url};
+use super::validate::{Problems, optional_multiline_text, optional_text, url};
 use super::views::{ItemList, Localized};
 use crate::app::AppState;
 use crate::db::find_where_in;
@@ -173,7 +173,10 @@ pub struct NewTournament {
     #[schema(minimum = 2, maximum = 10000)]
     pub capacity: i32,
     /// Free text, up to 2000 characters.
-    #[schema(max_length = 2000)]
+    #[schema(
+        max_length = 2000,
+        pattern = "^[\\t\\n\\v\\f\\r ]*([^\\x00-\\x20\\x7F][^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*)?[\\t\\n\\v\\f\\r ]*$"
+    )]
     pub prizes: Option<String>,
     #[schema(max_length = 2048, pattern = "^(https?://[!-.0-Z^-~][!-Z^-~]*|/files/[0-9a-f-]{1,64}\\.(png|jpg|webp))$")]
     pub chat_link: Option<String>,
@@ -197,7 +200,7 @@ pub struct TournamentUpdate {
     #[schema(minimum = 2, maximum = 10000)]
     pub capacity: Option<i32>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>, max_length = 2000)]
+    #[schema(value_type = Option<String>, max_length = 2000, pattern = "^[\\t\\n\\v\\f\\r ]*([^\\x00-\\x20\\x7F][^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*)?[\\t\\n\\v\\f\\r ]*$")]
     pub prizes: Option<Option<String>>,
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<String>, max_length = 2048, pattern = "^(https?://[!-.0-Z^-~][!-Z^-~]*|/files/[0-9a-f-]{1,64}\\.(png|jpg|webp))$")]
@@ -248,7 +251,7 @@ pub(super) fn check_presentation(
     translations: Option<Localized<TournamentText>>,
 ) -> Presentation {
     Presentation {
-        prizes: prizes.map(|p| optional_text(problems, "prizes", p, 0, 2000).filter(|p| !p.is_empty())),
+        prizes: prizes.map(|p| optional_multiline_text(problems, "prizes", p, 0, 2000).filter(|p| !p.is_empty())),
         banner_url: banner_url.map(|link| link.map(|link| url(problems, "bannerUrl", &link))),
         texts: translations.map(|texts| check_texts(problems, &texts, false)).unwrap_or_default(),
     }
@@ -305,7 +308,7 @@ async fn create_tournament(
         tournament_type: body.tournament_type,
         starts_at: body.starts_at,
         capacity: body.capacity,
-        prizes: optional_text(&mut problems, "prizes", body.prizes, 0, 2000).filter(|p| !p.is_empty()),
+        prizes: optional_multiline_text(&mut problems, "prizes", body.prizes, 0, 2000).filter(|p| !p.is_empty()),
         chat_link: body.chat_link.map(|link| url(&mut problems, "chatLink", &link)),
         banner_url: body.banner_url.map(|link| url(&mut problems, "bannerUrl", &link)),
         texts: check_texts(&mut problems, &body.translations, true),

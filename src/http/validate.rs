@@ -8,6 +8,31 @@ use crate::error::{AppError, AppResult, FieldProblem};
 /// agrees on, so the schema's patterns mean here what they mean to a client.
 pub const BLANK: [char; 6] = [' ', '\t', '\n', '\u{b}', '\u{c}', '\r'];
 
+/// What a text may hold between its first and last visible characters. Texts end up in
+/// formats made of lines (a calendar feed, a CSV export, a log line), where a control
+/// character is read as structure: a bare CR in a title split one calendar event in two.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lines {
+    /// A name, a title, an address: no C0 control (U+0000 to U+001F) and no DEL.
+    One,
+    /// A description, a message's body: tabs and line breaks (TAB, LF, CR), no other control.
+    Several,
+}
+
+impl Lines {
+    /// Whether a text of this kind may not hold `c` (once trimmed of [`BLANK`]).
+    pub fn refuses(self, c: char) -> bool {
+        c.is_ascii_control() && !(self == Lines::Several && matches!(c, '\t' | '\n' | '\r'))
+    }
+
+    fn problem(self) -> &'static str {
+        match self {
+            Lines::One => "must not contain control characters such as line breaks",
+            Lines::Several => "must not contain control characters other than tabs and line breaks",
+        }
+    }
+}
+
 /// The problems found so far in one request.
 #[derive(Default)]
 pub struct Problems(Vec<FieldProblem>);
@@ -18,13 +43,27 @@ impl Problems {
     }
 
     /// Trims `value` of [`BLANK`] and records a problem unless it keeps at least `min`
-    /// characters and was sent with at most `max`. The bounds are the ones a schema can state
-    /// exactly: `maxLength: max` and, for `min`, a pattern of that many characters that are
-    /// not blank (`[^\t\n\v\f\r ]` for one; the tests hold the fields to it).
+    /// characters and was sent with at most `max`, or when what is kept holds a control
+    /// character (see [`Lines::One`]). The bounds are the ones a schema can state exactly:
+    /// `maxLength: max` and, for `min`, a pattern (the tests hold the fields to the patterns
+    /// of their kind).
     pub fn text(&mut self, field: &str, value: &str, min: usize, max: usize) -> String {
+        self.checked_text(field, value, min, max, Lines::One)
+    }
+
+    /// Like [`Problems::text`] for a text of several lines (a description, a message's body):
+    /// tabs and line breaks may stay inside it (see [`Lines::Several`]).
+    pub fn multiline_text(&mut self, field: &str, value: &str, min: usize, max: usize) -> String {
+        self.checked_text(field, value, min, max, Lines::Several)
+    }
+
+    fn checked_text(&mut self, field: &str, value: &str, min: usize, max: usize, lines: Lines) -> String {
         let trimmed = value.trim_matches(BLANK).to_owned();
         if trimmed.chars().count() < min || value.chars().count() > max {
             self.add(field, format!("must be {min} to {max} characters"));
+        }
+        if trimmed.chars().any(|c| lines.refuses(c)) {
+            self.add(field, lines.problem());
         }
         trimmed
     }
@@ -55,6 +94,18 @@ pub fn optional_text(
     max: usize,
 ) -> Option<String> {
     value.map(|text| problems.text(field, &text, min, max))
+}
+
+/// A nullable text of several lines: `None` stays `None`, a value is checked like
+/// [`Problems::multiline_text`].
+pub fn optional_multiline_text(
+    problems: &mut Problems,
+    field: &str,
+    value: Option<String>,
+    min: usize,
+    max: usize,
+) -> Option<String> {
+    value.map(|text| problems.multiline_text(field, &text, min, max))
 }
 
 /// Checks that `slug` names an active city; records a problem otherwise.
@@ -104,20 +155,94 @@ mod tests {
 
     use super::*;
 
-    /// The schema's pattern of a text with at least one character that is not [`BLANK`] (written
-    /// in each field's `#[schema(pattern = ...)]`, which takes only a literal).
-    const NOT_BLANK: &str = "[^\\t\\n\\v\\f\\r ]";
+    /// The schema's patterns of the texts [`Problems::text`] and [`Problems::multiline_text`]
+    /// accept, by the kind of text and the fewest characters it keeps (written in each field's
+    /// `#[schema(pattern = ...)]`, which takes only a literal). [`BLANK`] may surround the kept
+    /// text; the kept text starts and ends with a character that is neither blank nor a
+    /// control, and holds no control inside but, on several lines, tab, LF and CR. Written in
+    /// the syntax ECMA-262, Rust's `regex` and Python's `re` read alike.
+    const ONE_LINE_OR_BLANK: &str =
+        "^[\\t\\n\\v\\f\\r ]*([^\\x00-\\x20\\x7F][^\\x00-\\x1F\\x7F]*)?[\\t\\n\\v\\f\\r ]*$";
+    const ONE_LINE: &str = "^[\\t\\n\\v\\f\\r ]*[^\\x00-\\x20\\x7F][^\\x00-\\x1F\\x7F]*[\\t\\n\\v\\f\\r ]*$";
+    const TWO_ON_ONE_LINE: &str =
+        "^[\\t\\n\\v\\f\\r ]*[^\\x00-\\x20\\x7F][^\\x00-\\x1F\\x7F]*[^\\x00-\\x20\\x7F][\\t\\n\\v\\f\\r ]*$";
+    const SEVERAL_LINES_OR_BLANK: &str =
+        "^[\\t\\n\\v\\f\\r ]*([^\\x00-\\x20\\x7F][^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*)?[\\t\\n\\v\\f\\r ]*$";
+    const SEVERAL_LINES: &str =
+        "^[\\t\\n\\v\\f\\r ]*[^\\x00-\\x20\\x7F][^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*[\\t\\n\\v\\f\\r ]*$";
+
+    /// Each pattern with the kind and the fewest characters of the texts it describes.
+    const TEXT_PATTERNS: [(Lines, usize, &str); 5] = [
+        (Lines::One, 0, ONE_LINE_OR_BLANK),
+        (Lines::One, 1, ONE_LINE),
+        (Lines::One, 2, TWO_ON_ONE_LINE),
+        (Lines::Several, 0, SEVERAL_LINES_OR_BLANK),
+        (Lines::Several, 1, SEVERAL_LINES),
+    ];
+
+    /// The search's query (a parameter, not stored): two characters that are not blank.
+    const SEARCH_QUERY: &str = "[^\\t\\n\\v\\f\\r ][\\s\\S]*[^\\t\\n\\v\\f\\r ]";
+
+    /// Texts at the edges of the rules: blanks trimmed or kept, controls inside and at the
+    /// ends, the one CR that split a calendar event, characters beyond ASCII.
+    const TRICKY_TEXTS: [&str; 40] = [
+        "",
+        " ",
+        "\t\n",
+        "\u{b}\u{c}",
+        "a",
+        " a ",
+        "ab",
+        "a b",
+        " a  b ",
+        "Ёж",
+        "🂡",
+        "🂡🂡",
+        "\u{a0}",
+        "\u{a0}a\u{a0}",
+        "a\u{85}b",
+        "a\u{2028}b",
+        "\r\na\r\n",
+        "\u{b}a\u{c}",
+        "a\rb",
+        "a\rEND:VEVENT\rBEGIN:VEVENT\rUID:x",
+        "a\nb",
+        "a\r\nb",
+        "a\r\n\r\nb\r\n",
+        "a\tb",
+        "a \t b",
+        "a\u{b}b",
+        "a\u{c}b",
+        "a\n\u{b}b",
+        "a\n\u{b}",
+        "a\u{7f}",
+        "\u{7f}a",
+        "a\u{7f}b",
+        "\u{7f}",
+        "\u{0}",
+        "a\u{0}b",
+        "a\u{0}",
+        "a\u{1b}[31mb",
+        "a\u{1f}",
+        "\u{1}a",
+        "Ёж\u{8}",
+    ];
 
     /// The schema's pattern of [`url`] (with `maxLength: 2048`).
     const URL_PATTERN: &str = "^(https?://[!-.0-Z^-~][!-Z^-~]*|/files/[0-9a-f-]{1,64}\\.(png|jpg|webp))$";
 
     #[test]
     fn the_schema_patterns_accept_what_the_checks_accept() {
-        let not_blank = Regex::new(NOT_BLANK).expect("a pattern");
-        for text in ["a", " a ", "\t\n", " ", "", "\u{a0}", "\u{b}\u{c}", "Ёж"] {
-            let mut problems = Problems::default();
-            problems.text("name", text, 1, 80);
-            assert_eq!(problems.0.is_empty(), not_blank.is_match(text), "{text:?}");
+        for (lines, min, pattern) in TEXT_PATTERNS {
+            let schema = Regex::new(pattern).expect("a pattern");
+            for text in TRICKY_TEXTS {
+                let mut problems = Problems::default();
+                match lines {
+                    Lines::One => problems.text("name", text, min, 80),
+                    Lines::Several => problems.multiline_text("name", text, min, 80),
+                };
+                assert_eq!(problems.0.is_empty(), schema.is_match(text), "{lines:?}, at least {min}: {text:?}");
+            }
         }
         let address = Regex::new(URL_PATTERN).expect("a pattern");
         for value in [
@@ -159,10 +284,16 @@ mod tests {
         let addresses: Vec<&String> = found.iter().filter(|p| p.contains("https?")).collect();
         assert!(addresses.len() >= 10, "every address field has the pattern");
         assert!(addresses.iter().all(|p| *p == URL_PATTERN), "{addresses:?}");
-        let texts: Vec<&String> = found.iter().filter(|p| p.starts_with("[^\\t")).collect();
-        assert!(texts.len() >= 15, "every trimmed text has the pattern");
-        assert!(texts.iter().all(|p| p.starts_with(NOT_BLANK)), "{texts:?}");
+        // Every pattern about blanks is one of the texts' (or the search's).
+        let texts: Vec<&String> = found.iter().filter(|p| p.contains("\\t\\n\\v\\f\\r ]")).collect();
+        let known: Vec<&str> = TEXT_PATTERNS.iter().map(|(_, _, pattern)| *pattern).chain([SEARCH_QUERY]).collect();
+        assert!(texts.iter().all(|p| known.contains(&p.as_str())), "{texts:?}");
+        for (lines, min, pattern) in TEXT_PATTERNS {
+            assert!(texts.iter().any(|p| *p == pattern), "a text of {lines:?}, at least {min}, is in the contract");
+        }
+        assert!(texts.iter().filter(|p| **p == ONE_LINE).count() >= 15, "every trimmed text has the pattern");
     }
+
     use crate::error::ErrorCode;
 
     #[test]
@@ -186,6 +317,26 @@ mod tests {
         let mut problems = Problems::default();
         assert_eq!(problems.text("nickname", "  Ёж  ", 2, 32), "Ёж");
         assert!(problems.into_result().is_ok());
+    }
+
+    #[test]
+    fn a_control_inside_a_text_is_refused_and_only_several_lines_keep_breaks() {
+        let problems_of = |lines: Lines, text: &str| {
+            let mut problems = Problems::default();
+            let kept = match lines {
+                Lines::One => problems.text("title", text, 1, 200),
+                Lines::Several => problems.multiline_text("title", text, 1, 200),
+            };
+            (kept, problems.0.into_iter().map(|p| p.problem).collect::<Vec<_>>())
+        };
+        let (kept, found) = problems_of(Lines::One, "a\rEND:VEVENT\rBEGIN:VEVENT\rUID:x");
+        assert_eq!(found, ["must not contain control characters such as line breaks"], "{kept:?}");
+        assert_eq!(problems_of(Lines::One, "\r\n Final \r\n"), ("Final".to_owned(), vec![]), "ends are trimmed");
+        assert_eq!(problems_of(Lines::Several, " Day 1\r\n\tDay 2\n"), ("Day 1\r\n\tDay 2".to_owned(), vec![]));
+        for refused in ["a\u{b}b", "a\u{7f}", "a\u{1b}[2J"] {
+            let (_, found) = problems_of(Lines::Several, refused);
+            assert_eq!(found, ["must not contain control characters other than tabs and line breaks"], "{refused:?}");
+        }
     }
 
     #[test]

@@ -237,6 +237,14 @@ fn length(levels: Option<&serde_json::Value>) -> Duration {
     if minutes <= 0 { USUAL_LENGTH } else { Duration::minutes(minutes).clamp(SHORTEST, LONGEST) }
 }
 
+/// `text` as a feed may carry it: without C0 controls but tab and LF, and without DEL. The
+/// `icalendar` crate escapes LF (as `\n`) but writes CR raw, and a reader that splits lines on
+/// a bare CR then takes `\rEND:VEVENT\rBEGIN:VEVENT` in a title for a whole other event. The
+/// checks refuse such texts at input; this keeps out the ones stored before they did.
+fn feed_text(text: &str) -> String {
+    text.chars().filter(|c| !c.is_ascii_control() || matches!(c, '\t' | '\n')).collect()
+}
+
 /// The feed as iCalendar text, for the service at `public_url` (its origin names the events'
 /// UIDs and the links). Times are in UTC, so the document needs no time zone definitions.
 pub fn render(events: &[FeedEvent], public_url: &str) -> String {
@@ -267,12 +275,12 @@ pub fn render(events: &[FeedEvent], public_url: &str) -> String {
             .last_modified(event.changed_at)
             .starts(event.starts_at)
             .ends(event.ends_at)
-            .summary(&event.title)
-            .description(&format!("{standing}\nКлуб: {}\nСтраница турнира: {page}", event.club))
+            .summary(&feed_text(&event.title))
+            .description(&format!("{standing}\nКлуб: {}\nСтраница турнира: {page}", feed_text(&event.club)))
             .url(&page)
             .status(status);
         if let Some((name, address)) = &event.venue {
-            entry.location(&format!("{name}, {address}"));
+            entry.location(&feed_text(&format!("{name}, {address}")));
         }
         calendar.push(entry.done());
     }
@@ -329,6 +337,24 @@ mod tests {
         assert_eq!(parsed.get_url(), Some(page));
         let description = parsed.get_description().expect("a description");
         assert!(description.contains("Клуб: Ривер") && description.contains(page), "{description}");
+    }
+
+    #[test]
+    fn controls_stored_in_texts_stay_out_of_the_feed() {
+        let mut forged = event(Standing::Seated);
+        forged.title = "Турнир\rEND:VEVENT\rBEGIN:VEVENT\rUID:x\r\n\u{b}\u{7f}\u{0}".to_owned();
+        forged.club = "Ривер\r\u{c}".to_owned();
+        forged.venue = Some(("Зал\r".to_owned(), "Тверская\u{1b}, 1".to_owned()));
+        let text = render(&[forged], "https://floor.example");
+        assert!(text.split("\r\n").all(|line| !line.contains(['\r', '\n'])), "every line ends in CRLF: {text:?}");
+        assert!(!text.contains(|c: char| c.is_ascii_control() && !matches!(c, '\r' | '\n')), "{text:?}");
+        let parsed: Calendar = text.parse().expect("the feed parses");
+        let events: Vec<&icalendar::Event> = parsed.events().collect();
+        assert_eq!(events.len(), 1, "{text}");
+        assert_eq!(events[0].get_summary(), Some("ТурнирEND:VEVENTBEGIN:VEVENTUID:x\n"), "a line break stays, escaped");
+        assert_eq!(events[0].get_location(), Some("Зал, Тверская, 1"));
+        let description = events[0].get_description().expect("a description");
+        assert!(description.contains("Клуб: Ривер\n"), "{description:?}");
     }
 
     #[test]

@@ -23,16 +23,6 @@ pub const MAX_ANNOUNCEMENT_CHARS: usize = 280;
 /// How long a tournament waits between two announcements.
 pub const ANNOUNCEMENT_INTERVAL: Duration = Duration::minutes(1);
 
-/// An announcement's text: trimmed, 1 to [`MAX_ANNOUNCEMENT_CHARS`] characters.
-pub fn announcement_text(input: &str) -> AppResult<String> {
-    let text = input.trim();
-    let chars = text.chars().count();
-    if !(1..=MAX_ANNOUNCEMENT_CHARS).contains(&chars) {
-        return Err(AppError::invalid_field("text", format!("must be 1 to {MAX_ANNOUNCEMENT_CHARS} characters")));
-    }
-    Ok(text.to_owned())
-}
-
 /// What [`announce`] did.
 pub enum Announced {
     Sent(tournament_announcements::Model),
@@ -50,7 +40,7 @@ fn wait_after(last: DateTime<Utc>, now: DateTime<Utc>) -> Option<std::time::Dura
     (now < next).then(|| (next - now).to_std().unwrap_or_default())
 }
 
-/// Sends `text` (checked by [`announcement_text`]) to the tournament's players with accounts
+/// Sends `text` (checked by the request's handler) to the tournament's players with accounts
 /// (`tournament.announcement`, journaled with the announcement, pushed after the commit). The
 /// caller sends it to the room. Only while registration is open or the game runs.
 pub async fn announce(
@@ -117,15 +107,6 @@ mod tests {
     use chrono::TimeZone;
 
     use super::*;
-
-    #[test]
-    fn a_text_is_trimmed_and_bounded_in_characters_not_bytes() {
-        assert_eq!(announcement_text("  Перерыв 10 минут  ").ok().as_deref(), Some("Перерыв 10 минут"));
-        assert!(announcement_text("   ").is_err());
-        assert!(announcement_text("").is_err());
-        assert!(announcement_text(&"я".repeat(MAX_ANNOUNCEMENT_CHARS)).is_ok(), "280 Cyrillic letters are 560 bytes");
-        assert!(announcement_text(&"я".repeat(MAX_ANNOUNCEMENT_CHARS + 1)).is_err());
-    }
 
     #[test]
     fn the_next_announcement_waits_a_minute_after_the_last() {

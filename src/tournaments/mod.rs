@@ -29,10 +29,16 @@ pub const UNNAMED_PLAYER: &str = "Игрок";
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 pub struct TournamentText {
     /// 1 to 200 characters.
-    #[schema(max_length = 200, pattern = "[^\\t\\n\\v\\f\\r ]")]
+    #[schema(
+        max_length = 200,
+        pattern = "^[\\t\\n\\v\\f\\r ]*[^\\x00-\\x20\\x7F][^\\x00-\\x1F\\x7F]*[\\t\\n\\v\\f\\r ]*$"
+    )]
     pub title: String,
     /// Up to 300 characters.
-    #[schema(max_length = 300)]
+    #[schema(
+        max_length = 300,
+        pattern = "^[\\t\\n\\v\\f\\r ]*([^\\x00-\\x20\\x7F][^\\x00-\\x1F\\x7F]*)?[\\t\\n\\v\\f\\r ]*$"
+    )]
     pub subtitle: Option<String>,
 }
 

@@ -6,6 +6,8 @@ use std::str::FromStr;
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use icalendar::{Calendar, CalendarDateTime, Component, DatePerhapsTime, EventLike, EventStatus};
 use reqwest::StatusCode;
+use sea_orm::sea_query::Expr;
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -18,6 +20,7 @@ on_both_databases!(
     a_players_feed_holds_only_their_own_tournaments,
     the_link_is_for_signed_in_users_only,
     unknown_secrets_are_a_plain_404_and_spend_the_public_read_budget,
+    a_title_stored_with_a_bare_cr_is_one_event_with_the_cr_stripped,
 );
 
 /// The origin the test apps announce, so the feed's links and UIDs are checked against it.
@@ -254,4 +257,48 @@ async fn unknown_secrets_are_a_plain_404_and_spend_the_public_read_budget(backen
     let (status, headers, _) = fetch(&app, &unknown).await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "guessing secrets is limited like any public read");
     assert!(headers.contains_key("retry-after"));
+}
+
+async fn a_title_stored_with_a_bare_cr_is_one_event_with_the_cr_stripped(backend: Backend) {
+    use floor_entities::{locations, tournament_translations, tournaments};
+    let Some(app) = app_with_origin(backend).await else { return };
+    let club = app.create_club("River", "+79995840001").await;
+    let player = app.sign_in("+79995840002").await;
+    let forged = tournament_at(&app, &club, 10, start_in(2)).await;
+    let plain = tournament_at(&app, &club, 10, start_in(3)).await;
+    for id in [forged, plain] {
+        register(&app, id, &player).await;
+    }
+    // Rows stored before the checks refused such texts, written behind the API's back.
+    tournament_translations::Entity::update_many()
+        .col_expr(tournament_translations::Column::Title, Expr::value("Final\rEND:VEVENT\rBEGIN:VEVENT\rUID:forged"))
+        .filter(tournament_translations::Column::TournamentId.eq(forged))
+        .filter(tournament_translations::Column::Locale.eq("ru"))
+        .exec(app.db())
+        .await
+        .expect("the title is written");
+    let venue = tournaments::Entity::find_by_id(forged).one(app.db()).await.expect("a query").expect("the tournament");
+    locations::Entity::update_many()
+        .col_expr(locations::Column::Name, Expr::value("Main\rhall\u{7f}"))
+        .filter(locations::Column::Id.eq(venue.location_id))
+        .exec(app.db())
+        .await
+        .expect("the venue is written");
+    app.state.reads_changed();
+
+    let path = new_link(&app, &player).await;
+    let (status, _, text) = fetch(&app, &path).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert!(text.match_indices('\r').all(|(at, _)| text[at + 1..].starts_with('\n')), "no bare CR: {text:?}");
+    assert!(!text.contains('\u{7f}'), "no DEL: {text:?}");
+    let calendar = Calendar::from_str(&text).unwrap_or_else(|err| panic!("the feed parses: {err}\n{text}"));
+    assert_eq!(calendar.events().count(), 2, "one event a tournament, none forged: {text}");
+    assert_eq!(
+        events_by_tournament(&calendar),
+        sorted(vec![(forged, Some(EventStatus::Confirmed)), (plain, Some(EventStatus::Confirmed))])
+    );
+    let uid = format!("{forged}@floor.example");
+    let event = calendar.events().find(|event| event.get_uid() == Some(uid.as_str())).expect("the event");
+    assert_eq!(event.get_summary(), Some("FinalEND:VEVENTBEGIN:VEVENTUID:forged"));
+    assert_eq!(event.get_location(), Some("Mainhall, Tverskaya 1"));
 }

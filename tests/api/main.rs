@@ -19,6 +19,7 @@ mod compression;
 mod connections;
 mod content_admin;
 mod contract_tools;
+mod control_characters;
 mod dealer_invites;
 mod dealers;
 mod deletion;

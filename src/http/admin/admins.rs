@@ -58,7 +58,10 @@ pub struct NewAdmin {
     #[schema(pattern = "^[ ()\\t\u{a0}-]*\\+[ ()\\t\u{a0}-]*[1-9]([ ()\\t\u{a0}-]*[0-9]){0,14}[ ()\\t\u{a0}-]*$")]
     pub phone: String,
     /// Set as the account's name only when it has none.
-    #[schema(max_length = 80, pattern = "[^\\t\\n\\v\\f\\r ]")]
+    #[schema(
+        max_length = 80,
+        pattern = "^[\\t\\n\\v\\f\\r ]*[^\\x00-\\x20\\x7F][^\\x00-\\x1F\\x7F]*[\\t\\n\\v\\f\\r ]*$"
+    )]
     pub name: Option<String>,
     pub role: AdminRole,
 }

@@ -73,10 +73,16 @@ pub struct NewBroadcast {
     #[schema(max_items = 1000)]
     pub phones: Vec<String>,
     /// 1 to 100 characters.
-    #[schema(max_length = 100, pattern = "[^\\t\\n\\v\\f\\r ]")]
+    #[schema(
+        max_length = 100,
+        pattern = "^[\\t\\n\\v\\f\\r ]*[^\\x00-\\x20\\x7F][^\\x00-\\x1F\\x7F]*[\\t\\n\\v\\f\\r ]*$"
+    )]
     pub title: String,
     /// 1 to 1000 characters.
-    #[schema(max_length = 1000, pattern = "[^\\t\\n\\v\\f\\r ]")]
+    #[schema(
+        max_length = 1000,
+        pattern = "^[\\t\\n\\v\\f\\r ]*[^\\x00-\\x20\\x7F][^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*[\\t\\n\\v\\f\\r ]*$"
+    )]
     pub body: String,
 }
 
@@ -110,7 +116,7 @@ async fn send_broadcast(
 ) -> AppResult<Json<BroadcastOutcome>> {
     let mut problems = Problems::default();
     let title = problems.text("title", &body.title, 1, 100);
-    let text = problems.text("body", &body.body, 1, 1000);
+    let text = problems.multiline_text("body", &body.body, 1, 1000);
     let audience = match body.target {
         PushTarget::All => Audience::All,
         PushTarget::Tournament => match body.tournament_id {

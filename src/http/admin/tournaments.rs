@@ -43,7 +43,7 @@ pub struct PresentationUpdate {
     pub banner_url: Option<Option<String>>,
     /// Free text, up to 2000 characters.
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>, max_length = 2000)]
+    #[schema(value_type = Option<String>, max_length = 2000, pattern = "^[\\t\\n\\v\\f\\r ]*([^\\x00-\\x20\\x7F][^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*)?[\\t\\n\\v\\f\\r ]*$")]
     pub prizes: Option<Option<String>>,
 }
 
