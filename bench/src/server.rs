@@ -13,6 +13,10 @@ use tokio::net::TcpStream;
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
+/// The per-account and per-address caps of a benchmark's server: all of its load comes from
+/// one account on one machine.
+const BENCH_CAP: &str = "10000000";
+
 /// Linux reports CPU time in `/proc/<pid>/stat` in clock ticks of `USER_HZ`, which the kernel
 /// fixes at 100 for user space on every architecture floor runs on (`getconf CLK_TCK`).
 const CLOCK_TICKS_PER_SECOND: f64 = 100.0;
@@ -70,6 +74,11 @@ impl Server {
             .env("JWT_SECRET", "bench-secret-bench-secret-bench-secret")
             .env("STORAGE_URL", format!("file://{}/uploads", dir.display()))
             .env("RUST_LOG", "warn")
+            // Every watcher is one account's, from one address: the caps a venue never meets
+            // would stop the benchmark at its 21st socket.
+            .env("MAX_LIVE_SOCKETS_PER_ACCOUNT", BENCH_CAP)
+            .env("MAX_LIVE_SOCKETS_PER_ADDRESS", BENCH_CAP)
+            .env("MAX_CONNECTIONS_PER_ADDRESS", BENCH_CAP)
             .env_remove("REDIS_URL")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
