@@ -45,10 +45,11 @@ use crate::places::{Place, Places};
 /// File descriptors kept for everything that is not a client connection: the database pool,
 /// Redis, uploads being written, log files.
 const RESERVED_DESCRIPTORS: usize = 512;
-/// Refused connections answered at once; past these, a refused connection is simply closed
-/// (a flood must not hold descriptors through its own refusals).
+/// Refused connections left open at once for their client to read the answer; past these, a
+/// refused connection is closed right after its answer (a flood must not hold descriptors
+/// through its own refusals).
 const REFUSALS_AT_ONCE: usize = 64;
-/// How long a refused connection is given to send its request and read the refusal.
+/// How long a refused connection is left open for its client to read the refusal.
 const REFUSAL_LINGER: Duration = Duration::from_secs(2);
 
 /// The door of this node: who may open one more connection.
@@ -103,14 +104,19 @@ impl Door {
         Ok(Admitted { _address: address, _node: node })
     }
 
-    /// Answers a refused connection when few refusals are under way, else closes it.
+    /// Answers a refused connection at once (the answer fits the socket's send buffer, so it
+    /// is written without waiting), then lingers to let the client read it when few refusals
+    /// linger, else closes it at once.
     fn refuse(&self, stream: TcpStream, limit: &'static str, answer: &Bytes) {
         self.metrics.refused(limit);
+        let written = stream.try_write(answer).is_ok_and(|sent| sent == answer.len());
         let Some(place) = self.refusing.take(()) else { return };
-        let answer = answer.clone();
+        if !written {
+            return;
+        }
         tokio::spawn(async move {
             let _place = place;
-            let _ = tokio::time::timeout(REFUSAL_LINGER, answer_and_close(stream, answer)).await;
+            let _ = tokio::time::timeout(REFUSAL_LINGER, drain_and_close(stream)).await;
         });
     }
 }
@@ -205,21 +211,16 @@ async fn wait_after_accept_error(err: io::Error) {
     tokio::time::sleep(Duration::from_secs(1)).await;
 }
 
-/// Reads what the client sent of its request (so closing does not reset the connection
-/// before the client read the answer), writes the refusal and closes.
-async fn answer_and_close(mut stream: TcpStream, answer: Bytes) -> io::Result<()> {
+/// Ends the sending side of a refused connection, then reads and drops what the client sends
+/// until it closes (its request, arriving after the answer): closing a socket with unread
+/// bytes would reset the connection, and a reset can wipe the answer from the client's buffer
+/// before it reads it. The caller bounds it by [`REFUSAL_LINGER`].
+async fn drain_and_close(mut stream: TcpStream) -> io::Result<()> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut head = [0_u8; 4096];
-    let mut read = 0;
-    // Up to the end of the head or of the buffer: enough for any request this answers.
-    while read < head.len() && !head[..read].windows(4).any(|window| window == b"\r\n\r\n") {
-        match stream.read(&mut head[read..]).await? {
-            0 => break,
-            more => read += more,
-        }
-    }
-    stream.write_all(&answer).await?;
-    stream.shutdown().await
+    stream.shutdown().await?;
+    let mut sink = [0_u8; 4096];
+    while stream.read(&mut sink).await? > 0 {}
+    Ok(())
 }
 
 /// A complete HTTP/1.1 answer in the contract's error shape, closing the connection.
