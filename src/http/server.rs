@@ -49,8 +49,11 @@ const RESERVED_DESCRIPTORS: usize = 512;
 /// refused connection is closed right after its answer (a flood must not hold descriptors
 /// through its own refusals).
 const REFUSALS_AT_ONCE: usize = 64;
-/// How long a refused connection is left open for its client to read the refusal.
-const REFUSAL_LINGER: Duration = Duration::from_secs(2);
+/// How long a connection the server closes (a refused one too) is left open, sending nothing
+/// more, for its client to read the last answer.
+const LINGER: Duration = Duration::from_secs(2);
+/// What a lingering connection may still send before it is closed anyway.
+const LINGER_READS_AT_MOST: usize = 1 << 20;
 
 /// The door of this node: who may open one more connection.
 pub struct Door {
@@ -116,7 +119,7 @@ impl Door {
         }
         tokio::spawn(async move {
             let _place = place;
-            let _ = tokio::time::timeout(REFUSAL_LINGER, drain_and_close(stream)).await;
+            let _ = tokio::time::timeout(LINGER, drain_and_close(stream)).await;
         });
     }
 }
@@ -172,7 +175,7 @@ pub async fn serve(
             request.extensions_mut().insert(ConnectInfo(peer));
             request
         });
-        let io = TokioIo::new(Held { stream, _places: places });
+        let io = TokioIo::new(Held::new(stream, places));
         let connection = http1.serve_connection(io, TowerToHyperService::new(service)).with_upgrades();
         let stop = stop.clone();
         connections.spawn(async move {
@@ -211,15 +214,22 @@ async fn wait_after_accept_error(err: io::Error) {
     tokio::time::sleep(Duration::from_secs(1)).await;
 }
 
-/// Ends the sending side of a refused connection, then reads and drops what the client sends
-/// until it closes (its request, arriving after the answer): closing a socket with unread
-/// bytes would reset the connection, and a reset can wipe the answer from the client's buffer
-/// before it reads it. The caller bounds it by [`REFUSAL_LINGER`].
+/// Ends the sending side of a connection, then reads and drops what the client sends until it
+/// closes (a request arriving after a refusal, the rest of a message too large): closing a
+/// socket with unread bytes resets the connection, and a reset can wipe the last answer from
+/// the client's buffer before it reads it. The caller bounds it by [`LINGER`].
 async fn drain_and_close(mut stream: TcpStream) -> io::Result<()> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    stream.shutdown().await?;
-    let mut sink = [0_u8; 4096];
-    while stream.read(&mut sink).await? > 0 {}
+    // Shut down already (hyper or the WebSocket did) is as good.
+    let _ = stream.shutdown().await;
+    let mut sink = [0_u8; 16 * 1024];
+    let mut drained = 0;
+    while drained < LINGER_READS_AT_MOST {
+        match stream.read(&mut sink).await? {
+            0 => break,
+            read => drained += read,
+        }
+    }
     Ok(())
 }
 
@@ -257,21 +267,52 @@ fn open_file_limit() -> Option<usize> {
 }
 
 /// A client's stream with the places it holds: given back when the stream is dropped,
-/// whether hyper drops it or the WebSocket it was upgraded to.
-struct Held<S> {
-    stream: S,
-    _places: Admitted,
+/// whether hyper drops it or the WebSocket it was upgraded to. Dropped, it closes as a
+/// lingering close: what the server wrote last (a refusal, a WebSocket's close 1009) reaches
+/// the client even when the client is still sending.
+struct Held {
+    /// `None` only once dropped.
+    stream: Option<TcpStream>,
+    places: Option<Admitted>,
 }
 
-impl<S: AsyncRead + Unpin> AsyncRead for Held<S> {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_read(cx, buf)
+impl Held {
+    fn new(stream: TcpStream, places: Admitted) -> Self {
+        Self { stream: Some(stream), places: Some(places) }
+    }
+
+    fn stream(&mut self) -> io::Result<&mut TcpStream> {
+        self.stream.as_mut().ok_or_else(|| io::ErrorKind::NotConnected.into())
     }
 }
 
-impl<S: AsyncWrite + Unpin> AsyncWrite for Held<S> {
+impl Drop for Held {
+    fn drop(&mut self) {
+        let (Some(stream), places) = (self.stream.take(), self.places.take()) else { return };
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _places = places;
+                let _ = tokio::time::timeout(LINGER, drain_and_close(stream)).await;
+            });
+        }
+    }
+}
+
+impl AsyncRead for Held {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        match self.stream() {
+            Ok(stream) => Pin::new(stream).poll_read(cx, buf),
+            Err(err) => Poll::Ready(Err(err)),
+        }
+    }
+}
+
+impl AsyncWrite for Held {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write(cx, buf)
+        match self.stream() {
+            Ok(stream) => Pin::new(stream).poll_write(cx, buf),
+            Err(err) => Poll::Ready(Err(err)),
+        }
     }
 
     fn poll_write_vectored(
@@ -279,19 +320,28 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Held<S> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+        match self.stream() {
+            Ok(stream) => Pin::new(stream).poll_write_vectored(cx, bufs),
+            Err(err) => Poll::Ready(Err(err)),
+        }
     }
 
     fn is_write_vectored(&self) -> bool {
-        self.stream.is_write_vectored()
+        self.stream.as_ref().is_some_and(AsyncWrite::is_write_vectored)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
+        match self.stream() {
+            Ok(stream) => Pin::new(stream).poll_flush(cx),
+            Err(err) => Poll::Ready(Err(err)),
+        }
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_shutdown(cx)
+        match self.stream() {
+            Ok(stream) => Pin::new(stream).poll_shutdown(cx),
+            Err(err) => Poll::Ready(Err(err)),
+        }
     }
 }
 
