@@ -27,7 +27,7 @@ use super::events::{
 };
 use super::known::KnownTournaments;
 use super::screen_feed::{ScreenEvent, ScreenFeed};
-use super::socket_guards::{self, Account, SessionEnds, SocketGuards};
+use super::socket_guards::{self, Session, SessionEnds, SocketGuards};
 use crate::auth::sessions::signed_in_user;
 use crate::auth::tokens::JwtKeys;
 use crate::bus::{Bus, Change, Link};
@@ -531,8 +531,7 @@ async fn authenticate<A: Adapter>(
 ) -> Result<(), ConnectRefused> {
     let handshake = handshake.map_err(|_| ConnectRefused::Unauthorized)?;
     let (user_id, ends) = hub.account_of(&handshake.token).await.map_err(|_| ConnectRefused::Unauthorized)?;
-    hub.guards.admit(&socket, user_id)?;
-    socket.extensions.insert(ends);
+    hub.guards.admit(&socket, user_id, ends)?;
     socket.on_disconnect(gone::<A>);
     socket.join(user_room(user_id));
     for event in ClientEvent::ALL {
@@ -563,7 +562,9 @@ impl LiveHub {
 
 /// A socket that disconnected gives its places back at once.
 async fn gone<A: Adapter>(socket: SocketRef<A>) {
-    socket_guards::release(&socket);
+    if let Some(session) = Session::of(&socket) {
+        session.release();
+    }
 }
 
 /// Everything a connection needs is set up by [`authenticate`], before the client hears it is
@@ -580,7 +581,7 @@ async fn join<A: Adapter>(
     ack: AckSender<A>,
     State(hub): State<LiveHub>,
 ) {
-    if !socket_guards::may_join(&socket) {
+    if !Session::of(&socket).is_some_and(|session| session.may_join()) {
         hub.guards.metrics.refused("live_joins");
         let _ = ack.send(&JoinAck::refused(ErrorCode::RateLimited, "too many joins; slow down"));
         return;
@@ -618,8 +619,7 @@ async fn renew<A: Adapter>(
     let answer = match token {
         None => AuthAck::refused(ErrorCode::ValidationError, "send {token: <access token>}"),
         Some(Handshake { token }) => match hub.account_of(&token).await {
-            Ok((user_id, ends)) if socket.extensions.get::<Account>() == Some(Account(user_id)) => {
-                socket.extensions.insert(ends);
+            Ok((user_id, ends)) if Session::of(&socket).is_some_and(|session| session.renew(user_id, ends)) => {
                 match chrono::DateTime::from_timestamp(ends.0, 0) {
                     Some(expires_at) => AuthAck::renewed(expires_at),
                     None => AuthAck::refused(ErrorCode::Unauthorized, "the token's end is not a time"),

@@ -4,7 +4,8 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::num::NonZeroU32;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use axum::extract::ConnectInfo;
@@ -47,9 +48,15 @@ impl SocketGuards {
         }
     }
 
-    /// Admits a socket of `account` (its places go in the socket's extensions, given back
-    /// when it disconnects), or refuses it `RATE_LIMITED`.
-    pub fn admit<A: Adapter>(&self, socket: &SocketRef<A>, account: Uuid) -> Result<(), ConnectRefused> {
+    /// Admits a socket of `account` whose token runs out at `ends` within the caps: its
+    /// [`Session`] goes in the socket's extensions (its places given back when it
+    /// disconnects); else it is refused `RATE_LIMITED`.
+    pub fn admit<A: Adapter>(
+        &self,
+        socket: &SocketRef<A>,
+        account: Uuid,
+        ends: SessionEnds,
+    ) -> Result<(), ConnectRefused> {
         let parts = socket.req_parts();
         let address = parts
             .extensions
@@ -69,29 +76,71 @@ impl SocketGuards {
                 }
             },
         };
-        socket.extensions.insert(Held(Arc::new(HeldPlaces { _account: of_account, _address: of_address })));
-        socket.extensions.insert(Account(account));
+        let session = SessionState {
+            account,
+            ends: AtomicI64::new(ends.0),
+            places: Mutex::new(Some(HeldPlaces { _account: of_account, _address: of_address })),
+            pace: OnceLock::new(),
+        };
+        socket.extensions.insert(Session(Arc::new(session)));
         Ok(())
     }
 }
 
-/// The places a socket holds, shared so that the extensions (which clone) can carry them.
+/// What a socket holds for its life, in one extension (each extension is an allocation of
+/// every socket's): its account, its token's end, its places and the pace of its joins.
 #[derive(Clone)]
-struct Held(#[allow(dead_code)] Arc<HeldPlaces>);
+pub struct Session(Arc<SessionState>);
+
+struct SessionState {
+    account: Uuid,
+    /// Seconds since the epoch: the `exp` of the token it connected or last renewed with.
+    ends: AtomicI64,
+    /// Taken (given back) when the socket disconnects.
+    places: Mutex<Option<HeldPlaces>>,
+    /// Set up at the first `join`.
+    pace: OnceLock<DefaultDirectRateLimiter>,
+}
 
 struct HeldPlaces {
     _account: Place<Uuid>,
     _address: Option<Place<IpAddr>>,
 }
 
-/// Gives the socket's places back (also done when the socket is dropped; this is sooner).
-pub fn release<A: Adapter>(socket: &SocketRef<A>) {
-    socket.extensions.remove::<Held>();
-}
+impl Session {
+    /// The session of a socket admitted by [`SocketGuards::admit`].
+    pub fn of<A: Adapter>(socket: &SocketRef<A>) -> Option<Self> {
+        socket.extensions.get::<Self>()
+    }
 
-/// The account a socket signed in as.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Account(pub Uuid);
+    /// Moves the end to that of a fresh token of the same account; `false` (and nothing
+    /// changes) for another account's.
+    pub fn renew(&self, account: Uuid, ends: SessionEnds) -> bool {
+        if account != self.0.account {
+            return false;
+        }
+        self.0.ends.store(ends.0, Ordering::Relaxed);
+        true
+    }
+
+    pub fn ends(&self) -> SessionEnds {
+        SessionEnds(self.0.ends.load(Ordering::Relaxed))
+    }
+
+    /// Whether the socket may `join` now.
+    pub fn may_join(&self) -> bool {
+        let pace = self
+            .0
+            .pace
+            .get_or_init(|| RateLimiter::direct(Quota::per_second(JOINS_PER_SECOND).allow_burst(JOIN_BURST)));
+        pace.check().is_ok()
+    }
+
+    /// Gives the socket's places back (also done when the socket is dropped; this is sooner).
+    pub fn release(&self) {
+        self.0.places.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+    }
+}
 
 /// When a socket's access token runs out (seconds since the epoch, its `exp`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,8 +156,8 @@ pub fn is_over(ends: SessionEnds, now: i64) -> bool {
 pub async fn close_expired<A: Adapter>(sockets: Vec<SocketRef<A>>, metrics: &Metrics) {
     let now = chrono::Utc::now().timestamp();
     for socket in sockets {
-        let Some(ends) = socket.extensions.get::<SessionEnds>() else { continue };
-        if !is_over(ends, now) {
+        let Some(session) = Session::of(&socket) else { continue };
+        if !is_over(session.ends(), now) {
             continue;
         }
         let event = ServerEvent::Expired(SessionExpired {
@@ -123,20 +172,6 @@ pub async fn close_expired<A: Adapter>(sockets: Vec<SocketRef<A>>, metrics: &Met
     }
 }
 
-/// The pace of one socket's `join`s.
-#[derive(Clone)]
-struct JoinPace(Arc<DefaultDirectRateLimiter>);
-
-/// Whether the socket may `join` now; the first `join` sets its pace up.
-pub fn may_join<A: Adapter>(socket: &SocketRef<A>) -> bool {
-    let pace = socket.extensions.get::<JoinPace>().unwrap_or_else(|| {
-        let pace = JoinPace(Arc::new(RateLimiter::direct(Quota::per_second(JOINS_PER_SECOND).allow_burst(JOIN_BURST))));
-        socket.extensions.insert(pace.clone());
-        pace
-    });
-    pace.0.check().is_ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,10 +183,40 @@ mod tests {
         assert!(is_over(SessionEnds(100), 101));
     }
 
+    fn session(account: Uuid, places: &Places<Uuid>) -> Session {
+        let held = HeldPlaces { _account: places.take(account).expect("a place"), _address: None };
+        Session(Arc::new(SessionState {
+            account,
+            ends: AtomicI64::new(100),
+            places: Mutex::new(Some(held)),
+            pace: OnceLock::new(),
+        }))
+    }
+
+    #[test]
+    fn only_a_token_of_the_same_account_moves_the_end() {
+        let (account, places) = (Uuid::now_v7(), Places::new(1));
+        let session = session(account, &places);
+        assert!(!session.renew(Uuid::now_v7(), SessionEnds(900)));
+        assert_eq!(session.ends(), SessionEnds(100));
+        assert!(session.renew(account, SessionEnds(900)));
+        assert_eq!(session.ends(), SessionEnds(900));
+    }
+
     #[test]
     fn joins_come_in_a_burst_then_at_a_pace() {
-        let pace = RateLimiter::direct(Quota::per_second(JOINS_PER_SECOND).allow_burst(JOIN_BURST));
-        let allowed = (0..100).filter(|_| pace.check().is_ok()).count();
+        let places = Places::new(1);
+        let session = session(Uuid::now_v7(), &places);
+        let allowed = (0..100).filter(|_| session.may_join()).count();
         assert_eq!(allowed, 20, "the burst, then nothing at once");
+    }
+
+    #[test]
+    fn a_released_session_gives_its_places_back_at_once() {
+        let (account, places) = (Uuid::now_v7(), Places::new(1));
+        let session = session(account, &places);
+        assert_eq!(places.held(&account), 1);
+        session.release();
+        assert_eq!(places.held(&account), 0);
     }
 }
