@@ -144,7 +144,16 @@ pub struct Forwarder {
 
 impl Forwarder {
     pub fn new(key: String) -> anyhow::Result<Self> {
-        let client = reqwest::Client::builder().connect_timeout(CONNECT_TIMEOUT).timeout(ANSWER_TIMEOUT).build()?;
+        // No kept-alive connections: a command handed over on a connection kept from an earlier
+        // one, to an owner killed since, fails after it was written, which cannot be told from
+        // an owner that died while running it (an error to the client); on a fresh connection
+        // a dead owner refuses the connect, and the command waits for the next owner. A press
+        // is worth a connect on the nodes' network.
+        let client = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .timeout(ANSWER_TIMEOUT)
+            .pool_max_idle_per_host(0)
+            .build()?;
         Ok(Self { client, key })
     }
 
