@@ -34,6 +34,7 @@ impl<K: Hash + Eq + Clone> Places<K> {
     }
 
     /// How many places `key` holds now.
+    #[cfg(test)]
     pub fn held(&self, key: &K) -> usize {
         locked(&self.held).get(key).copied().unwrap_or(0)
     }
@@ -54,12 +55,6 @@ impl<K: Hash + Eq + Clone> Drop for Place<K> {
                 held.remove(&self.key);
             }
         }
-    }
-}
-
-impl<K: Hash + Eq + Clone + std::fmt::Debug> std::fmt::Debug for Place<K> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("Place").field(&self.key).finish()
     }
 }
 

@@ -10,7 +10,7 @@ use sea_orm::sea_query::Expr;
 use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, Set};
 use uuid::Uuid;
 
-use super::tokens::{JwtKeys, REFRESH_TOKEN_TTL, new_refresh_token, sha256_hex};
+use super::tokens::{Claims, JwtKeys, REFRESH_TOKEN_TTL, new_refresh_token, sha256_hex};
 use crate::accounts::ensure_not_banned;
 use crate::db;
 use crate::error::{AppError, AppResult, ErrorCode};
@@ -26,6 +26,11 @@ pub struct TokenPair {
 /// must exist, not deleted, and must not be banned. The account is read fresh each time, so a role change
 /// or a ban takes effect at once. HTTP requests and Socket.IO handshakes both come here.
 pub async fn signed_in_user(db: &DatabaseConnection, jwt: &JwtKeys, token: &str) -> AppResult<users::Model> {
+    signed_in(db, jwt, token).await.map(|(user, _)| user)
+}
+
+/// [`signed_in_user`] with the token's claims (a live socket ends at their `exp`).
+pub async fn signed_in(db: &DatabaseConnection, jwt: &JwtKeys, token: &str) -> AppResult<(users::Model, Claims)> {
     let claims = jwt.verify(token).ok_or_else(|| AppError::unauthorized("the access token is invalid or expired"))?;
     let user = users::Entity::find_by_id(claims.sub)
         .one(db)
@@ -33,7 +38,7 @@ pub async fn signed_in_user(db: &DatabaseConnection, jwt: &JwtKeys, token: &str)
         .filter(|user| user.status != UserStatus::Deleted)
         .ok_or_else(|| AppError::unauthorized("the account of this token no longer exists"))?;
     ensure_not_banned(&user)?;
-    Ok(user)
+    Ok((user, claims))
 }
 
 /// Starts a new session family for `user` inside the caller's transaction.

@@ -28,7 +28,7 @@ use super::events::{
 use super::known::KnownTournaments;
 use super::screen_feed::{ScreenEvent, ScreenFeed};
 use super::socket_guards::{self, Session, SessionEnds, SocketGuards};
-use crate::auth::sessions::signed_in_user;
+use crate::auth::sessions::signed_in;
 use crate::auth::tokens::JwtKeys;
 use crate::bus::{Bus, Change, Link};
 use crate::config::ConnectionSettings;
@@ -547,16 +547,14 @@ async fn authenticate<A: Adapter>(
 impl LiveHub {
     /// The active account an access token signs in, and when the token runs out.
     async fn account_of(&self, token: &str) -> Result<(Uuid, SessionEnds), AppError> {
-        let claims =
-            self.jwt.verify(token).ok_or_else(|| AppError::unauthorized("the access token is invalid or expired"))?;
-        let user = match signed_in_user(&self.reads, &self.jwt, token).await {
+        match signed_in(&self.reads, &self.jwt, token).await {
+            Ok((user, claims)) => Ok((user.id, SessionEnds(claims.exp))),
             Err(AppError::Internal(cause)) => {
                 tracing::warn!(error = ?cause, "could not read the account of a live connection");
-                return Err(AppError::Internal(cause));
+                Err(AppError::Internal(cause))
             }
-            other => other?,
-        };
-        Ok((user.id, SessionEnds(claims.exp)))
+            Err(refused) => Err(refused),
+        }
     }
 }
 

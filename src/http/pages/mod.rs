@@ -13,8 +13,6 @@ pub mod share;
 
 use axum::http::HeaderName;
 use axum::http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, X_CONTENT_TYPE_OPTIONS};
-use floor_entities::tournaments;
-use sea_orm::{EntityTrait, QuerySelect};
 use uuid::Uuid;
 
 use crate::app::AppState;
@@ -38,11 +36,5 @@ section{background:rgba(255,255,255,.06);border-radius:.6rem;padding:.8rem 1rem;
 h2{font-size:1.1rem;color:#9fb3a6;margin:0 0 .4rem}a{color:#f2c14e}";
 
 async fn tournament_exists(app: &AppState, id: Uuid) -> bool {
-    let found: Result<Option<Uuid>, _> = tournaments::Entity::find_by_id(id)
-        .select_only()
-        .column(tournaments::Column::Id)
-        .into_tuple()
-        .one(&app.reads)
-        .await;
-    matches!(found, Ok(Some(_)))
+    matches!(app.known_tournaments.exists(id).await, Ok(true))
 }
