@@ -405,7 +405,8 @@ pub async fn serve_beside(
         tracing::warn!("the live broadcaster already had a Socket.IO server");
     }
     // Outermost, so that it runs before socketioxide sees the request.
-    Ok(router.layer(axum::middleware::map_request(detach_head)))
+    let deflate = settings.live_deflate;
+    Ok(router.layer(axum::middleware::map_request(move |request| detach_head(request, deflate))))
 }
 
 /// Every [`socket_guards::EXPIRY_SWEEP`], the sockets of this node whose token ran out hear
@@ -449,12 +450,17 @@ const WS_READ_BUFFER: usize = 512;
 /// the connection's life: without the copy, every live connection holds that whole buffer. The
 /// router has already put a clone of the URI in the extensions (`OriginalUri`), so that one is
 /// replaced too (a heap profile of 2,000 connections showed 16 KiB each held through it). The
-/// copy is a few hundred bytes; requests of the API pass through untouched.
-async fn detach_head(mut request: axum::extract::Request) -> axum::extract::Request {
+/// copy is a few hundred bytes; requests of the API pass through untouched. Without `deflate`
+/// (`LIVE_DEFLATE=false`) the copy leaves out the client's `Sec-WebSocket-Extensions`.
+async fn detach_head(mut request: axum::extract::Request, deflate: bool) -> axum::extract::Request {
     if !request.uri().path().starts_with(ENGINE_IO_PATH) {
         return request;
     }
     let headers = request.headers().iter().filter_map(|(name, value)| {
+        // `LIVE_DEFLATE=false`: no offer of permessage-deflate reaches the handshake.
+        if !deflate && name == axum::http::header::SEC_WEBSOCKET_EXTENSIONS {
+            return None;
+        }
         // Names outside the standard set are slices of the buffer too.
         let name = axum::http::HeaderName::from_bytes(name.as_str().as_bytes()).ok()?;
         let value = axum::http::HeaderValue::from_bytes(value.as_bytes()).ok()?;

@@ -24,6 +24,9 @@ pub struct EngineIo<H: EngineIoHandler> {
 
     /// The config for the engine.io server
     pub config: EngineIoConfig,
+
+    /// PATCH (floor): large messages compressed once for every permessage-deflate socket.
+    pub(crate) deflated: Arc<crate::transport::deflate::DeflatedFrames>,
 }
 
 impl<H: EngineIoHandler> EngineIo<H> {
@@ -33,6 +36,7 @@ impl<H: EngineIoHandler> EngineIo<H> {
             sockets: RwLock::new(HashMap::new()),
             config,
             handler,
+            deflated: Default::default(),
         }
     }
 }

@@ -223,6 +223,9 @@ pub enum ProtocolError {
     /// Reserved bits in frame header are non-zero.
     #[error("Reserved bits are non-zero")]
     NonZeroReservedBits,
+    /// PATCH (floor): a message compressed with permessage-deflate does not inflate.
+    #[error("Compressed data is invalid")]
+    InvalidCompressedData,
     /// The server must close the connection when an unmasked frame is received.
     #[error("Received an unmasked frame from client")]
     UnmaskedFrameFromClient,

@@ -19,6 +19,8 @@
 pub use http;
 
 pub mod buffer;
+#[allow(missing_docs)] // PATCH (floor): documented in the module.
+pub mod deflate;
 #[cfg(feature = "handshake")]
 pub mod client;
 pub mod error;

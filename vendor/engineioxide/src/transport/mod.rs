@@ -4,6 +4,8 @@ use engineioxide_core::{OpenPacket, Sid, TransportType};
 
 use crate::config::EngineIoConfig;
 
+/// PATCH (floor): permessage-deflate, one compression per message.
+pub(crate) mod deflate;
 pub mod polling;
 pub mod ws;
 

@@ -27,14 +27,23 @@ use engineioxide_core::{Packet, ProtocolVersion, Sid, Str, TransportType};
 
 use crate::{
     DisconnectReason, Socket, body::ResponseBody, config::EngineIoConfig, engine::EngineIo,
-    errors::Error, handler::EngineIoHandler, socket::InternalRx, transport::make_open_packet,
+    errors::Error, handler::EngineIoHandler, socket::InternalRx, transport::deflate,
+    transport::make_open_packet,
 };
 
 /// Create a response for websocket upgrade
-fn ws_response<B>(ws_key: &HeaderValue) -> Response<ResponseBody<B>> {
+fn ws_response<B>(ws_key: &HeaderValue, deflate: bool) -> Response<ResponseBody<B>> {
     let derived = derive_accept_key(ws_key.as_bytes());
     let sec = derived.parse::<HeaderValue>().unwrap();
-    Response::builder()
+    let mut response = Response::builder();
+    // PATCH (floor): permessage-deflate, compressed once per message (transport/deflate.rs).
+    if deflate {
+        response = response.header(
+            http::header::SEC_WEBSOCKET_EXTENSIONS,
+            HeaderValue::from_static(tungstenite::deflate::RESPONSE),
+        );
+    }
+    response
         .status(StatusCode::SWITCHING_PROTOCOLS)
         .header(http::header::UPGRADE, HeaderValue::from_static("websocket"))
         .header(
@@ -56,8 +65,13 @@ pub fn new_req<R: Send + 'static, B, H: EngineIoHandler>(
     sid: Option<Sid>,
     req: Request<R>,
 ) -> Result<Response<ResponseBody<B>>, Error> {
-    let (parts, body) = req.into_parts();
+    let (mut parts, body) = req.into_parts();
     let req = Request::from_parts(parts.clone(), body);
+    // PATCH (floor): the answer and the connection agree on the extension through `parts`.
+    let deflate = deflate::accepts(&parts.headers);
+    if deflate {
+        parts.extensions.insert(deflate::Negotiated);
+    }
 
     let ws_key = parts
         .headers
@@ -95,7 +109,7 @@ pub fn new_req<R: Send + 'static, B, H: EngineIoHandler>(
         }
     });
 
-    Ok(ws_response(&ws_key))
+    Ok(ws_response(&ws_key, deflate))
 }
 
 /// Handle a websocket connection upgrade
@@ -117,7 +131,11 @@ pub async fn on_init<H: EngineIoHandler, S>(
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    // PATCH (floor): set by `new_req` when its answer accepted permessage-deflate.
+    let deflate = req_data.extensions.get::<deflate::Negotiated>().is_some();
+    let deflated = deflate.then(|| engine.deflated.clone());
     let ws_config = WebSocketConfig::default()
+        .permessage_deflate(deflate)
         .read_buffer_size(engine.config.ws_read_buffer_size)
         .max_message_size(Some(engine.config.ws_max_message_size))
         .max_frame_size(Some(engine.config.ws_max_frame_size));
@@ -167,7 +185,7 @@ where
     let (tx, rx) = ws.split();
 
     // Pipe between websocket and internal socket channel.
-    tokio::spawn(forward_to_socket::<H, S>(socket.clone(), tx));
+    tokio::spawn(forward_to_socket::<H, S>(socket.clone(), tx, deflated));
 
     // pipe between internal socket channel and websocket
     match forward_to_handler(&engine, rx, &socket)
@@ -254,6 +272,7 @@ where
 async fn forward_to_socket<H: EngineIoHandler, S>(
     socket: Arc<Socket<H::Data>>,
     mut tx: SplitSink<WebSocketStream<S>, Message>,
+    deflated: Option<Arc<deflate::DeflatedFrames>>,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -294,6 +313,13 @@ async fn forward_to_socket<H: EngineIoHandler, S>(
                     // In the case that the packet was not poll in time it will remain in the buffer and therefore
                     // it should be discarded here
                     Packet::Noop => Ok(()),
+                    // PATCH (floor): a large message goes compressed where that was negotiated.
+                    Packet::Message(msg) if msg.len() >= deflate::THRESHOLD && deflated.is_some() => {
+                        match deflated.as_ref().and_then(|frames| frames.frame_of(&msg)) {
+                            Some(frame) => tx.feed(Message::Frame(frame)).await,
+                            None => tx.feed(Message::Text(String::from(Packet::Message(msg)).into())).await,
+                        }
+                    }
                     _ => {
                         let packet: String = $item.try_into().unwrap();
                         tx.feed(Message::Text(packet.into())).await
@@ -513,7 +539,7 @@ mod tests {
         let (tx, _rx) = server.split();
 
         let polling = socket.internal_rx.lock().await;
-        let writer = tokio::spawn(forward_to_socket::<StubHandler, _>(socket.clone(), tx));
+        let writer = tokio::spawn(forward_to_socket::<StubHandler, _>(socket.clone(), tx, None));
         tokio::time::sleep(Duration::from_millis(20)).await;
         assert!(!writer.is_finished(), "the writer should wait for the lock");
 
@@ -534,7 +560,7 @@ mod tests {
         let (tx, _rx) = server.split();
 
         let _polling = socket.internal_rx.lock().await;
-        let writer = tokio::spawn(forward_to_socket::<StubHandler, _>(socket.clone(), tx));
+        let writer = tokio::spawn(forward_to_socket::<StubHandler, _>(socket.clone(), tx, None));
         tokio::time::sleep(Duration::from_millis(20)).await;
 
         socket.cancellation_token.cancel();

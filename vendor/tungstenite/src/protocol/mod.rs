@@ -14,6 +14,7 @@ use self::{
     message::{IncompleteMessage, MessageType},
 };
 use crate::{
+    deflate::{self, Deflated},
     error::{CapacityError, Error, ProtocolError, Result},
     protocol::frame::Utf8Bytes,
 };
@@ -90,6 +91,12 @@ pub struct WebSocketConfig {
     /// some popular libraries that are sending unmasked frames, ignoring the RFC.
     /// By default this option is set to `false`, i.e. according to RFC 6455.
     pub accept_unmasked_frames: bool,
+    /// PATCH (floor): permessage-deflate was negotiated with no context takeover (the
+    /// handshake answered [`crate::deflate::RESPONSE`]): a data message whose first frame has
+    /// RSV1 set is inflated on its own, within `max_message_size`. Off by default, when RSV1
+    /// stays a protocol error. Sending compressed frames is the caller's
+    /// ([`crate::deflate::deflate`] and a [`Message::Frame`] with RSV1).
+    pub permessage_deflate: bool,
 }
 
 impl Default for WebSocketConfig {
@@ -101,6 +108,7 @@ impl Default for WebSocketConfig {
             max_message_size: Some(64 << 20),
             max_frame_size: Some(16 << 20),
             accept_unmasked_frames: false,
+            permessage_deflate: false,
         }
     }
 }
@@ -139,6 +147,12 @@ impl WebSocketConfig {
     /// Set [`Self::accept_unmasked_frames`].
     pub fn accept_unmasked_frames(mut self, accept_unmasked_frames: bool) -> Self {
         self.accept_unmasked_frames = accept_unmasked_frames;
+        self
+    }
+
+    /// PATCH (floor): set [`Self::permessage_deflate`].
+    pub fn permessage_deflate(mut self, permessage_deflate: bool) -> Self {
+        self.permessage_deflate = permessage_deflate;
         self
     }
 
@@ -368,6 +382,9 @@ pub struct WebSocketContext {
     state: WebSocketState,
     /// Receive: an incomplete message being processed.
     incomplete: Option<IncompleteMessage>,
+    /// PATCH (floor): the incomplete message is compressed (its frames are gathered as they
+    /// came, then inflated), and of this kind.
+    incomplete_deflated: Option<Deflated>,
     /// Send in addition to regular messages E.g. "pong" or "close".
     additional_send: Option<Frame>,
     /// True indicates there is an additional message (like a pong)
@@ -405,6 +422,7 @@ impl WebSocketContext {
             frame,
             state: WebSocketState::Active,
             incomplete: None,
+            incomplete_deflated: None,
             additional_send: None,
             unflushed_additional: false,
             config,
@@ -676,12 +694,17 @@ impl WebSocketContext {
         // the negotiated extensions defines the meaning of such a nonzero
         // value, the receiving endpoint MUST _Fail the WebSocket
         // Connection_.
-        {
+        // PATCH (floor): with permessage-deflate, RSV1 marks the first frame of a compressed
+        // data message (RFC 7692 6); anywhere else it is still a violation.
+        let compressed = {
             let hdr = frame.header();
-            if hdr.rsv1 || hdr.rsv2 || hdr.rsv3 {
+            let first_data_frame = matches!(hdr.opcode, OpCode::Data(OpData::Text | OpData::Binary));
+            if hdr.rsv2 || hdr.rsv3 || (hdr.rsv1 && !(self.config.permessage_deflate && first_data_frame))
+            {
                 return Err(Error::Protocol(ProtocolError::NonZeroReservedBits));
             }
-        }
+            hdr.rsv1
+        };
 
         if self.role == Role::Client && frame.is_masked() {
             // A client MUST close a connection if it detects a masked frame. (RFC 6455)
@@ -730,22 +753,44 @@ impl WebSocketContext {
                     (OpData::Reserved(i), _) => Err(ProtocolError::UnknownDataFrameType(i)),
                 }?;
 
-                match (payload, fin) {
-                    (None, true) => Ok(Some(self.incomplete.take().unwrap().complete()?)),
-                    (None, false) => Ok(None),
+                // PATCH (floor): a compressed message is gathered as bytes and inflated whole.
+                let payload = match payload {
+                    Some((payload, t)) if compressed => {
+                        self.incomplete_deflated = Some(match t {
+                            MessageType::Text => Deflated::Text,
+                            MessageType::Binary => Deflated::Binary,
+                        });
+                        Some((payload, MessageType::Binary))
+                    }
+                    other => other,
+                };
+                let message = match (payload, fin) {
+                    (None, true) => Some(self.incomplete.take().unwrap().complete()?),
+                    (None, false) => None,
                     (Some((payload, t)), true) => {
                         check_max_size(payload.len(), self.config.max_message_size)?;
                         match t {
-                            MessageType::Text => Ok(Some(Message::Text(payload.try_into()?))),
-                            MessageType::Binary => Ok(Some(Message::Binary(payload))),
+                            MessageType::Text => Some(Message::Text(payload.try_into()?)),
+                            MessageType::Binary => Some(Message::Binary(payload)),
                         }
                     }
                     (Some((payload, t)), false) => {
                         let mut incomplete = IncompleteMessage::new(t);
                         incomplete.extend(payload, self.config.max_message_size)?;
                         self.incomplete = Some(incomplete);
-                        Ok(None)
+                        None
                     }
+                };
+                match (message, self.incomplete_deflated) {
+                    (Some(Message::Binary(compressed)), Some(kind)) => {
+                        self.incomplete_deflated = None;
+                        let inflated = deflate::inflate(&compressed, self.config.max_message_size)?;
+                        Ok(Some(match kind {
+                            Deflated::Text => Message::Text(bytes::Bytes::from(inflated).try_into()?),
+                            Deflated::Binary => Message::Binary(inflated.into()),
+                        }))
+                    }
+                    (message, _) => Ok(message),
                 }
             }
         } // match opcode
@@ -948,5 +993,135 @@ mod tests {
             socket.read(),
             Err(Error::Capacity(CapacityError::MessageTooLong { size: 3, max_size: 2 }))
         ));
+    }
+}
+
+/// PATCH (floor): reading permessage-deflate messages.
+#[cfg(test)]
+mod deflate_tests {
+    use super::{Message, Role, WebSocket, WebSocketConfig};
+    use crate::deflate::deflate;
+    use crate::error::{CapacityError, Error, ProtocolError};
+
+    use std::io::{self, Cursor};
+
+    /// Reads the given bytes and keeps what is written back.
+    struct Peer {
+        incoming: Cursor<Vec<u8>>,
+        written: Vec<u8>,
+    }
+
+    impl io::Read for Peer {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.incoming.read(buf)
+        }
+    }
+
+    impl io::Write for Peer {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.written.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// An unmasked frame.
+    fn frame(first: u8, payload: &[u8]) -> Vec<u8> {
+        let mut out = vec![first];
+        match payload.len() {
+            len @ 0..=125 => out.push(len as u8),
+            len @ 126..=65535 => {
+                out.push(126);
+                out.extend_from_slice(&(len as u16).to_be_bytes());
+            }
+            len => {
+                out.push(127);
+                out.extend_from_slice(&(len as u64).to_be_bytes());
+            }
+        }
+        out.extend_from_slice(payload);
+        out
+    }
+
+    const FIN: u8 = 0x80;
+    const RSV1: u8 = 0x40;
+
+    fn socket(frames: Vec<u8>, negotiated: bool, limit: usize) -> WebSocket<Peer> {
+        let config = WebSocketConfig::default()
+            .permessage_deflate(negotiated)
+            .max_message_size(Some(limit))
+            .accept_unmasked_frames(true);
+        let peer = Peer { incoming: Cursor::new(frames), written: Vec::new() };
+        // A server, so that its close frame is written unmasked; it reads unmasked frames.
+        WebSocket::from_raw_socket(peer, Role::Server, Some(config))
+    }
+
+    fn close_code(socket: &WebSocket<Peer>) -> Option<u16> {
+        let written = &socket.get_ref().written;
+        (written.len() >= 4 && written[0] == 0x88).then(|| u16::from_be_bytes([written[2], written[3]]))
+    }
+
+    #[test]
+    fn compressed_messages_whole_or_in_fragments_are_inflated() {
+        let text = "{\"state\":1}".repeat(100);
+        let compressed = deflate(&[text.as_bytes()], 6).unwrap();
+        let (head, tail) = compressed.split_at(compressed.len() / 2);
+        let mut frames = frame(FIN | RSV1 | 0x1, &compressed);
+        frames.extend(frame(RSV1 | 0x2, head));
+        frames.extend(frame(FIN | 0x9, b"between"));
+        frames.extend(frame(FIN, tail));
+        frames.extend(frame(FIN | 0x1, b"plain"));
+        let mut socket = socket(frames, true, 100_000);
+        assert_eq!(socket.read().unwrap(), Message::text(text.clone()));
+        assert_eq!(socket.read().unwrap(), Message::Ping("between".into()));
+        assert_eq!(socket.read().unwrap(), Message::Binary(text.into_bytes().into()));
+        assert_eq!(socket.read().unwrap(), Message::text("plain"));
+    }
+
+    #[test]
+    fn rsv1_without_the_extension_is_a_protocol_error_closed_with_1002() {
+        let compressed = deflate(&[b"hello"], 6).unwrap();
+        let mut socket = socket(frame(FIN | RSV1 | 0x1, &compressed), false, 100_000);
+        assert!(matches!(socket.read(), Err(Error::Protocol(ProtocolError::NonZeroReservedBits))));
+        assert_eq!(close_code(&socket), Some(1002));
+    }
+
+    #[test]
+    fn rsv1_on_a_continuation_or_a_control_frame_is_a_protocol_error() {
+        let mut frames = frame(0x1, b"he");
+        frames.extend(frame(FIN | RSV1, b"llo"));
+        let mut continued = socket(frames, true, 100_000);
+        assert!(matches!(continued.read(), Err(Error::Protocol(ProtocolError::NonZeroReservedBits))));
+        let mut ping = socket(frame(FIN | RSV1 | 0x9, b""), true, 100_000);
+        assert!(matches!(ping.read(), Err(Error::Protocol(ProtocolError::NonZeroReservedBits))));
+        assert_eq!(close_code(&ping), Some(1002));
+    }
+
+    #[test]
+    fn a_bomb_is_refused_with_1009_without_inflating_it_whole() {
+        let bomb = deflate(&[&vec![b'a'; 10 << 20]], 9).unwrap();
+        let mut socket = socket(frame(FIN | RSV1 | 0x1, &bomb), true, 100_000);
+        assert!(matches!(
+            socket.read(),
+            Err(Error::Capacity(CapacityError::MessageTooLong { max_size: 100_000, .. }))
+        ));
+        assert_eq!(close_code(&socket), Some(1009));
+    }
+
+    #[test]
+    fn data_that_does_not_inflate_closes_with_1002() {
+        let mut socket = socket(frame(FIN | RSV1 | 0x1, &[0xff; 16]), true, 100_000);
+        assert!(matches!(socket.read(), Err(Error::Protocol(ProtocolError::InvalidCompressedData))));
+        assert_eq!(close_code(&socket), Some(1002));
+    }
+
+    #[test]
+    fn compressed_text_that_is_not_utf8_closes_with_1007() {
+        let compressed = deflate(&[&[0xc3, 0x28]], 6).unwrap();
+        let mut socket = socket(frame(FIN | RSV1 | 0x1, &compressed), true, 100_000);
+        assert!(matches!(socket.read(), Err(Error::Utf8(_))));
+        assert_eq!(close_code(&socket), Some(1007));
     }
 }
