@@ -8,12 +8,11 @@ use std::time::{Duration, Instant};
 
 use rust_socketio::TransportType;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 use uuid::Uuid;
 
 use crate::helpers::{Backend, TEST_JWT_SECRET, spawn_app, spawn_app_with};
 use crate::nodes::Node;
+use crate::raw_socket::RawSocket;
 
 fn refused_rate_limited(refusal: &str) -> bool {
     refusal.contains("RATE_LIMITED")
@@ -64,105 +63,8 @@ async fn the_default_cap_of_an_account_s_sockets_is_twenty() {
     assert!(refused_rate_limited(&refusal), "{refusal}");
 }
 
-/// A WebSocket to `/socket.io` spoken by hand, so a test can send what no client library
-/// would: a frame header announcing more than it sends, a message past `maxPayload`.
-struct RawSocket {
-    stream: TcpStream,
-}
-
-impl RawSocket {
-    async fn open(base: &str) -> Self {
-        let mut stream = TcpStream::connect(base.trim_start_matches("http://")).await.expect("a connection");
-        let request = "GET /socket.io/?EIO=4&transport=websocket HTTP/1.1\r\nHost: floor\r\nUpgrade: websocket\r\n\
-                       Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
-        stream.write_all(request.as_bytes()).await.expect("the upgrade is sent");
-        let mut head = Vec::new();
-        let mut byte = [0_u8; 1];
-        while !head.ends_with(b"\r\n\r\n") {
-            assert_eq!(stream.read(&mut byte).await.expect("the upgrade's answer"), 1, "closed during the upgrade");
-            head.push(byte[0]);
-        }
-        assert!(head.starts_with(b"HTTP/1.1 101"), "{}", String::from_utf8_lossy(&head));
-        let mut socket = Self { stream };
-        let (opcode, open) = socket.frame().await.expect("the open packet");
-        assert_eq!(opcode, 1);
-        assert!(String::from_utf8_lossy(&open).contains("\"maxPayload\":100000"), "{}", String::from_utf8_lossy(&open));
-        socket
-    }
-
-    /// A client frame's header (masked with a zero key, so the payload goes as it is).
-    fn header(fin: bool, opcode: u8, length: u64) -> Vec<u8> {
-        let mut header = vec![if fin { 0x80 } else { 0 } | opcode];
-        match length {
-            0..=125 => header.push(0x80 | length as u8),
-            126..=65_535 => {
-                header.push(0x80 | 126);
-                header.extend_from_slice(&(length as u16).to_be_bytes());
-            }
-            _ => {
-                header.push(0x80 | 127);
-                header.extend_from_slice(&length.to_be_bytes());
-            }
-        }
-        header.extend_from_slice(&[0, 0, 0, 0]);
-        header
-    }
-
-    /// Sends a frame of `length` zero bytes, written 64 KiB at a time (stops quietly when the
-    /// server has closed).
-    async fn send_zeros(&mut self, fin: bool, opcode: u8, length: u64) {
-        if self.stream.write_all(&Self::header(fin, opcode, length)).await.is_err() {
-            return;
-        }
-        let chunk = vec![0_u8; 64 * 1024];
-        let mut left = length;
-        while left > 0 {
-            let now = left.min(chunk.len() as u64) as usize;
-            if self.stream.write_all(&chunk[..now]).await.is_err() {
-                return;
-            }
-            left -= now as u64;
-        }
-    }
-
-    /// The next frame from the server: opcode and payload; `None` when the connection ended.
-    async fn frame(&mut self) -> Option<(u8, Vec<u8>)> {
-        let mut first = [0_u8; 2];
-        self.stream.read_exact(&mut first).await.ok()?;
-        let length = match first[1] & 0x7f {
-            126 => {
-                let mut more = [0_u8; 2];
-                self.stream.read_exact(&mut more).await.ok()?;
-                u64::from(u16::from_be_bytes(more))
-            }
-            127 => {
-                let mut more = [0_u8; 8];
-                self.stream.read_exact(&mut more).await.ok()?;
-                u64::from_be_bytes(more)
-            }
-            short => u64::from(short),
-        };
-        let mut payload = vec![0_u8; usize::try_from(length).ok()?];
-        self.stream.read_exact(&mut payload).await.ok()?;
-        Some((first[0] & 0x0f, payload))
-    }
-
-    /// The close code the server ends with, skipping its other frames (`None`: no close frame).
-    async fn close_code(&mut self) -> Option<u16> {
-        let waiting = async {
-            while let Some((opcode, payload)) = self.frame().await {
-                if opcode == 8 {
-                    return payload.get(..2).map(|code| u16::from_be_bytes([code[0], code[1]]));
-                }
-            }
-            None
-        };
-        tokio::time::timeout(Duration::from_secs(10), waiting).await.ok().flatten()
-    }
-}
-
 /// The resident memory of process `pid`, in bytes.
-fn resident_bytes(pid: u32) -> u64 {
+pub(crate) fn resident_bytes(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
