@@ -2,6 +2,8 @@
 //! as a stream. A data message is not kept whole: the decoder keeps its first bytes (enough
 //! for the packet's kind and `version`) and counts the rest as it passes, so one small read
 //! buffer serves every message whatever its size, and nothing is allocated per message.
+//! With permessage-deflate negotiated, a compressed message's first bytes are kept and its
+//! head inflated from them (the server compresses each message on its own).
 
 use std::ops::Range;
 
@@ -15,6 +17,9 @@ pub const PING: u8 = 0x9;
 pub const PONG: u8 = 0xA;
 /// Control frames carry at most this much (RFC 6455 §5.5).
 pub const MAX_CONTROL_PAYLOAD: usize = 125;
+/// Of a compressed message, the first bytes kept to inflate its head from: a LiveState
+/// compresses about 5.7 to 1, so these hold some 5 KB of text.
+const COMPRESSED_HEAD: usize = 1024;
 
 /// Appends one final client frame of `opcode` carrying `payload`, masked with `mask`.
 pub fn encode(out: &mut Vec<u8>, opcode: u8, payload: &[u8], mask: [u8; 4]) {
@@ -38,6 +43,8 @@ pub fn encode(out: &mut Vec<u8>, opcode: u8, payload: &[u8], mask: [u8; 4]) {
 #[derive(Debug, PartialEq, Eq)]
 struct Header {
     fin: bool,
+    /// permessage-deflate's "compressed" bit.
+    rsv1: bool,
     opcode: u8,
     payload_len: u64,
     /// Bytes of the header itself (2, 4 or 10: a server's frames carry no mask).
@@ -47,8 +54,8 @@ struct Header {
 /// The header at the front of `buf`, or `None` until enough of it has arrived.
 fn header(buf: &[u8]) -> anyhow::Result<Option<Header>> {
     let [first, second, ..] = *buf else { return Ok(None) };
-    if first & 0x70 != 0 {
-        bail!("a frame with reserved bits set");
+    if first & 0x30 != 0 {
+        bail!("a frame with RSV2 or RSV3 set");
     }
     if second & 0x80 != 0 {
         bail!("a masked frame from the server");
@@ -64,14 +71,15 @@ fn header(buf: &[u8]) -> anyhow::Result<Option<Header>> {
         },
         len => (u64::from(len), 2),
     };
-    Ok(Some(Header { fin: first & 0x80 != 0, opcode: first & 0x0F, payload_len, size }))
+    Ok(Some(Header { fin: first & 0x80 != 0, rsv1: first & 0x40 != 0, opcode: first & 0x0F, payload_len, size }))
 }
 
 /// What [`Decoder::decode`] completed.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Found {
-    /// A whole data message of `len` bytes; its first bytes are [`Decoder::head`].
-    Message { len: usize },
+    /// A whole data message of `len` bytes on the wire (`compressed`: inflated for its head);
+    /// its first bytes are [`Decoder::head`].
+    Message { len: usize, compressed: bool },
     /// A ping; its payload is this range of the bytes given to `decode`.
     Ping(Range<usize>),
     /// The server's close frame.
@@ -94,10 +102,14 @@ pub struct Decoder {
     in_message: bool,
     /// Payload bytes of the message so far.
     message_len: usize,
+    /// Whether permessage-deflate was negotiated (RSV1 allowed on a message's first frame).
+    deflate: bool,
+    /// Whether the message being read is compressed.
+    compressed: bool,
 }
 
 impl Decoder {
-    pub fn new(head_limit: usize) -> Self {
+    pub fn new(head_limit: usize, deflate: bool) -> Self {
         Self {
             head_limit,
             head: Vec::with_capacity(head_limit),
@@ -106,6 +118,8 @@ impl Decoder {
             frame_fin: false,
             in_message: false,
             message_len: 0,
+            deflate,
+            compressed: false,
         }
     }
 
@@ -123,7 +137,8 @@ impl Decoder {
             if self.in_frame {
                 let available = buf.len() - used;
                 let take = usize::try_from(self.frame_left).map_or(available, |left| left.min(available));
-                let keep = take.min(self.head_limit.saturating_sub(self.head.len()));
+                let limit = if self.compressed { COMPRESSED_HEAD } else { self.head_limit };
+                let keep = take.min(limit.saturating_sub(self.head.len()));
                 self.head.extend_from_slice(&buf[used..used + keep]);
                 used += take;
                 self.message_len += take;
@@ -134,11 +149,18 @@ impl Decoder {
                 self.in_frame = false;
                 if self.frame_fin {
                     self.in_message = false;
-                    return Ok((used, Some(Found::Message { len: self.message_len })));
+                    if self.compressed {
+                        self.head = inflate_head(&self.head, self.head_limit);
+                    }
+                    return Ok((used, Some(Found::Message { len: self.message_len, compressed: self.compressed })));
                 }
                 continue;
             }
             let Some(header) = header(&buf[used..])? else { return Ok((used, None)) };
+            let starts_message = matches!(header.opcode, TEXT | BINARY);
+            if header.rsv1 && !(self.deflate && starts_message) {
+                bail!("RSV1 on a frame that is not the first of a message, or without permessage-deflate");
+            }
             if header.opcode >= CLOSE {
                 let len = match usize::try_from(header.payload_len) {
                     Ok(len) if header.fin && len <= MAX_CONTROL_PAYLOAD => len,
@@ -162,6 +184,7 @@ impl Decoder {
                     self.in_message = true;
                     self.head.clear();
                     self.message_len = 0;
+                    self.compressed = header.rsv1;
                 }
                 CONTINUATION if !self.in_message => bail!("a continuation frame outside a message"),
                 CONTINUATION => {}
@@ -173,6 +196,14 @@ impl Decoder {
             self.frame_fin = header.fin;
         }
     }
+}
+
+/// The first `limit` bytes of a message compressed on its own, from its first compressed
+/// bytes (a cut stream ends the output early, which is all a head needs).
+fn inflate_head(compressed: &[u8], limit: usize) -> Vec<u8> {
+    let mut head = Vec::with_capacity(limit);
+    let _ = flate2::Decompress::new(false).decompress_vec(compressed, &mut head, flate2::FlushDecompress::None);
+    head
 }
 
 #[cfg(test)]
@@ -242,9 +273,13 @@ mod tests {
         let payload: Vec<u8> = (0..70_000u32).map(|i| (i % 251) as u8).collect();
         let stream = server_frame(true, TEXT, &payload);
         for piece in [1, 7, 4096, stream.len()] {
-            let mut decoder = Decoder::new(16);
+            let mut decoder = Decoder::new(16, false);
             let found = decode_in_pieces(&mut decoder, &stream, piece);
-            assert_eq!(found, [(Found::Message { len: 70_000 }, payload[..16].to_vec())], "pieces of {piece}");
+            assert_eq!(
+                found,
+                [(Found::Message { len: 70_000, compressed: false }, payload[..16].to_vec())],
+                "pieces of {piece}"
+            );
         }
     }
 
@@ -258,7 +293,7 @@ mod tests {
         stream.extend(server_frame(true, TEXT, b"2"));
         stream.extend(server_frame(true, CLOSE, &[0x03, 0xE8]));
         for piece in [1, 3, stream.len()] {
-            let found = decode_in_pieces(&mut Decoder::new(512), &stream, piece);
+            let found = decode_in_pieces(&mut Decoder::new(512, false), &stream, piece);
             let kinds: Vec<_> =
                 found.iter().map(|(found, bytes)| (matches!(found, Found::Ping(_)), bytes.clone())).collect();
             assert_eq!(
@@ -271,14 +306,14 @@ mod tests {
                 ],
                 "pieces of {piece}"
             );
-            assert_eq!(found[1].0, Found::Message { len: 17 });
+            assert_eq!(found[1].0, Found::Message { len: 17, compressed: false });
             assert_eq!(found[3].0, Found::Close);
         }
     }
 
     #[test]
     fn an_incomplete_header_or_control_frame_is_left_for_the_next_read() {
-        let mut decoder = Decoder::new(8);
+        let mut decoder = Decoder::new(8, false);
         let big = server_frame(true, TEXT, &[b'a'; 300]);
         assert_eq!(decoder.decode(&big[..3]).expect("ok"), (0, None), "the 16-bit length is cut");
         let ping = server_frame(true, PING, b"abc");
@@ -290,12 +325,50 @@ mod tests {
     fn protocol_violations_are_errors() {
         let mut masked = Vec::new();
         encode(&mut masked, TEXT, b"x", [1, 1, 1, 1]);
-        assert!(Decoder::new(8).decode(&masked).is_err(), "a server must not mask");
-        assert!(Decoder::new(8).decode(&server_frame(true, CONTINUATION, b"x")).is_err());
-        assert!(Decoder::new(8).decode(&server_frame(false, PING, b"x")).is_err());
+        assert!(Decoder::new(8, false).decode(&masked).is_err(), "a server must not mask");
+        assert!(Decoder::new(8, false).decode(&server_frame(true, CONTINUATION, b"x")).is_err());
+        assert!(Decoder::new(8, false).decode(&server_frame(false, PING, b"x")).is_err());
         let mut two_starts = server_frame(false, TEXT, b"a");
         two_starts.extend(server_frame(true, TEXT, b"b"));
-        assert!(Decoder::new(8).decode(&two_starts).is_err());
-        assert!(Decoder::new(8).decode(&[0xC1, 0x00]).is_err(), "RSV1 without an extension");
+        assert!(Decoder::new(8, false).decode(&two_starts).is_err());
+        assert!(Decoder::new(8, false).decode(&[0xC1, 0x00]).is_err(), "RSV1 without an extension");
+        assert!(Decoder::new(8, true).decode(&[0xA1, 0x00]).is_err(), "RSV2");
+        let mut continued = server_frame(false, TEXT, b"a");
+        continued.extend(server_frame(true, CONTINUATION, b"b"));
+        continued[3] |= 0x40;
+        assert!(Decoder::new(8, true).decode(&continued).is_err(), "RSV1 on a continuation");
+    }
+
+    /// A server's message of `text` compressed on its own, RSV1 set, in two frames; and the
+    /// compressed size.
+    fn compressed_frames(text: &[u8]) -> (Vec<u8>, usize) {
+        use std::io::Write;
+        let mut encoder = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+        encoder.write_all(text).expect("in memory");
+        encoder.flush().expect("in memory");
+        let mut payload = std::mem::take(encoder.get_mut());
+        payload.truncate(payload.len() - 4);
+        let (first, rest) = payload.split_at(payload.len() / 2);
+        let mut stream = server_frame(false, TEXT, first);
+        stream[0] |= 0x40;
+        stream.extend(server_frame(true, CONTINUATION, rest));
+        (stream, payload.len())
+    }
+
+    #[test]
+    fn a_compressed_message_gives_its_inflated_head_and_its_size_on_the_wire() {
+        let text = format!(
+            "42/live,[\"state\",{{\"tournamentId\":\"x\",\"version\":7,\"tables\":[{}]}}]",
+            "1,".repeat(30_000)
+        );
+        let (stream, wire) = compressed_frames(text.as_bytes());
+        for piece in [1, 100, stream.len()] {
+            let found = decode_in_pieces(&mut Decoder::new(64, true), &stream, piece);
+            assert_eq!(found, [(Found::Message { len: wire, compressed: true }, text.as_bytes()[..64].to_vec())]);
+        }
+        let plain = server_frame(true, TEXT, b"42/live,[\"clock\"]");
+        let found = decode_in_pieces(&mut Decoder::new(64, true), &plain, 5);
+        assert_eq!(found, [(Found::Message { len: 17, compressed: false }, b"42/live,[\"clock\"]".to_vec())]);
+        assert!(Decoder::new(64, false).decode(&stream).is_err(), "compressed without the extension");
     }
 }

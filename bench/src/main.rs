@@ -96,6 +96,10 @@ struct Fanout {
     /// Watchers join as compact: a clock change comes as a small `clock` event.
     #[arg(long)]
     compact: bool,
+    /// Watchers offer permessage-deflate as Chrome does (WebSocket), and inflate the head of
+    /// each compressed message; the report gives the bytes on the wire.
+    #[arg(long)]
+    deflate: bool,
     /// Nodes of floor (ports `--port` and up): the watchers go to them in turn, the presses to
     /// the first. Two or more run on PostgreSQL and need `--redis-url`.
     #[arg(long, default_value_t = 1)]
@@ -315,6 +319,7 @@ fn settings(cli: &Fanout) -> anyhow::Result<Settings> {
         transport: cli.transport,
         redis_url: cli.redis_url.clone(),
         compact: cli.compact,
+        deflate: cli.deflate,
         port: cli.port,
         nodes: cli.nodes,
         press_node: cli.press_node - 1,

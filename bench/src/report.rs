@@ -80,6 +80,12 @@ pub struct Report {
     pub adapter: &'static str,
     /// Whether watchers joined as compact (a clock change comes as a `clock` event).
     pub compact: bool,
+    /// Whether watchers offered permessage-deflate, and how many joined with it negotiated.
+    pub deflate_offered: bool,
+    pub deflating: usize,
+    /// The median size on the wire of a delivery to one watcher (a `state` or `clock`
+    /// message's WebSocket payload, compressed where negotiated; a polling packet).
+    pub median_wire_bytes: Option<f64>,
     pub players: usize,
     pub eliminated: usize,
     /// Size of the LiveState (`GET …/live`), which every `state` event carries.
@@ -156,7 +162,12 @@ impl Report {
     pub fn text(&self) -> String {
         let mut out = String::new();
         let c = &self.correctness;
-        let compact = if self.compact { ", compact" } else { "" };
+        let compact = match (self.compact, self.deflate_offered) {
+            (false, false) => "",
+            (true, false) => ", compact",
+            (false, true) => ", deflate offered",
+            (true, true) => ", compact, deflate offered",
+        };
         let _ = writeln!(
             out,
             "== N={} over {}, {} node(s) on {}, {} adapter{compact}; LiveState {} bytes ({} players, {} out); {} rounds",
@@ -187,6 +198,13 @@ impl Report {
             self.rss_connected_mib,
             figure(self.rss_per_connection_kib, 1),
             self.rss_after_rounds_mib
+        );
+        let _ = writeln!(
+            out,
+            "on the wire: a delivery to one watcher {} bytes (median); permessage-deflate negotiated by {} of {}",
+            figure(self.median_wire_bytes, 0),
+            self.deflating,
+            self.joined
         );
         let _ = writeln!(
             out,

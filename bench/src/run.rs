@@ -30,6 +30,8 @@ pub struct Settings {
     pub transport: Transport,
     pub redis_url: Option<String>,
     pub compact: bool,
+    /// Watchers offer permessage-deflate.
+    pub deflate: bool,
     pub port: u16,
     /// Nodes of floor, on ports `port`, `port + 1`, …; watchers go to them in turn and the
     /// presses to the first. More than one needs `redis_url` and `postgres_url`.
@@ -59,6 +61,10 @@ struct Watchers {
     closed: BTreeMap<String, usize>,
     clock_events: u64,
     last_join: Option<Instant>,
+    /// Joined watchers whose connection negotiated permessage-deflate.
+    deflating: usize,
+    /// The size on the wire of every delivery.
+    wire: Vec<usize>,
 }
 
 impl Watchers {
@@ -71,6 +77,8 @@ impl Watchers {
             closed: BTreeMap::new(),
             clock_events: 0,
             last_join: None,
+            deflating: 0,
+            wire: Vec::new(),
         }
     }
 
@@ -82,14 +90,16 @@ impl Watchers {
     /// to its watcher.
     fn hear(&mut self, heard: Heard, current: Option<i64>) -> Option<(usize, Instant)> {
         match heard {
-            Heard::Joined { idx, version, at } => {
+            Heard::Joined { idx, version, at, deflate } => {
                 self.joined_version[idx] = Some(version);
+                self.deflating += usize::from(deflate);
                 self.last_join = Some(self.last_join.map_or(at, |last| last.max(at)));
             }
             Heard::Failed { reason, .. } => *self.failures.entry(reason).or_default() += 1,
             Heard::Closed { reason, .. } => *self.closed.entry(reason).or_default() += 1,
-            Heard::Delivered { idx, version, clock, at } => {
+            Heard::Delivered { idx, version, clock, at, wire } => {
                 self.received[idx].push(version);
+                self.wire.push(wire);
                 self.clock_events += u64::from(clock);
                 if current == Some(version) && !self.has_current[idx] {
                     self.has_current[idx] = true;
@@ -142,6 +152,7 @@ async fn measure_on(settings: &Settings, n: usize, database_url: Option<&str>) -
                 token: api.token.clone(),
                 tournament_id: tournament.id.clone(),
                 compact: settings.compact,
+                deflate: settings.deflate,
             }))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
@@ -241,6 +252,13 @@ async fn measure_on(settings: &Settings, n: usize, database_url: Option<&str>) -
         transport: settings.transport,
         adapter: if settings.redis_url.is_some() { "redis" } else { "local" },
         compact: settings.compact,
+        deflate_offered: settings.deflate,
+        deflating: watchers.deflating,
+        median_wire_bytes: {
+            let mut wire: Vec<f64> = watchers.wire.iter().map(|&bytes| bytes as f64).collect();
+            wire.sort_by(f64::total_cmp);
+            report::percentile(&wire, 50.0)
+        },
         players: settings.players,
         eliminated: settings.eliminated,
         live_state_bytes: tournament.live_bytes,

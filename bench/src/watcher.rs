@@ -44,17 +44,21 @@ pub struct Target {
     pub token: String,
     pub tournament_id: String,
     pub compact: bool,
+    /// Offer permessage-deflate (WebSocket only).
+    pub deflate: bool,
 }
 
 /// What watchers tell the benchmark.
 #[derive(Debug)]
 pub enum Report {
-    /// The join's ack (of watcher `idx`) said ok, carrying this LiveState version.
-    Joined { idx: usize, version: i64, at: Instant },
+    /// The join's ack (of watcher `idx`) said ok, carrying this LiveState version;
+    /// `deflate`: the connection negotiated permessage-deflate.
+    Joined { idx: usize, version: i64, at: Instant, deflate: bool },
     /// The watcher never joined; `reason` is short and stable, so failures group by it.
     Failed { reason: String },
-    /// A `state` (or, `clock` true, a `clock` update) of this version was read whole.
-    Delivered { idx: usize, version: i64, clock: bool, at: Instant },
+    /// A `state` (or, `clock` true, a `clock` update) of this version was read whole, `wire`
+    /// bytes of it on the connection (the WebSocket message's payload, or the polling packet).
+    Delivered { idx: usize, version: i64, clock: bool, at: Instant, wire: usize },
     /// A joined watcher's connection ended before the benchmark closed it.
     Closed { reason: String },
 }
@@ -72,7 +76,7 @@ pub async fn watch(idx: usize, target: Arc<Target>, permit: OwnedSemaphorePermit
     drop(permit);
     let mut link = match joined {
         Ok((link, version)) => {
-            let _ = reports.send(Report::Joined { idx, version, at });
+            let _ = reports.send(Report::Joined { idx, version, at, deflate: link.deflate() });
             link
         }
         Err(reason) => {
@@ -82,7 +86,7 @@ pub async fn watch(idx: usize, target: Arc<Target>, permit: OwnedSemaphorePermit
     };
     let reason = loop {
         let action = match link.next_packet().await {
-            Ok(Some(packet)) => Action::of(engineio::parse(packet)),
+            Ok(Some(packet)) => Action::of(engineio::parse(packet), packet.len()),
             Ok(None) => break "closed by the server".to_owned(),
             Err(err) => break cause("read", &err),
         };
@@ -92,8 +96,9 @@ pub async fn watch(idx: usize, target: Arc<Target>, permit: OwnedSemaphorePermit
                     break cause("pong", &err);
                 }
             }
-            Action::Deliver { version, clock } => {
-                let _ = reports.send(Report::Delivered { idx, version, clock, at: Instant::now() });
+            Action::Deliver { version, clock, read } => {
+                let wire = link.last_wire().unwrap_or(read);
+                let _ = reports.send(Report::Delivered { idx, version, clock, at: Instant::now(), wire });
             }
             Action::Unreadable => break "a state without a version".to_owned(),
             Action::Stop(reason) => break reason.to_owned(),
@@ -106,18 +111,23 @@ pub async fn watch(idx: usize, target: Arc<Target>, permit: OwnedSemaphorePermit
 /// What a joined watcher does about one packet (owned, so the packet's borrow ends first).
 enum Action {
     Pong,
-    Deliver { version: i64, clock: bool },
+    /// `read`: the bytes of the packet as read (over WebSocket, only its head).
+    Deliver {
+        version: i64,
+        clock: bool,
+        read: usize,
+    },
     Unreadable,
     Stop(&'static str),
     Nothing,
 }
 
 impl Action {
-    fn of(packet: Packet<'_>) -> Self {
+    fn of(packet: Packet<'_>, read: usize) -> Self {
         match packet {
             Packet::Ping => Self::Pong,
             Packet::Event { name: name @ (b"state" | b"clock"), args } => match engineio::live_version(args) {
-                Some(version) => Self::Deliver { version, clock: name == b"clock" },
+                Some(version) => Self::Deliver { version, clock: name == b"clock", read },
                 None => Self::Unreadable,
             },
             Packet::Disconnected => Self::Stop("disconnected from /live by the server"),
@@ -165,7 +175,8 @@ async fn connect(target: &Target) -> Result<Link, String> {
     let mut link = match target.transport {
         Transport::WebSocket => {
             let path = format!("{ENGINE_IO_PATH}?EIO=4&transport=websocket");
-            let mut conn = WsConn::connect(target.addr, &path).await.map_err(|err| cause("websocket", &err))?;
+            let mut conn =
+                WsConn::connect(target.addr, &path, target.deflate).await.map_err(|err| cause("websocket", &err))?;
             // Over WebSocket the open packet is the first message.
             match conn.next_message().await.map_err(|err| cause("open", &err))? {
                 Some(packet) if matches!(engineio::parse(packet), Packet::Open(_)) => Link::Ws(conn),
@@ -215,6 +226,19 @@ impl Link {
         match self {
             Self::Ws(conn) => conn.send_text(packet).await,
             Self::Polling(conn) => conn.send(packet).await,
+        }
+    }
+
+    /// Whether the connection negotiated permessage-deflate.
+    fn deflate(&self) -> bool {
+        matches!(self, Self::Ws(conn) if conn.deflate)
+    }
+
+    /// Over WebSocket, the size on the wire of the last message read.
+    fn last_wire(&self) -> Option<usize> {
+        match self {
+            Self::Ws(conn) => Some(conn.last_wire),
+            Self::Polling(_) => None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! A watcher's WebSocket connection: the HTTP/1.1 upgrade, then messages read through one
 //! small buffer kept for the connection's life (reads go into its spare capacity; a message
-//! of any size passes through it, see [`crate::frame`]), pings and close answered.
+//! of any size passes through it, see [`crate::frame`]), pings and close answered. With
+//! `deflate` the upgrade offers permessage-deflate as Chrome does.
 
 use std::net::SocketAddr;
 
@@ -18,6 +19,8 @@ const READ_BUFFER: usize = 16 * 1024;
 /// The first bytes of a message the watcher looks at: the Socket.IO header, the event name,
 /// `tournamentId` and `version` come well within them.
 const HEAD_LIMIT: usize = 512;
+/// What Chrome offers.
+const DEFLATE_OFFER: &str = "permessage-deflate; client_max_window_bits";
 
 pub struct WsConn {
     stream: TcpStream,
@@ -27,29 +30,38 @@ pub struct WsConn {
     decoder: Decoder,
     /// The frame being written, reused.
     out: Vec<u8>,
+    /// Whether the server accepted permessage-deflate.
+    pub deflate: bool,
+    /// The size on the wire of the last message read.
+    pub last_wire: usize,
 }
 
 impl WsConn {
-    /// Connects and upgrades `GET path_and_query` to WebSocket.
-    pub async fn connect(addr: SocketAddr, path_and_query: &str) -> anyhow::Result<Self> {
+    /// Connects and upgrades `GET path_and_query` to WebSocket, offering permessage-deflate
+    /// with `deflate`.
+    pub async fn connect(addr: SocketAddr, path_and_query: &str, deflate: bool) -> anyhow::Result<Self> {
         let stream = TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
         let mut conn = Self {
             stream,
             buf: Vec::with_capacity(READ_BUFFER),
             start: 0,
-            decoder: Decoder::new(HEAD_LIMIT),
+            decoder: Decoder::new(HEAD_LIMIT, false),
             out: Vec::with_capacity(128),
+            deflate: false,
+            last_wire: 0,
         };
         let key = generate_key();
+        let offer = if deflate { format!("Sec-WebSocket-Extensions: {DEFLATE_OFFER}\r\n") } else { String::new() };
         let request = format!(
             "GET {path_and_query} HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-             Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+             Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n{offer}\r\n"
         );
         conn.stream.write_all(request.as_bytes()).await?;
         loop {
             if let Some(end) = memchr::memmem::find(&conn.buf, b"\r\n\r\n") {
-                check_upgrade(&conn.buf[..end], &key)?;
+                conn.deflate = check_upgrade(&conn.buf[..end], &key)?;
+                conn.decoder = Decoder::new(HEAD_LIMIT, conn.deflate);
                 // Whatever follows the head is already WebSocket.
                 conn.start = end + 4;
                 return Ok(conn);
@@ -82,7 +94,10 @@ impl WsConn {
             let (used, found) = self.decoder.decode(&self.buf[at..])?;
             self.start += used;
             match found {
-                Some(Found::Message { .. }) => return Ok(Some(self.decoder.head())),
+                Some(Found::Message { len, .. }) => {
+                    self.last_wire = len;
+                    return Ok(Some(self.decoder.head()));
+                }
                 Some(Found::Ping(range)) => {
                     let mut payload = [0; frame::MAX_CONTROL_PAYLOAD];
                     let payload = &mut payload[..range.len()];
@@ -121,22 +136,30 @@ impl WsConn {
     }
 }
 
-/// Checks the server's answer to the upgrade request (its head, without the blank line).
-fn check_upgrade(head: &[u8], key: &str) -> anyhow::Result<()> {
+/// Checks the server's answer to the upgrade request (its head, without the blank line);
+/// whether it accepted permessage-deflate (each message compressed on its own, as the head
+/// inflation needs).
+fn check_upgrade(head: &[u8], key: &str) -> anyhow::Result<bool> {
     let head = std::str::from_utf8(head).context("upgrade: the response head is not UTF-8")?;
     let mut lines = head.split("\r\n");
     let status = lines.next().unwrap_or_default();
     if !status.starts_with("HTTP/1.1 101 ") {
         bail!("upgrade refused: {status}");
     }
-    let accept = lines
-        .filter_map(|line| line.split_once(':'))
-        .find(|(name, _)| name.trim().eq_ignore_ascii_case("sec-websocket-accept"))
-        .map(|(_, value)| value.trim());
-    if accept != Some(derive_accept_key(key.as_bytes()).as_str()) {
+    let fields: Vec<(&str, &str)> =
+        lines.filter_map(|line| line.split_once(':')).map(|(name, value)| (name.trim(), value.trim())).collect();
+    let field =
+        |wanted: &str| fields.iter().find(|(name, _)| name.eq_ignore_ascii_case(wanted)).map(|(_, value)| *value);
+    if field("sec-websocket-accept") != Some(derive_accept_key(key.as_bytes()).as_str()) {
         bail!("upgrade: a wrong Sec-WebSocket-Accept");
     }
-    Ok(())
+    match field("sec-websocket-extensions") {
+        None => Ok(false),
+        Some(agreed) if agreed.starts_with("permessage-deflate") && agreed.contains("server_no_context_takeover") => {
+            Ok(true)
+        }
+        Some(agreed) => bail!("upgrade: an extension the benchmark cannot read: {agreed}"),
+    }
 }
 
 #[cfg(test)]
@@ -150,7 +173,11 @@ mod tests {
     fn an_upgrade_is_accepted_only_with_101_and_the_keys_answer() {
         let ok = "HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\n\
                   SEC-WEBSOCKET-ACCEPT: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=";
-        assert!(check_upgrade(ok.as_bytes(), KEY).is_ok());
+        assert!(!check_upgrade(ok.as_bytes(), KEY).expect("accepted"));
+        let deflating = format!("{ok}\r\nsec-websocket-extensions: permessage-deflate; server_no_context_takeover");
+        assert!(check_upgrade(deflating.as_bytes(), KEY).expect("accepted"));
+        let taking_over = format!("{ok}\r\nsec-websocket-extensions: permessage-deflate");
+        assert!(check_upgrade(taking_over.as_bytes(), KEY).is_err());
         let wrong = ok.replace("s3pP", "xxxx");
         assert!(check_upgrade(wrong.as_bytes(), KEY).is_err());
         let refused = check_upgrade(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0", KEY).expect_err("refused");
