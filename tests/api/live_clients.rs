@@ -1,9 +1,10 @@
 //! Real clients on `/live` against the running server, and what each agrees on the WebSocket
-//! (issue 30): the official socket.io-client on Node (`ws` offers permessage-deflate), and
-//! headless Chromium's own WebSocket speaking Engine.IO and Socket.IO by hand. Each joins a
-//! running tournament whose LiveState is several KiB and hears a press; the bytes on the wire
-//! are measured against the message's. Outside CI a machine without Node's packages or Chromium
-//! skips that client; in CI that is a failure.
+//! (issue 30): the official socket.io-client on Node (`ws` offers permessage-deflate), headless
+//! Chromium's own WebSocket speaking Engine.IO and Socket.IO by hand, and python-socketio (its
+//! websocket-client offers no extension). Each joins a running tournament whose LiveState is
+//! several KiB and hears a press; where the extension was agreed, the bytes on the wire are
+//! measured against the message's. Outside CI a machine without Node's packages, Chromium or
+//! python-socketio skips that client; in CI that is a failure.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -24,6 +25,7 @@ use crate::screen::{chromium, eval};
 on_both_databases!(
     socket_io_client_on_node_gets_large_states_deflated_without_context_takeover,
     socket_io_client_on_node_gets_plain_frames_when_live_deflate_is_off,
+    python_socketio_offering_no_extension_gets_plain_frames,
 );
 
 /// How long a test waits for something a client or the server should do.
@@ -58,6 +60,18 @@ fn node_client() -> Option<PathBuf> {
         return missing("tests/contract/node_modules (npm ci --prefix tests/contract)");
     }
     Some(tools.join("live-client.mjs"))
+}
+
+/// `tests/contract/live-client.py`, once python3 imports python-socketio and websocket-client.
+fn python_client() -> Option<PathBuf> {
+    let imports = std::process::Command::new("python3")
+        .args(["-c", "import socketio, websocket"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !imports {
+        return missing("python-socketio with websocket-client (pip, as in .ci/run)");
+    }
+    Some(Path::new(CONTRACT_TOOLS).join("live-client.py"))
 }
 
 /// A client program that prints a JSON line per event and ends when its input closes.
@@ -191,6 +205,23 @@ async fn socket_io_client_on_node_gets_plain_frames_when_live_deflate_is_off(bac
     for state in pause_and_resume(&app, &day, &mut client).await {
         let (decoded, wire) = sizes(&state);
         eprintln!("socket.io-client, LIVE_DEFLATE=false: a state of {decoded} bytes in {wire} bytes on the wire");
+        assert!(decoded >= LARGE, "the state is well over 1 KiB: {state}");
+        assert!(wire >= decoded, "the state came plain: {state}");
+    }
+    client.finish().await;
+}
+
+async fn python_socketio_offering_no_extension_gets_plain_frames(backend: Backend) {
+    let Some(script) = python_client() else { return };
+    let Some(app) = spawn_app(backend).await else { return };
+    let (day, mut client, joined) = joined_through("python3", &script, &app, "+79993130001", 313).await;
+    assert_eq!(joined["extensions"], "", "websocket-client offers nothing, so nothing is agreed: {joined}");
+
+    // websocket-client refuses a frame with RSV1 set: the states arriving at all says they came
+    // plain, and the bytes say so too.
+    for state in pause_and_resume(&app, &day, &mut client).await {
+        let (decoded, wire) = sizes(&state);
+        eprintln!("python-socketio: a state of {decoded} bytes in {wire} bytes on the wire");
         assert!(decoded >= LARGE, "the state is well over 1 KiB: {state}");
         assert!(wire >= decoded, "the state came plain: {state}");
     }
