@@ -39,6 +39,7 @@ mod internal_door;
 mod jobs;
 mod limits;
 mod live;
+mod live_clients;
 mod live_deflate;
 mod live_guards;
 mod load_balancer;
