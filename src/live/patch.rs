@@ -20,18 +20,18 @@ use std::io;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
+use utoipa::openapi::schema::{Object, ObjectBuilder, SchemaType, Type};
 
 /// One operation of a JSON Patch. The diff uses only these three; `path` is a JSON Pointer
 /// (RFC 6901) into the document as the operations before it left it.
 #[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
 #[serde(tag = "op", rename_all = "lowercase")]
-#[schema(as = PatchOperation)]
 pub enum PatchOperation {
     /// Puts `value` at `path`: a new key of an object, or an element inserted before the
     /// element at that index of an array (the later ones shift up).
     Add {
         path: String,
-        #[schema(value_type = Object)]
+        #[schema(schema_with = any_value)]
         value: Value,
     },
     /// Takes the value at `path` out (the later elements of an array shift down).
@@ -39,9 +39,19 @@ pub enum PatchOperation {
     /// Puts `value` in place of the value at `path`.
     Replace {
         path: String,
-        #[schema(value_type = Object)]
+        #[schema(schema_with = any_value)]
         value: Value,
     },
+}
+
+/// The schema of an operation's `value`: any JSON, as the LiveState has at `path`. Spelled as
+/// every type, since a schema without a type does not read back (`schema_formats`).
+fn any_value() -> Object {
+    let any = [Type::Object, Type::Array, Type::String, Type::Number, Type::Boolean, Type::Null];
+    ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter(any))
+        .description(Some("Any JSON value: what the LiveState holds at `path` after the operation."))
+        .build()
 }
 
 /// A [`PatchOperation`] borrowing its parts, serialised to the same bytes: the size of an
