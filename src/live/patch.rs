@@ -83,6 +83,7 @@ fn op_size<T: Serialize>(op: &T) -> usize {
     json_len_within(op, usize::MAX).map_or(usize::MAX, |len| len + 1)
 }
 
+/// The bytes of operations of these sizes (an unmeasurable one counts as too many).
 fn total(sizes: &[usize]) -> usize {
     sizes.iter().fold(0, |sum, size| sum.saturating_add(*size))
 }
