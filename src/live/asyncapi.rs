@@ -16,7 +16,7 @@ use utoipa::openapi::{RefOr, Schema};
 
 use super::events::{
     AnnouncementMade, AuthAck, ClientEvent, ClockUpdate, ConnectRefused, Handshake, JoinAck, LevelStarted, RoomRequest,
-    ServerEventKind, SessionExpired,
+    ServerEventKind, SessionExpired, StatePatch,
 };
 use super::socket::{ENGINE_IO_PATH, NAMESPACE};
 use crate::schema_formats;
@@ -232,13 +232,16 @@ impl Builder {
                     title: "Join",
                     summary: "Enter a tournament's room and get its LiveState in the ack.",
                     description: "Emit with an ack callback. The socket enters the room `tournament:<id>`, or with \
-                                  `compact: true` the compact room `tournament:<id>:compact` (which gets `clock` \
-                                  instead of `state` for a change of the clock alone), and the ack carries the \
-                                  LiveState as of the join. The socket is in the room before the state is read, so a \
-                                  change in between may arrive as an event before the ack: keep the highest \
-                                  `version`. A refused join (`NOT_FOUND`: no such tournament; `VALIDATION_ERROR`: no \
-                                  valid `tournamentId`) leaves the socket outside. Joining another tournament keeps \
-                                  the rooms already joined.",
+                                  `compact: true` the compact room `tournament:<id>:compact` (which hears each \
+                                  change small: `clock` for a change of the clock alone, `patch` for any other, and \
+                                  `state` only when nothing smaller can be sent), and the ack carries the \
+                                  LiveState as of the join. A compact client that missed a change (it hears a \
+                                  `clock` or `patch` whose `version - 1` is newer than the version it holds) emits \
+                                  `join` again and takes the full state from the ack. The socket is in the room \
+                                  before the state is read, so a change in between may arrive as an event before \
+                                  the ack: keep the highest `version`. A refused join (`NOT_FOUND`: no such \
+                                  tournament; `VALIDATION_ERROR`: no valid `tournamentId`) leaves the socket outside. \
+                                  Joining another tournament keeps the rooms already joined.",
                 };
                 self.operation(name, Action::Receive, texts, Some(JOIN_ACK));
             }
@@ -285,9 +288,11 @@ impl Builder {
                 Texts {
                     title: "State",
                     summary: "The full LiveState, to the tournament's room after every change.",
-                    description: "Sent once per change to the room `tournament:<id>`, and to the compact room too \
-                                  unless the change touched only the clock (then the compact room gets `clock`). \
-                                  `version` grows by one with every change: keep the state of the highest.",
+                    description: "Sent once per change to the room `tournament:<id>`. The compact room gets it only \
+                                  when the change cannot go smaller as `clock` or `patch`: the node that made the \
+                                  change had sent no state of the tournament before it, or another version came in \
+                                  between, or the patch would be larger than the state. `version` grows by one with \
+                                  every change: keep the state of the highest.",
                 }
             }
             ServerEventKind::Clock => {
@@ -297,9 +302,33 @@ impl Builder {
                     summary: "To compact watchers, instead of `state`, when only the clock changed.",
                     description: "Sent to the compact room `tournament:<id>:compact` for a change that touched only \
                                   the clock's position (the next or previous level, by a press or because a segment \
-                                  ran out, a pause or a resume) and made exactly the next `version`: a client holding the state of `version - 1` \
-                                  applies it to that state; one holding an older state missed a change and reads \
-                                  the state again (`GET /api/v1/tournaments/{id}/live`, or a new `join`).",
+                                  ran out, a pause or a resume) and made exactly the next `version`: a client \
+                                  holding the state of `version - 1` applies it to that state (the fields it \
+                                  carries replace theirs: `serverTime`, `status` and the clock's position); one \
+                                  holding `version` or later drops it; any other missed a change, emits `join` \
+                                  again and takes the full state from the ack.",
+                }
+            }
+            ServerEventKind::Patch => {
+                self.message::<StatePatch>(
+                    name,
+                    Some(name),
+                    "What a change changed",
+                    "JSON Patch operations from the state of `fromVersion` to that of `version`.",
+                );
+                Texts {
+                    title: "Patch",
+                    summary: "To compact watchers, instead of `state`, for any change but one of the clock alone.",
+                    description: "Sent to the compact room `tournament:<id>:compact` for a change that touched \
+                                  more than the clock and made exactly the next `version` (`fromVersion` is \
+                                  `version - 1`), when it is fewer bytes than the state: an elimination in a \
+                                  LiveState of 470 players is about 600 bytes instead of 65 KB. `ops` are JSON \
+                                  Patch (RFC 6902) operations, `add`, `remove` and `replace`, on the LiveState as \
+                                  JSON. A client whose state has `version == fromVersion` applies `ops` to it in \
+                                  order and holds exactly the state of `version`, `serverTime` included; one \
+                                  holding `version` or later drops it; any other (it missed a change), or one \
+                                  whose patch does not apply, emits `join` again and takes the full state from \
+                                  the ack.",
                 }
             }
             ServerEventKind::Level => {
@@ -308,8 +337,8 @@ impl Builder {
                     title: "Level",
                     summary: "To every watcher, after the state, when a level or a break began.",
                     description: "Sent to both rooms of the tournament when a segment began, by a press or because \
-                                  the previous one ran out, after the `state` (or `clock`) of the same `version`: \
-                                  the cue for a sound, without comparing states.",
+                                  the previous one ran out, after the `state` (or `clock`, or `patch`) of the same \
+                                  `version`: the cue for a sound, without comparing states.",
                 }
             }
             ServerEventKind::Announcement => {
@@ -375,8 +404,9 @@ Socket.IO (protocol 5, as the socket.io 3 and 4 clients speak it) at the bare or
 `/socket.io`, over WebSocket or HTTP long-polling, e.g. `io(origin + \"/live\", {auth: {token}})`. The handshake \
 carries the access token as `auth: {token}`; without a valid one the connection is refused with `connect_error`, \
 `message` exactly `UNAUTHORIZED`. Then `join` a tournament (acked with its state) and listen for `state` (or, on \
-`join` with `compact: true`, `clock` for a change of the clock alone), `level` and `announcement`. A socket \
-lives as long as its access token: renew it with `auth` before it runs out, or hear `expired` and connect again.
+`join` with `compact: true`, `clock` for a change of the clock alone and `patch`, JSON Patch operations, for any \
+other), `level` and `announcement`. A socket lives as long as its access token: renew it with `auth` before it \
+runs out, or hear `expired` and connect again.
 
 A message is at most 100,000 bytes on every transport (the `maxPayload` of the Engine.IO handshake); over \
 WebSocket a longer one closes the connection with code 1009. `join` is limited per socket (a burst of 20, then \

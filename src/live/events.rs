@@ -14,6 +14,7 @@ use uuid::Uuid;
 
 use floor_actors::live::LiveState;
 
+use super::patch::{self, PatchOperation, json_len_within};
 use crate::error::ErrorCode;
 use crate::objects_only::ObjectsOnly;
 
@@ -140,8 +141,9 @@ pub struct SessionExpired {
 #[serde(rename_all = "camelCase")]
 pub struct RoomRequest {
     pub tournament_id: Uuid,
-    /// On `join`: a change that touched only the clock comes as a small `clock` event
-    /// instead of the full `state`. Absent means false; `leave` ignores it.
+    /// On `join`: changes come small instead of as the full `state`: `clock` for a change of
+    /// the clock alone, `patch` for any other (the `state` when nothing smaller can be sent).
+    /// Absent means false; `leave` ignores it.
     #[serde(default)]
     pub compact: bool,
 }
@@ -213,6 +215,8 @@ pub enum ServerEvent<'a> {
     State(&'a LiveState),
     /// To compact watchers, after a change that touched only the clock.
     Clock(ClockUpdate<'a>),
+    /// To compact watchers, after any other change: what it changed in the LiveState.
+    Patch(StatePatch),
     /// To every watcher, after the state, when a level or a break began.
     Level(LevelStarted),
     /// To every watcher: the club announced something.
@@ -221,12 +225,25 @@ pub enum ServerEvent<'a> {
     Expired(SessionExpired),
 }
 
-impl ServerEvent<'_> {
+impl<'a> ServerEvent<'a> {
+    /// What the compact room hears of the change to `after`, given `before`, the state sent
+    /// before it (none when this node sent none, or it was another tournament's): `clock` for
+    /// a change of the clock alone, `patch` for any other when that is fewer bytes, and
+    /// otherwise, or when `after` is not exactly the next version, the state itself.
+    pub fn compact(before: Option<&LiveState>, after: &'a LiveState) -> Self {
+        let Some(before) = before else { return Self::State(after) };
+        if let Some(clock) = ClockUpdate::between(before, after) {
+            return Self::Clock(clock);
+        }
+        StatePatch::between(before, after).map_or(Self::State(after), Self::Patch)
+    }
+
     /// Which event this is.
     pub const fn kind(&self) -> ServerEventKind {
         match self {
             Self::State(_) => ServerEventKind::State,
             Self::Clock(_) => ServerEventKind::Clock,
+            Self::Patch(_) => ServerEventKind::Patch,
             Self::Level(_) => ServerEventKind::Level,
             Self::Announcement(_) => ServerEventKind::Announcement,
             Self::Expired(_) => ServerEventKind::Expired,
@@ -245,6 +262,7 @@ impl ServerEvent<'_> {
 pub enum ServerEventKind {
     State,
     Clock,
+    Patch,
     Level,
     Announcement,
     Expired,
@@ -259,6 +277,7 @@ impl ServerEventKind {
         match self {
             Self::State => "state",
             Self::Clock => "clock",
+            Self::Patch => "patch",
             Self::Level => "level",
             Self::Announcement => "announcement",
             Self::Expired => "expired",
@@ -320,6 +339,48 @@ impl<'a> ClockUpdate<'a> {
     }
 }
 
+/// The payload of `patch`: the operations that turn the LiveState of `fromVersion` into the
+/// LiveState of `version`, so a client holding the first builds the second without receiving
+/// it whole.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StatePatch {
+    tournament_id: Uuid,
+    /// The version of the state the operations apply to: always `version - 1`.
+    from_version: i64,
+    version: i64,
+    /// JSON Patch (RFC 6902) operations, in order, on the LiveState as JSON: applied to the
+    /// state of `fromVersion` they give exactly the state of `version`, `serverTime` included.
+    ops: Vec<PatchOperation>,
+}
+
+impl StatePatch {
+    /// The `patch` event from `before` to `after`, when `after` is exactly the next version
+    /// of the same tournament and the event is fewer bytes than `after` whole; `None` when
+    /// the full state must go.
+    pub fn between(before: &LiveState, after: &LiveState) -> Option<Self> {
+        if after.version != before.version + 1 || after.tournament_id != before.tournament_id {
+            return None;
+        }
+        let (old, new) = match (serde_json::to_value(before), serde_json::to_value(after)) {
+            (Ok(old), Ok(new)) => (old, new),
+            (Err(err), _) | (_, Err(err)) => {
+                tracing::warn!(tournament_id = %after.tournament_id, error = %err, "could not turn a LiveState into JSON");
+                return None;
+            }
+        };
+        let patch = Self {
+            tournament_id: after.tournament_id,
+            from_version: before.version,
+            version: after.version,
+            ops: patch::diff(&old, &new),
+        };
+        let size = json_len_within(&patch, usize::MAX)?;
+        // The state is written out only as far as the patch's size.
+        json_len_within(after, size).is_none().then_some(patch)
+    }
+}
+
 /// The payload of `level`: a level or a break began (by a press or because the previous one
 /// ran out), so a screen or an app plays its sound without comparing states.
 #[derive(Debug, PartialEq, Serialize, ToSchema)]
@@ -375,7 +436,7 @@ pub fn room(tournament_id: Uuid) -> String {
     format!("tournament:{tournament_id}")
 }
 
-/// The room of one tournament's compact watchers (see [`ClockUpdate`]).
+/// The room of one tournament's compact watchers (see [`ServerEvent::compact`]).
 pub fn compact_room(tournament_id: Uuid) -> String {
     format!("tournament:{tournament_id}:compact")
 }
@@ -459,6 +520,95 @@ mod tests {
         assert!(ClockUpdate::between(&before, &state(7)).is_none());
     }
 
+    /// What the compact room hears of the change from `before` to `after`: its name and JSON.
+    fn compact_event(before: Option<&LiveState>, after: &LiveState) -> (&'static str, serde_json::Value) {
+        let event = ServerEvent::compact(before, after);
+        (event.name(), serde_json::to_value(&event).expect("json"))
+    }
+
+    fn seat(seat_no: i32, n: u128) -> floor_actors::live::state::SeatView {
+        floor_actors::live::state::SeatView {
+            seat_no,
+            registration_id: Uuid::from_u128(n),
+            name: format!("Player number {n} of the evening"),
+        }
+    }
+
+    /// A running state of two full tables.
+    fn seated(version: i64) -> LiveState {
+        use floor_actors::live::state::TableView;
+        let mut state = state(version);
+        state.tables = (1..=2)
+            .map(|table_no| TableView {
+                table_no,
+                seats: (1..=9).map(|seat_no| seat(seat_no, (table_no * 10 + seat_no) as u128)).collect(),
+            })
+            .collect();
+        state
+    }
+
+    #[test]
+    fn compact_watchers_hear_a_patch_for_a_change_beyond_the_clock() {
+        use floor_actors::live::state::EliminationView;
+        let before = seated(7);
+        let mut after = seated(8);
+        after.server_time = before.server_time + chrono::TimeDelta::seconds(5);
+        let out = after.tables[1].seats.remove(3);
+        after.eliminations.insert(
+            0,
+            EliminationView {
+                registration_id: out.registration_id,
+                name: out.name,
+                place: 18,
+                eliminated_at: after.server_time,
+            },
+        );
+        after.remaining = 17;
+        let (name, wire) = compact_event(Some(&before), &after);
+        assert_eq!(name, "patch");
+        assert_eq!(wire["tournamentId"], Uuid::nil().to_string());
+        assert_eq!((wire["fromVersion"].clone(), wire["version"].clone()), (json!(7), json!(8)));
+        let ops: json_patch::Patch = serde_json::from_value(wire["ops"].clone()).expect("JSON Patch operations");
+        let mut applied = serde_json::to_value(&before).expect("json");
+        json_patch::patch(&mut applied, &ops).expect("the operations apply");
+        assert_eq!(applied, serde_json::to_value(&after).expect("json"), "exactly the new state");
+        let paths: Vec<&str> =
+            wire["ops"].as_array().expect("ops").iter().filter_map(|op| op["path"].as_str()).collect();
+        assert_eq!(paths, ["/eliminations/0", "/remaining", "/serverTime", "/tables/1/seats/3", "/version"]);
+        let state_bytes = serde_json::to_string(&after).expect("json").len();
+        assert!(wire.to_string().len() * 3 < state_bytes, "{wire} against {state_bytes} bytes");
+    }
+
+    #[test]
+    fn compact_watchers_hear_the_state_when_nothing_smaller_can_go() {
+        let before = seated(7);
+        let mut after = seated(8);
+        after.remaining = 17;
+        assert_eq!(compact_event(None, &after).0, "state", "no state sent before");
+        assert_eq!(compact_event(Some(&seated(6)), &after).0, "state", "a version came in between");
+        assert_eq!(compact_event(Some(&after.clone()), &after).0, "state", "the same version again");
+        let mut other = seated(7);
+        other.tournament_id = Uuid::from_u128(1);
+        assert_eq!(compact_event(Some(&other), &after).0, "state", "another tournament's");
+        // Everyone moved: the operations would outweigh the state.
+        let mut shuffled = seated(8);
+        for table in &mut shuffled.tables {
+            for seat in &mut table.seats {
+                seat.registration_id = Uuid::from_u128(seat.registration_id.as_u128() + 100);
+                seat.name = format!("Someone else at seat {}", seat.seat_no);
+            }
+        }
+        shuffled.status = floor_entities::enums::TournamentStatus::Finished;
+        shuffled.remaining = 1;
+        let (name, wire) = compact_event(Some(&before), &shuffled);
+        assert_eq!(name, "state");
+        assert_eq!(wire, serde_json::to_value(&shuffled).expect("json"));
+        // A change of the clock alone is still `clock`.
+        let mut paused = seated(8);
+        paused.clock.paused_at = Some(paused.server_time);
+        assert_eq!(compact_event(Some(&before), &paused).0, "clock");
+    }
+
     #[test]
     fn a_level_event_names_the_segment_that_began() {
         use floor_actors::rules::structure::Segment;
@@ -499,7 +649,7 @@ mod tests {
     fn event_names_are_the_contracts() {
         assert_eq!(ClientEvent::ALL.map(ClientEvent::name), ["join", "leave", "auth"]);
         let server: Vec<&str> = ServerEventKind::ALL.iter().map(|kind| kind.name()).collect();
-        assert_eq!(server, ["state", "clock", "level", "announcement", "expired"]);
+        assert_eq!(server, ["state", "clock", "patch", "level", "announcement", "expired"]);
         assert_eq!(ConnectRefused::Unauthorized.to_string(), "UNAUTHORIZED");
         assert_eq!(ConnectRefused::RateLimited.to_string(), "RATE_LIMITED");
         assert_eq!(room(Uuid::nil()), "tournament:00000000-0000-0000-0000-000000000000");

@@ -9,6 +9,7 @@ pub mod json;
 pub mod keeper;
 pub mod known;
 pub mod leases;
+pub mod patch;
 pub mod screen_feed;
 pub mod socket;
 pub mod socket_guards;

@@ -1,9 +1,10 @@
 //! Socket.IO namespace `/live` on the HTTP port: a signed-in client joins a tournament's
-//! room and receives the full LiveState (`state`) after every change. The LiveState goes
-//! out through the socketioxide adapter (local, or Redis so it reaches every node),
-//! serialised once per change for the whole room. With several nodes, a node's own sockets
-//! hear its changes whatever Redis does, and when Redis comes back after an outage the rooms
-//! that moved on meanwhile get their current state once ([`recover_after_outages`]).
+//! room and receives the full LiveState (`state`) after every change, or, in the compact
+//! room, what the change changed (`clock` or `patch`). The events go out through the
+//! socketioxide adapter (local, or Redis so they reach every node), each made and serialised
+//! once per change for the whole room. With several nodes, a node's own sockets hear its
+//! changes whatever Redis does, and when Redis comes back after an outage the rooms that
+//! moved on meanwhile get their current state once ([`recover_after_outages`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -22,8 +23,8 @@ use uuid::Uuid;
 
 use super::LiveRegistry;
 use super::events::{
-    AnnouncementMade, AuthAck, ClientEvent, ClockUpdate, ConnectRefused, Handshake, JoinAck, LevelStarted, RoomRequest,
-    ServerEvent, compact_room, room, tournament_of_room, user_room,
+    AnnouncementMade, AuthAck, ClientEvent, ConnectRefused, Handshake, JoinAck, LevelStarted, RoomRequest, ServerEvent,
+    compact_room, room, tournament_of_room, user_room,
 };
 use super::known::KnownTournaments;
 use super::screen_feed::{ScreenEvent, ScreenFeed};
@@ -66,8 +67,8 @@ pub struct SocketBroadcaster {
     /// are known to have: after an outage, a room here whose tournament moved past it gets the
     /// current state.
     heard: Mutex<HashMap<Uuid, Heard>>,
-    /// The last LiveState sent of each live tournament, to tell a change of the clock alone
-    /// (a `clock` event to compact watchers) from any other.
+    /// The last LiveState sent of each live tournament: compact watchers get what the next
+    /// change changed since it (`clock` or `patch`).
     last_sent: Mutex<HashMap<Uuid, Snapshot>>,
     /// How long each broadcast takes.
     metrics: Arc<Metrics>,
@@ -86,11 +87,12 @@ impl Broadcaster for SocketBroadcaster {
                 last_sent.insert(state.tournament_id, state.clone())
             }
         };
-        let compact = previous.as_deref().and_then(|before| ClockUpdate::between(before, &state));
+        // Once per change, whoever listens.
+        let compact = ServerEvent::compact(previous.as_deref(), &state);
         let mark = self.link.get().map(Link::mark);
         let sent = match self.io.get() {
-            Some(LiveIo::Local(io)) => emit_state(io, &state, compact).await,
-            Some(LiveIo::Redis(io)) => emit_state(io, &state, compact).await,
+            Some(LiveIo::Local(io)) => emit_state(io, &state, &compact).await,
+            Some(LiveIo::Redis(io)) => emit_state(io, &state, &compact).await,
             None => return,
         };
         if let Err(err) = sent {
@@ -234,9 +236,10 @@ impl SocketBroadcaster {
         let states: Vec<Snapshot> = std::mem::take(&mut *locked(&self.behind)).into_values().collect();
         for state in states {
             let mark = link.mark();
+            let whole = ServerEvent::State(&state);
             let sent = match io {
-                LiveIo::Local(io) => emit_state(io, &state, None).await,
-                LiveIo::Redis(io) => emit_state(io, &state, None).await,
+                LiveIo::Local(io) => emit_state(io, &state, &whole).await,
+                LiveIo::Redis(io) => emit_state(io, &state, &whole).await,
             };
             if sent.is_err() || !link.carried_since(mark) {
                 // Lost again: it waits for the next recovery.
@@ -329,21 +332,16 @@ async fn disconnect_room<A: Adapter>(io: &SocketIo<A>, room: String) -> Result<(
 /// The longest a broadcast may hold the tournament's actor (a Redis that stopped answering).
 const BROADCAST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Sends `state` to the tournament's room, and to its compact room either `compact` (the
-/// change touched only the clock) or the state as well.
-async fn emit_state<A: Adapter>(
-    io: &SocketIo<A>,
-    state: &Snapshot,
-    compact: Option<ClockUpdate<'_>>,
-) -> Result<(), String> {
+/// Sends `state` to the tournament's room, and `compact` (`clock`, `patch`, or the state as
+/// well) to its compact room.
+async fn emit_state<A: Adapter>(io: &SocketIo<A>, state: &Snapshot, compact: &ServerEvent<'_>) -> Result<(), String> {
     let (Some(watchers), Some(compact_watchers)) = (io.of(NAMESPACE), io.of(NAMESPACE)) else {
         return Err("the /live namespace is missing".to_owned());
     };
     let full = ServerEvent::State(state);
-    let compact = compact.map_or(ServerEvent::State(state), ServerEvent::Clock);
     let emits = async {
         watchers.to(room(state.tournament_id)).emit(full.name(), &full).await?;
-        compact_watchers.to(compact_room(state.tournament_id)).emit(compact.name(), &compact).await
+        compact_watchers.to(compact_room(state.tournament_id)).emit(compact.name(), compact).await
     };
     match tokio::time::timeout(BROADCAST_TIMEOUT, emits).await {
         Ok(sent) => sent.map_err(|err| err.to_string()),

@@ -71,6 +71,11 @@ fn the_payloads_keep_their_wire_names() {
     assert_eq!(required("SessionExpired"), ["code", "message"]);
     assert_eq!(required("ClockUpdate"), ["tournamentId", "version", "serverTime", "clock", "status"]);
     assert_eq!(required("ClockTimes"), ["currentLevelIdx", "levelStartedAt", "pausedAt"]);
+    assert_eq!(required("StatePatch"), ["tournamentId", "fromVersion", "version", "ops"]);
+    assert_eq!(schemas["StatePatch"]["properties"]["ops"]["items"]["$ref"], "#/components/schemas/PatchOperation");
+    let operations = schemas["PatchOperation"]["oneOf"].as_array().expect("an operation is one of three");
+    let ops: Vec<&Value> = operations.iter().map(|op| &op["properties"]["op"]["enum"][0]).collect();
+    assert_eq!(ops, ["add", "remove", "replace"]);
     assert_eq!(required("LevelStarted"), ["tournamentId", "version", "currentLevelIdx", "kind", "startedAt"]);
     assert_eq!(schemas["SegmentKind"]["enum"], serde_json::json!(["level", "break"]));
     assert_eq!(required("AnnouncementMade"), ["tournamentId", "text", "createdAt"]);

@@ -732,7 +732,8 @@ async fn every_watcher_hears_a_level_event_when_a_level_or_a_break_begins(backen
 }
 
 /// `join` with `compact: true`: a press that moves only the clock comes as a `clock` event of
-/// a few hundred bytes; everything else, and every watcher that did not ask, gets `state`.
+/// a few hundred bytes, an elimination as a `patch` (see `compact_watchers`); every watcher
+/// that did not ask gets `state`.
 async fn a_compact_watcher_gets_clock_presses_as_small_clock_events(backend: Backend) {
     let Some(app) = spawn_app(backend).await else { return };
     let day = ready(&app, "+79990400191", 420, 4).await;
@@ -774,8 +775,8 @@ async fn a_compact_watcher_gets_clock_presses_as_small_clock_events(backend: Bac
 
     let out = seated_ids(&started)[0];
     let eliminated = day.eliminate(&app, out).await.assert_ok()["state"].clone();
-    let (event, state) = compact.next_update().await;
-    assert_eq!((event, version(&state)), ("state", version(&eliminated)), "an elimination sends the state");
+    let (event, patch) = compact.next_update().await;
+    assert_eq!((event, version(&patch)), ("patch", version(&eliminated)), "an elimination is a patch");
     for _ in 0..3 {
         assert_eq!(full.next_update().await.0, "state");
     }

@@ -15,6 +15,7 @@ mod broadcasts;
 mod burst;
 mod calendar;
 mod cli;
+mod compact_watchers;
 mod compression;
 mod connections;
 mod content_admin;

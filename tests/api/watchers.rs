@@ -26,6 +26,8 @@ pub enum Seen {
     State(Value),
     /// A `clock` broadcast (to compact watchers).
     Clock(Value),
+    /// A `patch` broadcast (to compact watchers).
+    Patch(Value),
     /// A `level` event: a level or a break began.
     Level(Value),
     /// An `announcement` of the club.
@@ -59,7 +61,8 @@ impl TestApp {
     /// [`Self::watch`] through another origin (a load balancer in front of this node).
     pub async fn watch_at(&self, origin: &str, token: Option<&str>, transport: TransportType) -> Watcher {
         let (sender, seen) = mpsc::unbounded_channel();
-        let (on_state, on_clock, on_connect) = (sender.clone(), sender.clone(), sender.clone());
+        let (on_state, on_clock, on_patch, on_connect) =
+            (sender.clone(), sender.clone(), sender.clone(), sender.clone());
         let (on_level, on_announcement) = (sender.clone(), sender.clone());
         let (on_error, on_expired, on_close) = (sender.clone(), sender.clone(), sender);
         let mut builder = ClientBuilder::new(origin.to_owned())
@@ -72,6 +75,10 @@ impl TestApp {
             })
             .on("clock", move |payload, _| {
                 let _ = on_clock.send(Seen::Clock(first_value(payload)));
+                async {}.boxed()
+            })
+            .on("patch", move |payload, _| {
+                let _ = on_patch.send(Seen::Patch(first_value(payload)));
                 async {}.boxed()
             })
             .on("level", move |payload, _| {
@@ -124,7 +131,14 @@ impl Watcher {
             match self.next().await {
                 Some(Seen::Connected) => return Ok(()),
                 Some(Seen::Error(text)) => return Err(text),
-                Some(Seen::State(_) | Seen::Clock(_) | Seen::Level(_) | Seen::Announcement(_) | Seen::Expired(_)) => {
+                Some(
+                    Seen::State(_)
+                    | Seen::Clock(_)
+                    | Seen::Patch(_)
+                    | Seen::Level(_)
+                    | Seen::Announcement(_)
+                    | Seen::Expired(_),
+                ) => {
                     continue;
                 }
                 Some(Seen::Closed) | None => return Err("no answer".to_owned()),
@@ -167,16 +181,45 @@ impl Watcher {
         self.client.emit("leave", json!({"tournamentId": tournament_id})).await.expect("leave is sent");
     }
 
-    /// The next broadcast, `state` or `clock`, with its event name.
+    /// The next broadcast, `state`, `clock` or `patch`, with its event name.
     pub async fn next_update(&mut self) -> (&'static str, Value) {
         loop {
             match self.next().await {
                 Some(Seen::State(state)) => return ("state", state),
                 Some(Seen::Clock(clock)) => return ("clock", clock),
+                Some(Seen::Patch(patch)) => return ("patch", patch),
                 Some(_) => continue,
                 None => panic!("no broadcast arrived"),
             }
         }
+    }
+
+    /// As a compact client does: takes the next broadcast into `held`, the state it holds
+    /// (a `state` replaces it; a `clock` or a `patch` must follow its version and is applied),
+    /// and returns the event's name and its JSON.
+    pub async fn follow(&mut self, held: &mut Value) -> (&'static str, Value) {
+        let (name, update) = self.next_update().await;
+        let held_version = held["version"].as_i64().expect("the state held has a version");
+        match name {
+            "state" => *held = update.clone(),
+            "clock" => {
+                assert_eq!(update["version"].as_i64(), Some(held_version + 1), "a clock follows the state held");
+                for key in ["version", "serverTime", "status"] {
+                    held[key] = update[key].clone();
+                }
+                for key in ["currentLevelIdx", "levelStartedAt", "pausedAt"] {
+                    held["clock"][key] = update["clock"][key].clone();
+                }
+            }
+            _ => {
+                assert_eq!(update["fromVersion"].as_i64(), Some(held_version), "a patch follows the state held");
+                assert_eq!(update["version"].as_i64(), Some(held_version + 1));
+                let ops: json_patch::Patch =
+                    serde_json::from_value(update["ops"].clone()).expect("the ops are JSON Patch operations");
+                json_patch::patch(held, &ops).unwrap_or_else(|err| panic!("{err}: {update}"));
+            }
+        }
+        (name, update)
     }
 
     /// The next `level` event.
