@@ -311,18 +311,22 @@ where
 
         tokio::spawn(
             cancellation_token
-                .run_until_cancelled_owned(async move {
-                    if let Err(_e) = self.heartbeat_job(interval, timeout).await {
-                        self.close(DisconnectReason::HeartbeatTimeout);
-                        #[cfg(feature = "tracing")]
-                        tracing::debug!(id = ?self.id, "heartbeat error: {_e}");
-                    }
-                })
+                .run_until_cancelled_owned(async move { self.beat(interval, timeout).await })
                 .inspect(|_v| {
                     #[cfg(feature = "tracing")]
                     tracing::debug!(aborted = _v.is_none(), "heartbeat job completed");
                 }),
         );
+    }
+
+    /// PATCH (floor): the heartbeat of [`Self::spawn_heartbeat`], for a caller that runs it in
+    /// a task it has anyway (a WebSocket's reader): one task less per connection.
+    pub(crate) async fn beat(&self, interval: Duration, timeout: Duration) {
+        if let Err(_e) = self.heartbeat_job(interval, timeout).await {
+            self.close(DisconnectReason::HeartbeatTimeout);
+            #[cfg(feature = "tracing")]
+            tracing::debug!(id = ?self.id, "heartbeat error: {_e}");
+        }
     }
 
     /// Heartbeat is sent every `interval` milliseconds by the client and the server `is` expected to respond within `timeout` milliseconds.
