@@ -215,6 +215,10 @@ mod tests {
         let clock = format!(r#"42/live,["clock",{{"tournamentId":"{ID}","version": 8,"serverTime":"x"}}]"#);
         assert!(matches!(parse(clock.as_bytes()), Packet::Event { name: b"clock", .. }));
         assert_eq!(live_version(clock.as_bytes()), Some(8));
+
+        let patch = format!(r#"42/live,["patch",{{"tournamentId":"{ID}","fromVersion":8,"version":9,"ops":[]}}]"#);
+        assert!(matches!(parse(patch.as_bytes()), Packet::Event { name: b"patch", .. }));
+        assert_eq!(live_version(patch.as_bytes()), Some(9), "the version, not fromVersion");
     }
 
     #[test]

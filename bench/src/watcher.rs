@@ -56,7 +56,7 @@ pub enum Report {
     Joined { idx: usize, version: i64, at: Instant, deflate: bool },
     /// The watcher never joined; `reason` is short and stable, so failures group by it.
     Failed { reason: String },
-    /// A `state` (or, `clock` true, a `clock` update) of this version was read whole, `wire`
+    /// A `state`, `patch` or (`clock` true) `clock` update of this version was read whole, `wire`
     /// bytes of it on the connection (the WebSocket message's payload, or the polling packet).
     Delivered { idx: usize, version: i64, clock: bool, at: Instant, wire: usize },
     /// A joined watcher's connection ended before the benchmark closed it.
@@ -126,7 +126,9 @@ impl Action {
     fn of(packet: Packet<'_>, read: usize) -> Self {
         match packet {
             Packet::Ping => Self::Pong,
-            Packet::Event { name: name @ (b"state" | b"clock"), args } => match engineio::live_version(args) {
+            // A compact watcher hears `clock` for a press of the clock, `patch` for other changes.
+            Packet::Event { name: name @ (b"state" | b"clock" | b"patch"), args } => match engineio::live_version(args)
+            {
                 Some(version) => Self::Deliver { version, clock: name == b"clock", read },
                 None => Self::Unreadable,
             },
