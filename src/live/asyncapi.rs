@@ -412,6 +412,12 @@ A message is at most 100,000 bytes on every transport (the `maxPayload` of the E
 WebSocket a longer one closes the connection with code 1009. `join` is limited per socket (a burst of 20, then \
 2 a second; past it the ack is `RATE_LIMITED`).
 
+Over WebSocket, a client that offers permessage-deflate (RFC 7692; browsers and socket.io-client's `ws` do) \
+gets every message of 1 KiB or more compressed. The server answers `permessage-deflate; \
+server_no_context_takeover; client_no_context_takeover`: each message is compressed on its own both ways, so a \
+client keeps no window between messages. A compressed message from a client is held to the same 100,000 bytes \
+once inflated (1009 past it).
+
 Every payload is JSON with camelCase fields; times are RFC 3339 UTC strings.";
 
 const SERVER_DESCRIPTION: &str = "The HTTP API's own origin (the same host and port as `/api/v1`); Engine.IO \

