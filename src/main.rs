@@ -10,9 +10,6 @@ use floor::notifications::Notifier;
 use floor::telemetry::{self, TelemetrySettings};
 use floor::{Application, Config, db, jobs, seed};
 
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
