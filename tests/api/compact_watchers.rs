@@ -78,7 +78,8 @@ async fn a_compact_watcher_hears_an_elimination_in_a_big_tournament_as_a_patch_u
     let out = seated_ids(&before)[200];
     let body = json!({"tournamentId": id, "registrationId": out});
     let eliminated = staff(&app, &club, "/eliminations", body).await.assert_ok()["state"].clone();
-    let state = plain.next_state().await;
+    // The last set-up change may still be in flight to a socket that joined after it: skipped.
+    let state = plain.states_until(version(&eliminated)).await.pop().expect("the elimination's state");
     assert_eq!(version(&state), version(&eliminated));
     let acked = held.clone();
     let (name, patch) = compact.follow(&mut held).await;

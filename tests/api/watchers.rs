@@ -197,9 +197,16 @@ impl Watcher {
     /// As a compact client does: takes the next broadcast into `held`, the state it holds
     /// (a `state` replaces it; a `clock` or a `patch` must follow its version and is applied),
     /// and returns the event's name and its JSON.
+    /// An event of a version it holds already is dropped, as a client does: the socket joins
+    /// the room before its ack's state is read, so a change in flight comes both ways.
     pub async fn follow(&mut self, held: &mut Value) -> (&'static str, Value) {
-        let (name, update) = self.next_update().await;
         let held_version = held["version"].as_i64().expect("the state held has a version");
+        let (name, update) = loop {
+            let (name, update) = self.next_update().await;
+            if update["version"].as_i64().is_some_and(|version| version > held_version) {
+                break (name, update);
+            }
+        };
         match name {
             "state" => *held = update.clone(),
             "clock" => {
