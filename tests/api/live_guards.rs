@@ -1,6 +1,7 @@
 //! The `/live` sockets facing a hostile client: the caps of sockets per account and per
 //! address (the default one too), messages held to `maxPayload` on every transport before
-//! sign-in (WebSocket closes with 1009 without buffering the message), a socket that ends
+//! sign-in (WebSocket closes with 1009 without buffering the message), a transport that never
+//! connects closed at the connect timeout, a socket that ends
 //! with its token unless renewed with `auth`, and a flood of joins of unknown ids that starts
 //! no actor and leaves real reads alone.
 
@@ -114,23 +115,50 @@ async fn a_websocket_message_past_max_payload_closes_the_connection_with_1009_un
     eprintln!("the server grew by {} KiB for 24 × 15 MiB sent", grown >> 10);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_long_polling_message_past_max_payload_is_413() {
-    let Some(app) = spawn_app(Backend::Sqlite).await else { return };
+/// Opens an Engine.IO long-polling session and returns its id.
+async fn polling_session(app: &crate::helpers::TestApp) -> String {
     let open = app.client.get(format!("{}/socket.io/?EIO=4&transport=polling", app.base)).send().await.expect("open");
     let text = open.text().await.expect("text");
     let handshake: Value = serde_json::from_str(text.trim_start_matches('0')).expect("the open packet");
-    let sid = handshake["sid"].as_str().expect("a sid");
-    let big = format!("4{}", "x".repeat(150_000));
+    handshake["sid"].as_str().expect("a sid").to_owned()
+}
+
+/// Posts `packets` to the long-polling session `sid`: the status and the body of the answer.
+async fn post_to(app: &crate::helpers::TestApp, sid: &str, packets: String) -> (u16, String) {
     let sent = app
         .client
         .post(format!("{}/socket.io/?EIO=4&transport=polling&sid={sid}", app.base))
-        .body(big)
+        .body(packets)
         .send()
         .await
         .expect("an answer");
-    let status = sent.status().as_u16();
-    assert_eq!(status, 413, "{}", sent.text().await.unwrap_or_default());
+    (sent.status().as_u16(), sent.text().await.unwrap_or_default())
+}
+
+/// A transport that never sends the `/live` connect packet is closed at `LIVE_CONNECT_TIMEOUT`:
+/// a packet after it finds no session, one before it is read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_never_connects_is_closed_at_the_connect_timeout() {
+    let Some(app) = spawn_app_with(Backend::Sqlite, &[("LIVE_CONNECT_TIMEOUT", "1s")]).await else { return };
+    let (late, prompt) = (polling_session(&app).await, polling_session(&app).await);
+    let connect = |token: &str| format!("40/live,{}", json!({"token": token}));
+    let token = app.sign_in_players(431, 1).await.remove(0).access_token;
+    assert_eq!(post_to(&app, &prompt, connect(&token)).await.0, 200, "a connect packet within the timeout");
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let (status, body) = post_to(&app, &late, connect(&token)).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("Session ID unknown"), "{body}");
+    // The session that connected in time is still there: a ping is read.
+    assert_eq!(post_to(&app, &prompt, "3".to_owned()).await.0, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_polling_message_past_max_payload_is_413() {
+    let Some(app) = spawn_app(Backend::Sqlite).await else { return };
+    let sid = polling_session(&app).await;
+    let big = format!("4{}", "x".repeat(150_000));
+    let (status, body) = post_to(&app, &sid, big).await;
+    assert_eq!(status, 413, "{body}");
 }
 
 /// An access token of `user_id` that runs out in `seconds`, signed as the server signs.

@@ -1,7 +1,7 @@
 //! A real Socket.IO client on namespace `/live`, as the apps connect: `Watcher` collects
 //! what the server sends so a test can wait for it.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -15,6 +15,17 @@ use crate::helpers::TestApp;
 
 /// How long a test waits for something the server should send.
 const PATIENCE: Duration = Duration::from_secs(15);
+
+/// One TLS set-up for every test client. rust_engineio builds an HTTP client for each
+/// long-polling connection, twice, and without one handed in each loads the system's
+/// certificates through OpenSSL: about 96 ms of CPU apiece in the test build (2026-11-26),
+/// synchronously on the runtime's thread. Sixty clients connecting at once then spent 11 s
+/// before their connect packets left, past the server's 10 s connect timeout in a full CI run.
+/// Handed this one, each client clones it. The URLs are plain `http`, so nothing is verified.
+fn shared_tls() -> native_tls::TlsConnector {
+    static TLS: OnceLock<native_tls::TlsConnector> = OnceLock::new();
+    TLS.get_or_init(|| native_tls::TlsConnector::new().expect("the system's TLS set-up")).clone()
+}
 
 /// What a watcher saw, in order.
 #[derive(Debug)]
@@ -69,6 +80,7 @@ impl TestApp {
             .namespace("/live")
             .transport_type(transport)
             .reconnect(false)
+            .tls_config(shared_tls())
             .on("state", move |payload, _| {
                 let _ = on_state.send(Seen::State(first_value(payload)));
                 async {}.boxed()
