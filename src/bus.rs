@@ -39,12 +39,15 @@ pub enum Change {
     Screen { tournament_id: Uuid, event: String, data: String },
 }
 
-/// One note on the channel: a change, from node `node`.
+/// One note on the channel: a change, from node `node`, and the `traceparent` of the span
+/// that made it when that was traced (what the note starts on the other nodes links to it).
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
 struct Note {
     #[serde(flatten)]
     change: Change,
     node: Uuid,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    traceparent: Option<String>,
 }
 
 /// What a node does with the other nodes' notes.
@@ -83,7 +86,7 @@ impl Bus {
     /// Tells the other nodes that this one made `change`; dropped while Redis is unreachable
     /// (they take everything as changed when it is back).
     pub async fn announce(&self, change: Change) {
-        let note = Note { change, node: self.node };
+        let note = Note { change, node: self.node, traceparent: crate::trace_context::current_traceparent() };
         let Ok(payload) = serde_json::to_vec(&note) else { return };
         self.link.send(CHANNEL.to_owned(), payload).await;
     }
@@ -102,7 +105,7 @@ async fn listen(
             note = notes.next() => {
                 let Some((_, payload)) = note else { return };
                 match serde_json::from_slice::<Note>(&payload) {
-                    Ok(note) if note.node != node => hearer.heard(note.change),
+                    Ok(note) if note.node != node => hear(hearer.as_ref(), note),
                     Ok(_) => {}
                     Err(_) => tracing::warn!("an unreadable note on the bus"),
                 }
@@ -115,6 +118,14 @@ async fn listen(
             }
         }
     }
+}
+
+/// Hands `note` to `hearer`, in a span linked to the trace of the change when it has one.
+fn hear(hearer: &dyn Hearer, note: Note) {
+    let Some(traceparent) = &note.traceparent else { return hearer.heard(note.change) };
+    let span = tracing::info_span!("bus.heard", otel.kind = "consumer", from_node = %note.node);
+    crate::trace_context::link_to(&span, traceparent);
+    span.in_scope(|| hearer.heard(note.change));
 }
 
 #[cfg(test)]
@@ -135,17 +146,22 @@ mod tests {
             Change::HandedOver,
             screen,
         ] {
-            let text = serde_json::to_string(&Note { change: change.clone(), node }).expect("json");
-            assert_eq!(serde_json::from_str::<Note>(&text).expect("a note"), Note { change, node });
+            let note = Note { change: change.clone(), node, traceparent: None };
+            let text = serde_json::to_string(&note).expect("json");
+            assert!(!text.contains("traceparent"), "{text}");
+            assert_eq!(serde_json::from_str::<Note>(&text).expect("a note"), note);
         }
     }
 
     #[test]
     fn a_tournament_note_keeps_its_wire_names() {
-        let note = Note { change: Change::Tournament { tournament_id: Uuid::nil(), version: 3 }, node: Uuid::nil() };
+        let traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".to_owned();
+        let change = Change::Tournament { tournament_id: Uuid::nil(), version: 3 };
+        let note = Note { change, node: Uuid::nil(), traceparent: Some(traceparent.clone()) };
         let text = serde_json::to_value(&note).expect("json");
         assert_eq!(text["kind"], "tournament");
         assert_eq!(text["tournamentId"], Uuid::nil().to_string());
         assert_eq!(text["version"], 3);
+        assert_eq!(text["traceparent"], traceparent);
     }
 }

@@ -35,6 +35,7 @@ pub mod storage;
 pub mod strikes;
 pub mod telemetry;
 pub mod tournaments;
+pub mod trace_context;
 pub mod uploads;
 
 pub use app::AppState;

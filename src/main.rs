@@ -28,9 +28,11 @@ async fn main() -> ExitCode {
         }
     };
     let settings = TelemetrySettings {
-        json_logs: config.is_production(),
-        otlp_endpoint: config.otel_endpoint.clone(),
+        config: config.telemetry.clone(),
         service_name: "floor",
+        // A node without NODE_URL is one alone (or one whose peers reach it by its address);
+        // a random id still tells its spans from another process's.
+        instance_id: config.node_url.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
     };
     let _telemetry = match telemetry::init(&settings) {
         Ok(guard) => guard,

@@ -21,6 +21,7 @@ use futures_util::{StreamExt, stream};
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, Set};
 use serde_json::Value;
+use tracing::Instrument as _;
 use uuid::Uuid;
 
 use self::fcm::{FcmSender, PushConfigError, SendOutcome};
@@ -153,6 +154,7 @@ impl Notifier {
     /// in multi-row statements ([`db::insert_chunked`]). With a key, a recipient who already has a row
     /// with it gets none (`ON CONFLICT DO NOTHING`, one statement per recipient, so exactly
     /// the rows written are known and pushed even when a concurrent writer raced us).
+    #[tracing::instrument(name = "notify.journal", skip_all, fields(kind = notice.kind.as_str(), recipients = notice.recipients.len()))]
     pub async fn journal(&self, conn: &impl ConnectionTrait, notice: Notice) -> AppResult<Journaled> {
         let now = Utc::now();
         let mut seen = HashSet::new();
@@ -218,13 +220,18 @@ impl Notifier {
             return;
         }
         let (notifier, db) = (self.clone(), db.clone());
-        tokio::spawn(async move {
-            for journaled in journaled {
-                if let Err(err) = notifier.push_journaled(&db, &journaled).await {
-                    tracing::warn!(error = %err, kind = journaled.notice.kind.as_str(), "could not push a notification");
+        // In the trace of the change that journaled them, after it.
+        let span = tracing::info_span!("notify.push", notices = journaled.len());
+        tokio::spawn(
+            async move {
+                for journaled in journaled {
+                    if let Err(err) = notifier.push_journaled(&db, &journaled).await {
+                        tracing::warn!(error = %err, kind = journaled.notice.kind.as_str(), "could not push a notification");
+                    }
                 }
             }
-        });
+            .instrument(span),
+        );
     }
 }
 

@@ -5,17 +5,32 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use opentelemetry::trace::TracerProvider as _;
+use opentelemetry::KeyValue;
+use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
 use opentelemetry_otlp::{Protocol, SpanExporter, WithExportConfig};
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::trace::SdkTracerProvider;
-use tracing_subscriber::EnvFilter;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
+use tracing::Subscriber;
+use tracing_subscriber::fmt::FmtContext;
+use tracing_subscriber::fmt::format::{self, FormatEvent, FormatFields, JsonFields, Writer};
 use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer, Registry};
 
-/// Filter used when `RUST_LOG` is unset or empty. sqlx logs every statement at INFO, and the
-/// filter applies to exported spans too, so the noisy crates are held at WARN.
+use crate::config::TelemetryConfig;
+use crate::config::telemetry::{RootSampling, TraceSampler};
+
+/// Filter of the log lines when `RUST_LOG` is unset or empty. sqlx logs every statement at
+/// INFO, so the noisy crates are held at WARN.
 pub const DEFAULT_FILTER: &str = "info,sqlx=warn,sea_orm=warn,hyper=warn,tower_http=info";
+
+/// What goes into a trace, whatever `RUST_LOG` says of the log lines: Floor's own spans (the
+/// request, the live command, its transaction, the fan-out) and sea-orm's span of each
+/// statement, with its SQL and without its values. The other crates' spans and events stay
+/// out (their warnings still reach the log).
+const TRACES_FILTER: &str = "warn,floor=info,floor_actors=info,sea_orm=info";
 
 /// Longest time `Drop` of [`TelemetryGuard`] waits for the last batch to reach the collector,
 /// so an unreachable collector cannot hold up process exit for long.
@@ -28,13 +43,13 @@ const TRACES_PATH: &str = "/v1/traces";
 /// What [`init`] sets up, read from the configuration at start.
 #[derive(Debug, Clone)]
 pub struct TelemetrySettings {
-    /// One JSON object per line (production, for log collectors); human-readable otherwise.
-    pub json_logs: bool,
-    /// Base URL of an OTLP/HTTP collector, as in `OTEL_EXPORTER_OTLP_ENDPOINT`
-    /// (e.g. `http://otel-collector:4318`); `None` or blank exports nothing.
-    pub otlp_endpoint: Option<String>,
+    /// The log lines' form and the trace export, from the environment.
+    pub config: TelemetryConfig,
     /// The `service.name` resource attribute of exported spans.
     pub service_name: &'static str,
+    /// The `service.instance.id` resource attribute: tells the nodes' spans apart in a trace
+    /// that crosses them (the node's `NODE_URL` when set).
+    pub instance_id: String,
 }
 
 /// Keeps the span exporter alive; dropping it flushes the buffered spans and stops the export
@@ -64,35 +79,43 @@ impl Drop for TelemetryGuard {
     }
 }
 
-/// Installs the global subscriber: an `EnvFilter` from `RUST_LOG` (default [`DEFAULT_FILTER`]),
-/// JSON lines when `json_logs`, human-readable lines otherwise, and an OTLP/HTTP batch span
-/// exporter when `otlp_endpoint` is set and not blank (spans go to `{endpoint}/v1/traces`).
+/// Installs the global subscriber: log lines filtered by `RUST_LOG` (default
+/// [`DEFAULT_FILTER`]), JSON with the trace's ids or human-readable; and when an OTLP endpoint
+/// is set and not blank, the spans of [`TRACES_FILTER`] sampled as configured and sent in
+/// batches to `{endpoint}/v1/traces`. Without an endpoint no span is kept past its log
+/// lines: nothing is exported and a trace costs nothing.
 ///
 /// Safe to call from inside `#[tokio::main]`. Fails on an invalid `RUST_LOG`, an invalid endpoint,
 /// or when a global subscriber is already installed.
 pub fn init(settings: &TelemetrySettings) -> anyhow::Result<TelemetryGuard> {
-    let filter = env_filter(rust_log_from_env()?.as_deref())?;
+    let log_filter = env_filter(rust_log_from_env()?.as_deref())?;
+    let config = &settings.config;
 
     // Blank counts as unset: compose files and env templates often pass the variable through
     // empty, and that should mean "no export", not a startup failure.
-    let endpoint = settings.otlp_endpoint.as_deref().map(str::trim).filter(|endpoint| !endpoint.is_empty());
-    let provider = endpoint.map(|endpoint| otlp_tracer_provider(endpoint, settings.service_name)).transpose()?;
-    let otel_layer = provider
-        .as_ref()
-        .map(|provider| tracing_opentelemetry::layer().with_tracer(provider.tracer(settings.service_name)));
+    let endpoint = config.otlp_endpoint.as_deref().map(str::trim).filter(|endpoint| !endpoint.is_empty());
+    let provider = endpoint.map(|endpoint| otlp_tracer_provider(endpoint, settings)).transpose()?;
+    let otel_layer = match &provider {
+        Some(provider) => Some(
+            tracing_opentelemetry::layer()
+                .with_tracer(provider.tracer(settings.service_name))
+                .with_filter(EnvFilter::try_new(TRACES_FILTER).context("the traces filter is invalid")?),
+        ),
+        None => None,
+    };
+    // A caller's `traceparent` (an app, or the node that hands this one a command) is read and
+    // written in the W3C form.
+    opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
 
-    // Two optional layers rather than a boxed one: exactly one of them is Some.
-    let json_layer = settings.json_logs.then(|| {
-        tracing_subscriber::fmt::layer().json().flatten_event(true).with_current_span(true).with_span_list(false)
-    });
-    let text_layer =
-        (!settings.json_logs).then(|| tracing_subscriber::fmt::layer().with_ansi(std::io::stdout().is_terminal()));
+    let log_layer: Box<dyn Layer<Registry> + Send + Sync> = if config.json_logs {
+        let lines = format().json().flatten_event(true).with_current_span(true).with_span_list(false);
+        Box::new(tracing_subscriber::fmt::layer().fmt_fields(JsonFields::new()).event_format(WithTraceIds(lines)))
+    } else {
+        Box::new(tracing_subscriber::fmt::layer().with_ansi(std::io::stdout().is_terminal()))
+    };
 
-    // The filter sits under every layer, so it also decides which spans are exported.
     tracing_subscriber::registry()
-        .with(filter)
-        .with(json_layer)
-        .with(text_layer)
+        .with(log_layer.with_filter(log_filter))
         .with(otel_layer)
         .try_init()
         .context("installing the global tracing subscriber")?;
@@ -102,10 +125,50 @@ pub fn init(settings: &TelemetrySettings) -> anyhow::Result<TelemetryGuard> {
         tracing::info!(
             otlp_endpoint = %redacted(endpoint),
             service_name = settings.service_name,
+            sampler = ?config.sampler,
             "exporting spans over OTLP/HTTP"
         );
     }
     Ok(TelemetryGuard { provider })
+}
+
+fn format() -> format::Format {
+    format::Format::default()
+}
+
+/// The JSON line of an event with `trace_id` and `span_id` of its span when it is part of a
+/// trace, so an operator goes from a log line to its trace. tracing-subscriber's JSON writes
+/// the rest; the two ids go in before its closing brace.
+struct WithTraceIds<F>(F);
+
+impl<S, N, F> FormatEvent<S, N> for WithTraceIds<F>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+    F: FormatEvent<S, N>,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let ids = ctx.lookup_current().and_then(|span| {
+            let context = tracing::dispatcher::get_default(|dispatch| {
+                tracing_opentelemetry::get_otel_context(&span.id(), dispatch)
+            })?;
+            let span = context.span();
+            let span_context = span.span_context();
+            span_context.is_valid().then(|| (span_context.trace_id(), span_context.span_id()))
+        });
+        let Some((trace_id, span_id)) = ids else { return self.0.format_event(ctx, writer, event) };
+        let mut line = String::new();
+        self.0.format_event(ctx, Writer::new(&mut line), event)?;
+        match line.trim_end().strip_suffix('}') {
+            Some(object) => writeln!(writer, "{object},\"trace_id\":\"{trace_id}\",\"span_id\":\"{span_id}\"}}"),
+            None => writer.write_str(&line),
+        }
+    }
 }
 
 /// Reads `RUST_LOG`; unset or blank means "use the default".
@@ -128,13 +191,13 @@ fn env_filter(rust_log: Option<&str>) -> anyhow::Result<EnvFilter> {
     }
 }
 
-/// Builds a tracer provider that batches spans and posts them as protobuf to
-/// `{endpoint}/v1/traces`, with `service.name = service_name`.
+/// Builds a tracer provider that samples as configured, batches spans and posts them as
+/// protobuf to `{endpoint}/v1/traces`, naming the service and this instance of it.
 ///
 /// Building is safe inside a tokio runtime: opentelemetry-otlp 0.33 constructs the blocking
 /// reqwest client on a short-lived thread of its own, and the batch processor exports from its
 /// own thread ("OpenTelemetry.Traces.BatchProcessor"), so no tokio thread ever blocks on I/O.
-pub(crate) fn otlp_tracer_provider(endpoint: &str, service_name: &'static str) -> anyhow::Result<SdkTracerProvider> {
+pub(crate) fn otlp_tracer_provider(endpoint: &str, settings: &TelemetrySettings) -> anyhow::Result<SdkTracerProvider> {
     let url = traces_url(endpoint)?;
     let exporter = SpanExporter::builder()
         .with_http()
@@ -146,8 +209,25 @@ pub(crate) fn otlp_tracer_provider(endpoint: &str, service_name: &'static str) -
         .with_endpoint(url)
         .build()
         .with_context(|| format!("building the OTLP span exporter for {}", redacted(endpoint)))?;
-    let resource = Resource::builder().with_service_name(service_name).build();
-    Ok(SdkTracerProvider::builder().with_batch_exporter(exporter).with_resource(resource).build())
+    let resource = Resource::builder()
+        .with_service_name(settings.service_name)
+        .with_attribute(KeyValue::new("service.instance.id", settings.instance_id.clone()))
+        .build();
+    Ok(SdkTracerProvider::builder()
+        .with_sampler(sampler(settings.config.sampler))
+        .with_batch_exporter(exporter)
+        .with_resource(resource)
+        .build())
+}
+
+/// The SDK's sampler for the configured one.
+fn sampler(configured: TraceSampler) -> Sampler {
+    let root = match configured.root {
+        RootSampling::Always => Sampler::AlwaysOn,
+        RootSampling::Never => Sampler::AlwaysOff,
+        RootSampling::Ratio(ratio) => Sampler::TraceIdRatioBased(ratio),
+    };
+    if configured.parent_based { Sampler::ParentBased(Box::new(root)) } else { root }
 }
 
 /// `{endpoint}/v1/traces` with exactly one slash between, after checking the scheme: the SDK
@@ -231,7 +311,16 @@ mod tests {
     #[tokio::test]
     async fn a_span_reaches_the_collector_when_the_guard_is_dropped() -> anyhow::Result<()> {
         let (endpoint, received) = fake_collector()?;
-        let provider = otlp_tracer_provider(&endpoint, "floor")?;
+        let settings = TelemetrySettings {
+            config: TelemetryConfig {
+                json_logs: false,
+                otlp_endpoint: Some(endpoint.clone()),
+                sampler: TraceSampler { parent_based: true, root: RootSampling::Always },
+            },
+            service_name: "floor",
+            instance_id: "http://node-a:8080".to_owned(),
+        };
+        let provider = otlp_tracer_provider(&endpoint, &settings)?;
         let subscriber =
             tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(provider.tracer("floor")));
         tracing::subscriber::with_default(subscriber, || {
@@ -249,6 +338,7 @@ mod tests {
         assert!(contains(&request.body, b"seat_players"), "span name missing");
         assert!(contains(&request.body, b"service.name"), "resource missing");
         assert!(contains(&request.body, b"floor"), "service name missing");
+        assert!(contains(&request.body, b"http://node-a:8080"), "instance id missing");
         Ok(())
     }
 

@@ -6,6 +6,7 @@ pub mod channels;
 pub mod connections;
 pub mod fcm;
 pub mod limits;
+pub mod telemetry;
 
 use std::fmt;
 
@@ -14,6 +15,7 @@ pub use self::channels::ChannelSettings;
 pub use self::connections::ConnectionSettings;
 pub use self::fcm::FcmSettings;
 pub use self::limits::{LimitSettings, Rate};
+pub use self::telemetry::TelemetryConfig;
 use crate::domain::Phone;
 
 /// Where the service runs. Production tightens every default.
@@ -84,8 +86,9 @@ pub struct Config {
     pub platform_admin_phones: Vec<Phone>,
     /// `STORAGE_URL`: object storage for uploads; unset means a local folder.
     pub storage_url: Option<Secret>,
-    /// `OTEL_EXPORTER_OTLP_ENDPOINT`: unset means no span export.
-    pub otel_endpoint: Option<String>,
+    /// `LOG_FORMAT`, `OTEL_EXPORTER_OTLP_ENDPOINT` and `OTEL_TRACES_SAMPLER*`: the log lines'
+    /// form and which traces go to a collector.
+    pub telemetry: TelemetryConfig,
     /// Settings of the real one-time-code channels (their own variables).
     pub channels: ChannelSettings,
     /// `FCM_SERVICE_ACCOUNT_JSON` and its companions: unset means notifications are journaled
@@ -189,7 +192,7 @@ impl Config {
             otp_log_codes,
             platform_admin_phones,
             storage_url: get("STORAGE_URL").map(Secret::new),
-            otel_endpoint: get("OTEL_EXPORTER_OTLP_ENDPOINT"),
+            telemetry: TelemetryConfig::from_env(get, production)?,
             channels: ChannelSettings::from_env(get),
             fcm: FcmSettings::from_env(get)?,
             limits: LimitSettings::from_env(get)?,

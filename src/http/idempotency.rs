@@ -22,6 +22,7 @@ use floor_entities::idempotency_keys;
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
 use sha2::{Digest, Sha256};
+use tracing::Instrument as _;
 use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::{OpenApi as OpenApiDoc, Required};
@@ -166,16 +167,20 @@ async fn remembered(app: &AppState, request: Request, next: Next) -> AppResult<R
 /// instead ([`did_nothing`]), behind the answer's back: the database may be what is down.
 async fn first_answer(app: &AppState, user: Uuid, key: String, request: Request, next: Next) -> AppResult<Response> {
     let db = app.db.clone();
-    let run = tokio::spawn(async move {
-        let (parts, body) = next.run(request).await.into_parts();
-        let body = axum::body::to_bytes(body, usize::MAX).await.unwrap_or_default();
-        if did_nothing(parts.status) {
-            tokio::spawn(async move { let_go(&db, user, &key).await });
-        } else if let Err(err) = record(&db, user, &key, parts.status, &body).await {
-            tracing::error!(error = %err, "could not record the answer of an idempotent command");
+    // The task stays in the request's span, so the command's trace goes on through it.
+    let run = tokio::spawn(
+        async move {
+            let (parts, body) = next.run(request).await.into_parts();
+            let body = axum::body::to_bytes(body, usize::MAX).await.unwrap_or_default();
+            if did_nothing(parts.status) {
+                tokio::spawn(async move { let_go(&db, user, &key).await });
+            } else if let Err(err) = record(&db, user, &key, parts.status, &body).await {
+                tracing::error!(error = %err, "could not record the answer of an idempotent command");
+            }
+            Response::from_parts(parts, Body::from(body))
         }
-        Response::from_parts(parts, Body::from(body))
-    });
+        .in_current_span(),
+    );
     run.await.map_err(|err| AppError::Internal(anyhow::anyhow!("an idempotent command's task failed: {err}")))
 }
 

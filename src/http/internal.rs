@@ -52,6 +52,7 @@ async fn run_handed(
     Path(tournament_id): Path<Uuid>,
     Json(work): Json<Handed>,
 ) -> AppResult<axum::Json<Answered>> {
+    super::request_span::name_by_route(&axum::http::Method::POST, INTERNAL_PATH);
     if let Handed::Command { by, .. } = &work
         && let Some(refusal) = refusal_of_actor(&app, tournament_id, *by).await?
     {

@@ -50,6 +50,9 @@ pub async fn measure_requests(State(app): State<AppState>, request: Request, nex
     let method = request.method().clone();
     // A clone of the matched route is a reference count, not a copy of the text.
     let route = request.extensions().get::<MatchedPath>().cloned();
+    if let Some(route) = &route {
+        super::request_span::name_by_route(&method, route.as_str());
+    }
     let response = next.run(request).await;
     if let Some(route) = route {
         app.metrics.request(method.as_str(), route.as_str(), response.status().as_u16(), started.elapsed());

@@ -34,6 +34,7 @@ mod pages;
 mod players;
 mod reference;
 mod registrations;
+mod request_span;
 mod results;
 mod search;
 mod seasons;
@@ -192,11 +193,11 @@ pub fn router(state: AppState) -> Router {
             ServiceBuilder::new()
                 .map_request(headers::keep_only_uuid_request_id(REQUEST_ID))
                 .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
-                .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
-                    let request_id =
-                        request.headers().get(&REQUEST_ID).and_then(|value| value.to_str().ok()).unwrap_or_default();
-                    tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id)
-                }))
+                .layer(
+                    TraceLayer::new_for_http()
+                        .make_span_with(|request: &Request<_>| request_span::make_span(request, &REQUEST_ID))
+                        .on_response(request_span::on_response),
+                )
                 .layer(PropagateRequestIdLayer::new(REQUEST_ID))
                 .layer(CatchPanicLayer::custom(panic_response)),
         )

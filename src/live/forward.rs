@@ -12,13 +12,14 @@
 
 use std::time::Duration;
 
-use axum::http::HeaderName;
+use axum::http::{HeaderMap, HeaderName};
 use floor_actors::error::{LiveError, LiveResult, Refusal};
 use floor_actors::live::{Command, Elimination, LiveState, Outcome};
 use floor_actors::rules::balance::BalanceHint;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
+use tracing::Instrument as _;
 use uuid::Uuid;
 
 /// The header that carries the nodes' key.
@@ -157,10 +158,18 @@ impl Forwarder {
         Ok(Self { client, key })
     }
 
-    /// Hands `work` on tournament `tournament_id` to the node at `owner`.
+    /// Hands `work` on tournament `tournament_id` to the node at `owner`, in a span of its
+    /// own whose context the call carries: the owner's spans join the caller's trace.
     pub async fn send(&self, owner: &str, tournament_id: Uuid, work: &Handed) -> Sent {
+        let span = tracing::info_span!("live.forward", otel.kind = "client", %tournament_id, owner);
+        self.call(owner, tournament_id, work).instrument(span).await
+    }
+
+    async fn call(&self, owner: &str, tournament_id: Uuid, work: &Handed) -> Sent {
         let url = format!("{owner}{}", INTERNAL_PATH.replace("{id}", &tournament_id.to_string()));
-        let sent = self.client.post(url).header(NODE_KEY, &self.key).json(work).send().await;
+        let mut headers = HeaderMap::new();
+        crate::trace_context::hand_on(&mut headers);
+        let sent = self.client.post(url).headers(headers).header(NODE_KEY, &self.key).json(work).send().await;
         let response = match sent {
             Ok(response) => response,
             Err(err) if err.is_connect() => return Sent::NotDelivered,

@@ -87,6 +87,9 @@ impl Broadcaster for SocketBroadcaster {
                 last_sent.insert(state.tournament_id, state.clone())
             }
         };
+        if crate::trace_context::is_sampled() {
+            tracing::Span::current().record("sockets", self.room_size(state.tournament_id));
+        }
         // Once per change, whoever listens.
         let compact = ServerEvent::compact(previous.as_deref(), &state);
         let mark = self.link.get().map(Link::mark);
@@ -176,6 +179,16 @@ impl SocketBroadcaster {
         };
         if let Err(err) = sent {
             tracing::warn!(%tournament_id, event = event.name(), error = %err, "could not send an event to a room");
+        }
+    }
+
+    /// The sockets of this node in the tournament's rooms, plain and compact.
+    fn room_size(&self, tournament_id: Uuid) -> usize {
+        let rooms = [room(tournament_id), compact_room(tournament_id)];
+        match self.io.get() {
+            Some(LiveIo::Local(io)) => io.of(NAMESPACE).map_or(0, |namespace| namespace.to(rooms).sockets().len()),
+            Some(LiveIo::Redis(io)) => io.of(NAMESPACE).map_or(0, |namespace| namespace.to(rooms).sockets().len()),
+            None => 0,
         }
     }
 

@@ -17,6 +17,7 @@ use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use serde_json::json;
 use tokio::time::Instant;
+use tracing::Instrument as _;
 use uuid::Uuid;
 
 use super::leases::Leases;
@@ -110,18 +111,27 @@ impl LiveStore for SeaOrmStore {
     }
 
     async fn persist(&self, game: &Game, change: &Change, by: Option<Uuid>) -> LiveResult<Persisted> {
-        self.breaker.guard(persist_change(self, game, change, by)).await
+        let span = transaction_span(game.tournament_id, change.audit_action(), Some(game.version + 1));
+        self.breaker.guard(persist_change(self, game, change, by)).instrument(span).await
     }
 
     async fn start(&self, tournament_id: Uuid, by: Uuid, now: DateTime<Utc>) -> LiveResult<()> {
         let start = lifecycle::start(&self.db, &self.notifier, tournament_id, by, now);
-        self.breaker.guard(async { start.await.map_err(AppError::into_live) }).await
+        let span = transaction_span(tournament_id, "tournament.start", None);
+        self.breaker.guard(async { start.await.map_err(AppError::into_live) }).instrument(span).await
     }
 
     async fn confirm(&self, tournament_id: Uuid, by: Uuid, now: DateTime<Utc>) -> LiveResult<()> {
         let confirm = results::confirm_results(&self.db, &self.notifier, tournament_id, by, now);
-        self.breaker.guard(async { confirm.await.map_err(AppError::into_live) }).await
+        let span = transaction_span(tournament_id, "results.confirm", None);
+        self.breaker.guard(async { confirm.await.map_err(AppError::into_live) }).instrument(span).await
     }
+}
+
+/// The span of a live change's transaction (its statements are sea-orm's spans inside it),
+/// with the version it writes when known before it commits.
+fn transaction_span(tournament_id: Uuid, change: &str, version: Option<i64>) -> tracing::Span {
+    tracing::info_span!("live.transaction", %tournament_id, change, version)
 }
 
 /// The game as stored. Before start the clock's levels are the template's.
@@ -186,8 +196,9 @@ pub async fn load_game(conn: &impl ConnectionTrait, tournament_id: Uuid) -> AppR
 /// once it has committed.
 async fn persist_change(store: &SeaOrmStore, game: &Game, change: &Change, by: Option<Uuid>) -> LiveResult<Persisted> {
     let tx = db::begin_write(&store.db).await.map_err(|err| AppError::from(err).into_live())?;
+    let fence = tracing::info_span!("live.lease_fence", tournament_id = %game.tournament_id);
     if let Some(leases) = &store.leases
-        && !leases.fence(&tx, game.tournament_id).await.map_err(AppError::into_live)?
+        && !leases.fence(&tx, game.tournament_id).instrument(fence).await.map_err(AppError::into_live)?
     {
         return Err(LiveError::Elsewhere { owner: None });
     }

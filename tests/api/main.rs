@@ -3,6 +3,7 @@
 
 mod helpers;
 
+mod fake_collector;
 mod fake_fcm;
 
 mod account_page;
@@ -68,6 +69,7 @@ mod security_headers;
 mod staffing;
 mod tournament_dealers;
 mod tournaments;
+mod traces;
 mod uploads;
 mod venues;
 mod watchers;

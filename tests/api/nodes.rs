@@ -29,6 +29,17 @@ impl Node {
     /// Starts a node on `database_url` (and `redis`, one of several nodes), its log in
     /// `logs/<name>.log`, and waits until it is ready.
     pub async fn start(database_url: &str, redis: Option<&str>, logs: &Path, name: &str) -> Self {
+        Self::start_with(database_url, redis, logs, name, &[]).await
+    }
+
+    /// [`Node::start`] with `extra` variables in its environment, over the ones it sets.
+    pub async fn start_with(
+        database_url: &str,
+        redis: Option<&str>,
+        logs: &Path,
+        name: &str,
+        extra: &[(&str, &str)],
+    ) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|listener| listener.local_addr())
             .map(|address| address.port())
@@ -45,6 +56,7 @@ impl Node {
         if let Some(redis) = redis {
             command.env("REDIS_URL", redis);
         }
+        command.envs(extra.iter().copied());
         let child =
             command.stdout(log.try_clone().expect("the log file again")).stderr(log).spawn().expect("floor starts");
         let node = Self { child, base };
@@ -97,14 +109,25 @@ pub(crate) async fn send_press(
     body: Value,
     key: &str,
 ) -> Result<Reply, reqwest::Error> {
-    let answer = client
-        .post(node.url(path))
-        .bearer_auth(&game.club.owner.access_token)
-        .header("idempotency-key", key)
-        .json(&body)
-        .send()
-        .await?;
-    Ok(Reply::read(answer).await)
+    send_press_with(client, node, game, path, body, key, &[]).await
+}
+
+/// [`send_press`] with `headers` besides (a `traceparent`, say).
+pub(crate) async fn send_press_with(
+    client: &reqwest::Client,
+    node: &Node,
+    game: &Ready,
+    path: &str,
+    body: Value,
+    key: &str,
+    headers: &[(&str, &str)],
+) -> Result<Reply, reqwest::Error> {
+    let mut request =
+        client.post(node.url(path)).bearer_auth(&game.club.owner.access_token).header("idempotency-key", key);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    Ok(Reply::read(request.json(&body).send().await?).await)
 }
 
 /// [`send_press`]: the status and body.

@@ -9,6 +9,8 @@ use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use tracing::field::Empty;
+use tracing::{Instrument as _, Span};
 use uuid::Uuid;
 
 use crate::error::{LiveError, LiveResult};
@@ -74,9 +76,37 @@ pub struct Outcome {
     pub elimination: Option<(Elimination, Option<BalanceHint<Uuid>>)>,
 }
 
+/// A command's place in its caller's trace: the span it was sent from, and the span of its
+/// wait in the actor's mailbox, which ends when the actor takes it.
+pub struct Traced {
+    caller: Span,
+    queued: Span,
+}
+
+impl Traced {
+    /// A command of `tournament_id` about to be sent from the current span.
+    pub fn waiting(tournament_id: Uuid, command: &Command) -> Self {
+        let queued = tracing::info_span!("live.queue", %tournament_id, command = command.name());
+        Self { caller: Span::current(), queued }
+    }
+
+    /// Ends the wait; the span the command is handled in, beside it under the caller's.
+    fn taken(self, tournament_id: Uuid, command: &Command) -> Span {
+        drop(self.queued);
+        tracing::info_span!(
+            parent: &self.caller,
+            "live.command",
+            %tournament_id,
+            command = command.name(),
+            version = Empty,
+            otel.status_code = Empty,
+        )
+    }
+}
+
 pub enum TournamentMsg {
-    /// A command of a member of the club (`by`).
-    Command { command: Command, by: Uuid, reply: RpcReplyPort<LiveResult<Outcome>> },
+    /// A command of a member of the club (`by`), and where it stands in its caller's trace.
+    Command { command: Command, by: Uuid, reply: RpcReplyPort<LiveResult<Outcome>>, traced: Traced },
     /// The tournament changed outside the actor, on another node: read it again.
     CatchUp,
     /// This node changed the tournament outside the actor (a cancel, an edit): read it
@@ -264,10 +294,12 @@ impl<S: LiveStore, B: Broadcaster> TournamentActor<S, B> {
     async fn publish(&self, myself: &ActorRef<TournamentMsg>, state: &mut TournamentState) {
         let before = state.published.borrow().clone();
         let snapshot = self.refresh(myself, state);
+        let span =
+            tracing::info_span!("live.publish", tournament_id = %snapshot.tournament_id, version = snapshot.version);
         if began_segment(&before, &snapshot) {
-            self.broadcaster.broadcast_began(snapshot).await;
+            self.broadcaster.broadcast_began(snapshot).instrument(span).await;
         } else {
-            self.broadcaster.broadcast(snapshot).await;
+            self.broadcaster.broadcast(snapshot).instrument(span).await;
         }
     }
 
@@ -342,16 +374,32 @@ impl<S: LiveStore, B: Broadcaster> Actor for TournamentActor<S, B> {
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         match message {
-            TournamentMsg::Command { command, by, reply } => {
+            TournamentMsg::Command { command, by, reply, traced } => {
+                let tournament_id = state.game.tournament_id;
+                let span = traced.taken(tournament_id, &command);
                 // A caller that gave up waiting (its request timed out) has been told it
                 // failed; doing the command now would surprise it when it presses again.
                 if reply.is_closed() {
-                    tracing::warn!(tournament_id = %state.game.tournament_id, ?command, "a command whose caller gave up was dropped");
+                    span.in_scope(
+                        || tracing::warn!(%tournament_id, ?command, "a command whose caller gave up was dropped"),
+                    );
                     return Ok(());
                 }
-                let outcome = self.run(&myself, state, command, by).await;
-                if let Err(LiveError::Internal(cause)) = &outcome {
-                    tracing::error!(tournament_id = %state.game.tournament_id, error = ?cause, "a live command failed");
+                let name = command.name();
+                let outcome = self.run(&myself, state, command, by).instrument(span.clone()).await;
+                match &outcome {
+                    Ok(done) => {
+                        let version = done.state.version;
+                        span.record("version", version);
+                        span.in_scope(
+                            || tracing::info!(%tournament_id, command = name, version, "a live command was applied"),
+                        );
+                    }
+                    Err(LiveError::Internal(cause)) => {
+                        span.record("otel.status_code", "ERROR");
+                        span.in_scope(|| tracing::error!(%tournament_id, error = ?cause, "a live command failed"));
+                    }
+                    Err(_) => {}
                 }
                 // The caller may have gone away; the change stands either way.
                 let _ = reply.send(outcome);

@@ -9,6 +9,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc;
+use tracing::field::Empty;
+use tracing::{Instrument as _, Span};
 use uuid::Uuid;
 
 use super::state::Snapshot;
@@ -26,8 +28,9 @@ pub struct Fanout<B> {
     queues: Mutex<HashMap<Uuid, mpsc::Sender<Queued>>>,
 }
 
-/// A state waiting for its room, and whether its change began a segment.
-type Queued = (Snapshot, bool);
+/// A state waiting for its room, whether its change began a segment, and the span of its
+/// fan-out (in the trace of the change), which ends when the room has it.
+type Queued = (Snapshot, bool, Span);
 
 impl<B: Broadcaster> Fanout<B> {
     pub fn new(room: Arc<B>) -> Self {
@@ -50,11 +53,11 @@ impl<B: Broadcaster> Fanout<B> {
         let (queue, mut states) = mpsc::channel::<Queued>(WAITING_STATES);
         let room = self.room.clone();
         tokio::spawn(async move {
-            while let Some((state, began)) = states.recv().await {
+            while let Some((state, began, span)) = states.recv().await {
                 if began {
-                    room.broadcast_began(state).await;
+                    room.broadcast_began(state).instrument(span).await;
                 } else {
-                    room.broadcast(state).await;
+                    room.broadcast(state).instrument(span).await;
                 }
             }
         });
@@ -63,7 +66,9 @@ impl<B: Broadcaster> Fanout<B> {
 
     async fn enqueue(&self, state: Snapshot, began: bool) {
         let tournament_id = state.tournament_id;
-        if self.queue(&state).send((state, began)).await.is_err() {
+        // Its sockets are counted by the room that sends it (`sockets`).
+        let span = tracing::info_span!("live.fanout", %tournament_id, version = state.version, sockets = Empty);
+        if self.queue(&state).send((state, began, span)).await.is_err() {
             // Only if the worker's task is gone (the runtime is shutting down).
             tracing::warn!(%tournament_id, "the fan-out worker has stopped; a LiveState was not sent");
         }

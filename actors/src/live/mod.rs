@@ -15,7 +15,7 @@ mod ownership_tests;
 #[cfg(test)]
 mod registry_tests;
 
-pub use actor::{Command, Elimination, Outcome, TournamentActor, TournamentMsg};
+pub use actor::{Command, Elimination, Outcome, TournamentActor, TournamentMsg, Traced};
 pub use fanout::Fanout;
 pub use game::{Change, ClockAction, Game, Player, Seat};
 pub use registry::Registry;

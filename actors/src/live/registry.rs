@@ -26,7 +26,7 @@ use tokio::time::Instant;
 use uuid::Uuid;
 
 use crate::error::{LiveError, LiveResult, Refusal};
-use crate::live::actor::{Command, Outcome, TimeSource, TournamentActor, TournamentMsg, to_millis};
+use crate::live::actor::{Command, Outcome, TimeSource, TournamentActor, TournamentMsg, Traced, to_millis};
 use crate::live::game::Game;
 use crate::live::state::{LiveState, Snapshot};
 use crate::live::store::{Broadcaster, LiveStore, Owner};
@@ -230,7 +230,9 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
         for _ in 0..2 {
             let actor = self.owner_actor(tournament_id).await?;
             let command = command.clone();
-            match actor.call(|reply| TournamentMsg::Command { command, by, reply }, Some(COMMAND_TIMEOUT)).await {
+            let traced = Traced::waiting(tournament_id, &command);
+            match actor.call(|reply| TournamentMsg::Command { command, by, reply, traced }, Some(COMMAND_TIMEOUT)).await
+            {
                 Ok(ractor::rpc::CallResult::Success(outcome)) => return outcome,
                 Ok(_) => {
                     return Err(LiveError::Internal(anyhow::anyhow!(
