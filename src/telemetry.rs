@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use opentelemetry::KeyValue;
-use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
+use opentelemetry::trace::{Link, SpanKind, TraceContextExt as _, TraceId, TraceState, TracerProvider as _};
 use opentelemetry_otlp::{Protocol, SpanExporter, WithExportConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
+use opentelemetry_sdk::trace::{Sampler, SamplingDecision, SamplingResult, SdkTracerProvider, ShouldSample};
 use tracing::Subscriber;
 use tracing_subscriber::fmt::FmtContext;
 use tracing_subscriber::fmt::format::{self, FormatEvent, FormatFields, JsonFields, Writer};
@@ -220,14 +220,54 @@ pub(crate) fn otlp_tracer_provider(endpoint: &str, settings: &TelemetrySettings)
         .build())
 }
 
-/// The SDK's sampler for the configured one.
-fn sampler(configured: TraceSampler) -> Sampler {
+/// The SDK's sampler for the configured one, without the traces nobody opens.
+fn sampler(configured: TraceSampler) -> WithoutProbes {
     let root = match configured.root {
         RootSampling::Always => Sampler::AlwaysOn,
         RootSampling::Never => Sampler::AlwaysOff,
         RootSampling::Ratio(ratio) => Sampler::TraceIdRatioBased(ratio),
     };
-    if configured.parent_based { Sampler::ParentBased(Box::new(root)) } else { root }
+    WithoutProbes(if configured.parent_based { Sampler::ParentBased(Box::new(root)) } else { root })
+}
+
+/// Paths that probes and scrapers call every few seconds on every node: their traces would
+/// bury the presses.
+const UNTRACED_PATHS: [&str; 3] = ["/ready", "/health", "/metrics"];
+
+/// The configured sampler, except that a trace that would begin with a probe's request or
+/// with a statement outside any request or job (the migrations at start) is not kept. Inside
+/// a trace every span follows the trace's decision as before.
+#[derive(Clone, Debug)]
+struct WithoutProbes(Sampler);
+
+impl ShouldSample for WithoutProbes {
+    fn should_sample(
+        &self,
+        parent: Option<&opentelemetry::Context>,
+        trace_id: TraceId,
+        name: &str,
+        kind: &SpanKind,
+        attributes: &[KeyValue],
+        links: &[Link],
+    ) -> SamplingResult {
+        let begins_a_trace = parent.is_none_or(|parent| !parent.span().span_context().is_valid());
+        if begins_a_trace && is_noise(name, attributes) {
+            return SamplingResult {
+                decision: SamplingDecision::Drop,
+                attributes: Vec::new(),
+                trace_state: TraceState::default(),
+            };
+        }
+        self.0.should_sample(parent, trace_id, name, kind, attributes, links)
+    }
+}
+
+/// A probe's request (by its `path`), or a database statement on its own.
+fn is_noise(name: &str, attributes: &[KeyValue]) -> bool {
+    name.starts_with("sea_orm.")
+        || attributes.iter().any(|attribute| {
+            attribute.key.as_str() == "path" && UNTRACED_PATHS.contains(&attribute.value.as_str().as_ref())
+        })
 }
 
 /// `{endpoint}/v1/traces` with exactly one slash between, after checking the scheme: the SDK
@@ -340,6 +380,39 @@ mod tests {
         assert!(contains(&request.body, b"floor"), "service name missing");
         assert!(contains(&request.body, b"http://node-a:8080"), "instance id missing");
         Ok(())
+    }
+
+    #[test]
+    fn probes_and_lone_statements_begin_no_trace_and_the_rest_follow_the_sampler() {
+        let keep_all = sampler(TraceSampler { parent_based: true, root: RootSampling::Always });
+        let decide = |name: &str, path: Option<&str>, parent: Option<&opentelemetry::Context>| {
+            let attributes: Vec<KeyValue> =
+                path.map(|path| KeyValue::new("path", path.to_owned())).into_iter().collect();
+            keep_all.should_sample(parent, TraceId::from(7), name, &SpanKind::Server, &attributes, &[]).decision
+        };
+        for path in UNTRACED_PATHS {
+            assert_eq!(decide("GET", Some(path), None), SamplingDecision::Drop, "{path}");
+        }
+        assert_eq!(decide("sea_orm.execute", None, None), SamplingDecision::Drop);
+        assert_eq!(decide("POST", Some("/api/v1/tournaments/x/pause"), None), SamplingDecision::RecordAndSample);
+        assert_eq!(decide("live.publish", None, None), SamplingDecision::RecordAndSample);
+
+        // Inside a kept trace a statement is kept; inside a dropped one nothing is.
+        let span_context = |flags| {
+            opentelemetry::trace::SpanContext::new(
+                TraceId::from(7),
+                opentelemetry::trace::SpanId::from(9),
+                flags,
+                true,
+                TraceState::default(),
+            )
+        };
+        let kept = opentelemetry::Context::new()
+            .with_remote_span_context(span_context(opentelemetry::trace::TraceFlags::SAMPLED));
+        let dropped = opentelemetry::Context::new()
+            .with_remote_span_context(span_context(opentelemetry::trace::TraceFlags::default()));
+        assert_eq!(decide("sea_orm.execute", None, Some(&kept)), SamplingDecision::RecordAndSample);
+        assert_eq!(decide("POST", Some("/api/v1/me"), Some(&dropped)), SamplingDecision::Drop);
     }
 
     #[test]

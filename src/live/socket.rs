@@ -87,9 +87,6 @@ impl Broadcaster for SocketBroadcaster {
                 last_sent.insert(state.tournament_id, state.clone())
             }
         };
-        if crate::trace_context::is_sampled() {
-            tracing::Span::current().record("sockets", self.room_size(state.tournament_id));
-        }
         // Once per change, whoever listens.
         let compact = ServerEvent::compact(previous.as_deref(), &state);
         let mark = self.link.get().map(Link::mark);
@@ -101,6 +98,10 @@ impl Broadcaster for SocketBroadcaster {
         if let Err(err) = sent {
             self.metrics.broadcast_error();
             tracing::warn!(tournament_id = %state.tournament_id, error = %err, "could not broadcast a LiveState");
+        }
+        // Counted after the send, which it would hold up by a few ms at 10,000 sockets.
+        if crate::trace_context::is_sampled() {
+            tracing::Span::current().record("sockets", self.room_size(state.tournament_id));
         }
         if let (Some(link), Some(mark)) = (self.link.get(), mark)
             && !link.carried_since(mark)

@@ -54,6 +54,31 @@ impl Span {
     }
 }
 
+/// The spans of one trace as an indented tree, each with its node and duration, children in
+/// the order they started: what an operator's trace view shows, as text.
+pub fn tree(spans: &[Span]) -> String {
+    let ids: std::collections::HashSet<&str> = spans.iter().map(|span| span.span_id.as_str()).collect();
+    let mut roots: Vec<&Span> = spans.iter().filter(|span| !ids.contains(span.parent_span_id.as_str())).collect();
+    roots.sort_by_key(|span| span.start_nanos);
+    let mut text = String::new();
+    for root in roots {
+        branch(spans, root, 0, &mut text);
+    }
+    text
+}
+
+fn branch(spans: &[Span], span: &Span, depth: usize, text: &mut String) {
+    let took = span.end_nanos.saturating_sub(span.start_nanos) as f64 / 1e6;
+    let node = span.instance().unwrap_or("?");
+    let port = node.rsplit(':').next().unwrap_or(node);
+    text.push_str(&format!("{:indent$}{} [{port}] {took:.2} ms\n", "", span.name, indent = depth * 2));
+    let mut children: Vec<&Span> = spans.iter().filter(|child| child.parent_span_id == span.span_id).collect();
+    children.sort_by_key(|child| child.start_nanos);
+    for child in children {
+        branch(spans, child, depth + 1, text);
+    }
+}
+
 impl std::fmt::Display for Span {
     /// One line, enough to read a dump of many spans.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -41,7 +41,7 @@ const SOCKETS: &str = "sockets";
 const LOG_TRACE_ID: &str = "trace_id";
 const LOG_SPAN_ID: &str = "span_id";
 /// What both nodes run with besides the collector's endpoint: batches every 200 ms rather
-/// than 5 s, JSON log lines, and the filter that decides which spans are exported too.
+/// than 5 s, JSON log lines, and the log filter (which spans are exported does not follow it).
 const NODE_ENV: [(&str, &str); 3] = [("OTEL_BSP_SCHEDULE_DELAY", "200"), ("LOG_FORMAT", "json"), ("RUST_LOG", "info")];
 /// The longest a test waits for spans or log lines: several batches, on a slow CI machine.
 const WAIT: Duration = Duration::from_secs(20);
@@ -82,6 +82,7 @@ async fn a_press_on_the_node_that_does_not_own_the_tournament_is_one_trace_acros
     let spans = collector.spans_until(WAIT, |spans| whole_trace_arrived(&of_trace(spans, &trace_id))).await;
     let spans = of_trace(&spans, &trace_id);
     let names: Vec<&str> = spans.iter().map(|span| span.name.as_str()).collect();
+    eprintln!("the press's trace:\n{}", crate::fake_collector::tree(&spans));
 
     let request = one(&spans, "the press's request span", |span| span.parent_span_id == client_span_id);
     assert_eq!(request.kind, SpanKind::Server, "{request}");
