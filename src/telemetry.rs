@@ -13,7 +13,7 @@ use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{Sampler, SamplingDecision, SamplingResult, SdkTracerProvider, ShouldSample};
 use tracing::Subscriber;
 use tracing_subscriber::fmt::FmtContext;
-use tracing_subscriber::fmt::format::{self, FormatEvent, FormatFields, JsonFields, Writer};
+use tracing_subscriber::fmt::format::{FormatEvent, FormatFields, JsonFields, Writer};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
@@ -108,7 +108,8 @@ pub fn init(settings: &TelemetrySettings) -> anyhow::Result<TelemetryGuard> {
     opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
 
     let log_layer: Box<dyn Layer<Registry> + Send + Sync> = if config.json_logs {
-        let lines = format().json().flatten_event(true).with_current_span(true).with_span_list(false);
+        let lines =
+            tracing_subscriber::fmt::format().json().flatten_event(true).with_current_span(true).with_span_list(false);
         Box::new(tracing_subscriber::fmt::layer().fmt_fields(JsonFields::new()).event_format(WithTraceIds(lines)))
     } else {
         Box::new(tracing_subscriber::fmt::layer().with_ansi(std::io::stdout().is_terminal()))
@@ -130,10 +131,6 @@ pub fn init(settings: &TelemetrySettings) -> anyhow::Result<TelemetryGuard> {
         );
     }
     Ok(TelemetryGuard { provider })
-}
-
-fn format() -> format::Format {
-    format::Format::default()
 }
 
 /// The JSON line of an event with `trace_id` and `span_id` of its span when it is part of a

@@ -1,7 +1,7 @@
 //! The span of each HTTP request: the root of a press's trace on the node that took it, or a
 //! child of the caller's span when the request carries a W3C `traceparent` (an instrumented
 //! app, or another node handing this one a command). It is named by the route's pattern once
-//! the router has matched it (`POST /api/v1/tournaments/{id}/clock/pause`), never by its ids.
+//! the router has matched it (`POST /api/v1/tournaments/{id}/pause`), never by its ids.
 
 use std::time::Duration;
 

@@ -196,11 +196,11 @@ pub async fn load_game(conn: &impl ConnectionTrait, tournament_id: Uuid) -> AppR
 /// once it has committed.
 async fn persist_change(store: &SeaOrmStore, game: &Game, change: &Change, by: Option<Uuid>) -> LiveResult<Persisted> {
     let tx = db::begin_write(&store.db).await.map_err(|err| AppError::from(err).into_live())?;
-    let fence = tracing::info_span!("live.lease_fence", tournament_id = %game.tournament_id);
-    if let Some(leases) = &store.leases
-        && !leases.fence(&tx, game.tournament_id).instrument(fence).await.map_err(AppError::into_live)?
-    {
-        return Err(LiveError::Elsewhere { owner: None });
+    if let Some(leases) = &store.leases {
+        let fence = tracing::info_span!("live.lease_fence", tournament_id = %game.tournament_id);
+        if !leases.fence(&tx, game.tournament_id).instrument(fence).await.map_err(AppError::into_live)? {
+            return Err(LiveError::Elsewhere { owner: None });
+        }
     }
     let (persisted, told) = write_change(tx, &store.notifier, game, change, by).await.map_err(AppError::into_live)?;
     store.notifier.push_in_background(&store.db, told);
