@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use sea_orm::DatabaseConnection;
 use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
 
 use crate::auth::SignIn;
 use crate::bus::{Bus, Change, Link};
@@ -68,6 +69,21 @@ impl App {
         if let Some(bus) = &self.bus {
             let bus = bus.clone();
             tokio::spawn(async move { bus.announce(Change::Reads).await });
+        }
+    }
+
+    /// The pictures of these tournaments changed in the database outside any game (a deleted
+    /// player's name), each to the version given: what this node holds of them is read again
+    /// before this returns (its watchers told where it runs them), and the other nodes are
+    /// told to do the same.
+    pub async fn restated(&self, tournaments: &[(Uuid, i64)]) {
+        for &(tournament_id, version) in tournaments {
+            if let Err(err) = self.live.registry().restate(tournament_id).await {
+                tracing::warn!(%tournament_id, error = %err, "could not read a restated tournament again");
+            }
+            if let Some(bus) = &self.bus {
+                bus.announce(Change::Restated { tournament_id, version }).await;
+            }
         }
     }
 }

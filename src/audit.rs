@@ -5,7 +5,12 @@ use chrono::Utc;
 use floor_entities::audit_log;
 use sea_orm::sea_query::Expr;
 use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Set};
+use serde_json::Value;
 use uuid::Uuid;
+
+/// The target kind of an invitation's records: the one kind whose details name a phone (the
+/// phone invited), so the one a deletion erases a phone from.
+pub const DEALER_INVITE: &str = "dealer_invite";
 
 /// Records that `actor` did `action` (`admin.role_change`, `tournament.start`, …) to the
 /// target `(kind, id)`, with what changed in `details`. Returns the record's id.
@@ -40,4 +45,27 @@ pub async fn complete_details(conn: &impl ConnectionTrait, id: Uuid, details: se
         .exec(conn)
         .await?;
     Ok(())
+}
+
+/// `details` without `phone` and `phones`: the one place a phone stands in a record is the
+/// phone an act reached. What an export shows of others' acts and what a deletion leaves of
+/// the person's invitations keep everything else (ids, roles, counts).
+pub fn without_phones(mut details: Value) -> Value {
+    if let Some(fields) = details.as_object_mut() {
+        fields.remove("phone");
+        fields.remove("phones");
+    }
+    details
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn details_keep_everything_but_phones() {
+        let details = serde_json::json!({"organizerId": "c1", "phone": "+79990000302", "phones": ["+79990000303"]});
+        assert_eq!(without_phones(details), serde_json::json!({"organizerId": "c1"}));
+        assert_eq!(without_phones(serde_json::json!([1])), serde_json::json!([1]));
+    }
 }

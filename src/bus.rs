@@ -33,6 +33,11 @@ pub enum Change {
     /// A node handed its tournaments over (it is shutting down): the others take the
     /// running ones now rather than at their next round.
     HandedOver,
+    /// Tournament `tournament_id`'s picture changed outside any game (a deleted player's
+    /// name) and is at `version` now: a node holding it reads it again, and the one running it
+    /// tells the watchers.
+    #[serde(rename_all = "camelCase")]
+    Restated { tournament_id: Uuid, version: i64 },
     /// A small event of the tournament's room (`level`, `announcement`) with its JSON, for the
     /// venue screens listening on the other nodes.
     #[serde(rename_all = "camelCase")]

@@ -276,6 +276,14 @@ impl Hearer for NodeHearer {
                 self.sockets.heard(tournament_id, version);
                 self.live.catch_up(tournament_id, version);
             }
+            Change::Restated { tournament_id, .. } => {
+                let live = self.live.clone();
+                tokio::spawn(async move {
+                    if let Err(err) = live.registry().restate(tournament_id).await {
+                        tracing::warn!(%tournament_id, error = %err, "could not read a restated tournament again");
+                    }
+                });
+            }
             Change::Reads => self.read_cache.invalidate(),
             Change::Screen { tournament_id, event, data } => {
                 self.sockets.screens().send(ScreenEvent { tournament_id, name: event, data: data.into() });

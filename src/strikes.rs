@@ -1,17 +1,18 @@
 //! Strikes and the registration ban as stored: issuing a strike and forgiving one, each
 //! recomputing the ban under a row lock on the player's profile (the arithmetic is the pure
-//! `rules::strikes`).
+//! `rules::strikes`), and the ban that outlives a deleted account for its phone.
 
 use chrono::{DateTime, Utc};
 use floor_actors::rules::strikes::SanctionRules;
 use floor_entities::enums::StrikeReason;
-use floor_entities::{player_profiles, rating_config, strikes};
+use floor_entities::{phone_bans, player_profiles, rating_config, strikes};
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QuerySelect, Set,
 };
 use uuid::Uuid;
 
+use crate::auth::tokens::sha256_hex;
 use crate::error::{AppError, AppResult, ErrorCode};
 
 /// The spec's defaults, for a database whose configuration row was lost.
@@ -138,4 +139,42 @@ pub async fn recompute_ban(
         .max();
     let ban = running.or(profile.ban_until);
     set_ban(tx, profile, ban, now).await
+}
+
+/// Keeps a registration ban of an account being deleted for its `phone` until `ban_until`:
+/// an account that signs up with the phone meanwhile starts under it, so deleting an account
+/// and signing up again does not lift a ban. Only the phone's SHA-256 is kept, and bans that
+/// have ended go now. The caller holds the phone's lock (spending its code).
+pub async fn keep_ban_for_phone(
+    conn: &impl ConnectionTrait,
+    phone: &str,
+    ban_until: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> AppResult<()> {
+    phone_bans::Entity::delete_many().filter(phone_bans::Column::BanUntil.lte(now)).exec(conn).await?;
+    let Some(ban_until) = ban_until.filter(|until| *until > now) else { return Ok(()) };
+    let phone_hash = sha256_hex(phone);
+    // A ban kept from an earlier deletion of the same phone may run longer.
+    let kept = phone_bans::Entity::find_by_id(phone_hash.clone()).one(conn).await?.map(|ban| ban.ban_until);
+    let ban = phone_bans::ActiveModel {
+        phone_hash: Set(phone_hash),
+        ban_until: Set(kept.max(Some(ban_until)).unwrap_or(ban_until)),
+    };
+    phone_bans::Entity::insert(ban)
+        .on_conflict(
+            OnConflict::column(phone_bans::Column::PhoneHash).update_column(phone_bans::Column::BanUntil).to_owned(),
+        )
+        .exec_without_returning(conn)
+        .await?;
+    Ok(())
+}
+
+/// The ban kept for `phone` from a deleted account, while it runs.
+pub async fn ban_kept_for_phone(
+    conn: &impl ConnectionTrait,
+    phone: &str,
+    now: DateTime<Utc>,
+) -> AppResult<Option<DateTime<Utc>>> {
+    let kept = phone_bans::Entity::find_by_id(sha256_hex(phone)).one(conn).await?;
+    Ok(kept.map(|ban| ban.ban_until).filter(|until| *until > now))
 }

@@ -25,6 +25,7 @@ pub mod notifications;
 pub mod organizer_members;
 pub mod organizers;
 pub mod otp_codes;
+pub mod phone_bans;
 pub mod player_profiles;
 pub mod promo_slide_translations;
 pub mod promo_slides;
@@ -65,6 +66,7 @@ pub mod prelude {
     pub use super::organizer_members::Entity as OrganizerMembers;
     pub use super::organizers::Entity as Organizers;
     pub use super::otp_codes::Entity as OtpCodes;
+    pub use super::phone_bans::Entity as PhoneBans;
     pub use super::player_profiles::Entity as PlayerProfiles;
     pub use super::promo_slide_translations::Entity as PromoSlideTranslations;
     pub use super::promo_slides::Entity as PromoSlides;

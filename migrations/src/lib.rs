@@ -26,6 +26,8 @@ mod m20261125_000015_create_calendar_links;
 mod m20261125_000016_create_tournament_announcements;
 mod m20261125_000017_keep_consent_and_deletion;
 mod m20261126_000018_keep_push_tokens_per_account;
+mod m20261127_000019_index_audit_log_by_target;
+mod m20261127_000020_create_phone_bans;
 
 /// Every table the migrations create, in creation order.
 pub const TABLES: &[&str] = &[
@@ -64,6 +66,7 @@ pub const TABLES: &[&str] = &[
     "tournament_leases",
     "calendar_links",
     "tournament_announcements",
+    "phone_bans",
 ];
 
 pub struct Migrator;
@@ -89,6 +92,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000016_create_tournament_announcements::Migration),
             Box::new(m20261125_000017_keep_consent_and_deletion::Migration),
             Box::new(m20261126_000018_keep_push_tokens_per_account::Migration),
+            Box::new(m20261127_000019_index_audit_log_by_target::Migration),
+            Box::new(m20261127_000020_create_phone_bans::Migration),
         ]
     }
 }

@@ -11,7 +11,7 @@ use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection
 use uuid::Uuid;
 
 use super::tokens::{Claims, JwtKeys, REFRESH_TOKEN_TTL, new_refresh_token, sha256_hex};
-use crate::accounts::ensure_not_banned;
+use crate::accounts::{ensure_not_banned, hold_account};
 use crate::db;
 use crate::error::{AppError, AppResult, ErrorCode};
 
@@ -72,6 +72,12 @@ pub async fn refresh(db: &DatabaseConnection, jwt: &JwtKeys, presented: &str) ->
     if token.expires_at <= now {
         return Err(invalid());
     }
+    // The account before the token: a deletion holds it from its start, so a rotation beside
+    // it either commits first (and the deletion removes the new token) or finds it deleted.
+    let user = match hold_account(&tx, token.user_id).await {
+        Ok(user) => user,
+        Err(_) => return Err(invalid()),
+    };
     // The guarded update is the gate: of two concurrent uses exactly one flips the row.
     let spent = refresh_tokens::Entity::update_many()
         .col_expr(refresh_tokens::Column::RevokedAt, Expr::value(Some(now)))
@@ -84,9 +90,6 @@ pub async fn refresh(db: &DatabaseConnection, jwt: &JwtKeys, presented: &str) ->
         tx.commit().await?;
         return Err(invalid());
     }
-    let Some(user) = users::Entity::find_by_id(token.user_id).one(&tx).await? else {
-        return Err(invalid());
-    };
     ensure_not_banned(&user)?;
     let pair = issue_pair(jwt, &tx, &user, token.family_id, now).await?;
     tx.commit().await?;

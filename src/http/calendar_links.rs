@@ -11,7 +11,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::extract::{AuthUser, Json};
+use crate::accounts::hold_account;
 use crate::app::AppState;
+use crate::db;
 use crate::error::{AppResult, ErrorBody};
 use crate::players::calendar;
 
@@ -41,7 +43,10 @@ pub struct CalendarLinkView {
         (status = 403, description = "USER_BANNED", body = ErrorBody),
     ))]
 async fn create_calendar_link(State(app): State<AppState>, user: AuthUser) -> AppResult<Json<CalendarLinkView>> {
-    let secret = calendar::replace_link(&app.db, user.id(), Utc::now()).await?;
+    let tx = db::begin_write(&app.db).await?;
+    hold_account(&tx, user.id()).await?;
+    let secret = calendar::replace_link(&tx, user.id(), Utc::now()).await?;
+    tx.commit().await?;
     Ok(Json(CalendarLinkView { url: format!("{}{}", app.config.public_url, calendar::feed_path(&secret)) }))
 }
 

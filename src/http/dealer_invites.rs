@@ -20,6 +20,7 @@ use super::extract::{AuthUser, Json, OrganizerAccess, club};
 use super::organizers::MyMembershipView;
 use super::validate::Problems;
 use super::views::ItemList;
+use crate::accounts::hold_account;
 use crate::app::AppState;
 use crate::auth::tokens::sha256_hex;
 use crate::clubs::{ensure_dealer_profile, find_membership, insert_membership, lock_members};
@@ -178,7 +179,7 @@ async fn create_dealer_invite(
         &tx,
         Some(access.user.id()),
         "dealer_invite.create",
-        ("dealer_invite", invite.id.to_string()),
+        (audit::DEALER_INVITE, invite.id.to_string()),
         json!({"organizerId": invite.organizer_id, "phone": invite.phone}),
     )
     .await?;
@@ -214,6 +215,8 @@ async fn claim_dealer_invite(
     }
     let now = Utc::now();
     let tx = db::begin_write(&app.db).await?;
+    // The account before the invitation and the club's staff, as a deletion takes them.
+    hold_account(&tx, user.id).await?;
     let invite = dealer_invites::Entity::find()
         .filter(dealer_invites::Column::CodeHash.eq(sha256_hex(&code)))
         .one(&tx)
@@ -248,7 +251,7 @@ async fn claim_dealer_invite(
         &tx,
         Some(user.id),
         "dealer_invite.claim",
-        ("dealer_invite", invite.id.to_string()),
+        (audit::DEALER_INVITE, invite.id.to_string()),
         json!({"organizerId": invite.organizer_id, "memberId": member.id, "role": member.role}),
     )
     .await?;

@@ -18,9 +18,10 @@ use super::extract::{AuthUser, Json, Path, double_option};
 use super::tournaments::{TournamentView, tournament_views};
 use super::validate::{Problems, optional_multiline_text, url};
 use super::views::ItemList;
+use crate::accounts::hold_account;
 use crate::app::AppState;
 use crate::clubs::{ensure_dealer_profile, is_dealer};
-use crate::db::find_where_in;
+use crate::db::{self, find_where_in};
 use crate::error::{AppError, AppResult, ErrorBody};
 
 /// The range of `experienceYears`.
@@ -137,9 +138,11 @@ async fn update_my_dealer_profile(
     }
     problems.into_result()?;
 
-    ensure_dealer_profile(&app.db, user.id()).await?;
+    let tx = db::begin_write(&app.db).await?;
+    hold_account(&tx, user.id()).await?;
+    ensure_dealer_profile(&tx, user.id()).await?;
     let profile = dealer_profiles::Entity::find_by_id(user.id())
-        .one(&app.db)
+        .one(&tx)
         .await?
         .ok_or_else(|| AppError::not_found("dealer profile"))?;
     let mut active: dealer_profiles::ActiveModel = profile.into();
@@ -153,7 +156,8 @@ async fn update_my_dealer_profile(
         active.experience_years = Set(years);
     }
     active.updated_at = Set(Utc::now());
-    active.update(&app.db).await?;
+    active.update(&tx).await?;
+    tx.commit().await?;
     Ok(Json(dealer_view(&app.db, user.id()).await?))
 }
 

@@ -11,6 +11,7 @@ use utoipa_axum::routes;
 
 use super::extract::{AuthUser, Json, Path};
 use super::validate::Problems;
+use crate::accounts::hold_account;
 use crate::app::AppState;
 use crate::db;
 use crate::error::{AppError, AppResult, ErrorBody};
@@ -75,6 +76,7 @@ async fn register_push_token(
 
     let now = Utc::now();
     let tx = db::begin_write(&app.db).await?;
+    hold_account(&tx, user.id()).await?;
     devices::register(&tx, user.id(), &token, body.platform, now).await?;
     tx.commit().await?;
     Ok((StatusCode::CREATED, Json(PushTokenView { token, platform: body.platform, registered_at: now })))

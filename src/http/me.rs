@@ -13,6 +13,7 @@ use utoipa_axum::routes;
 use super::extract::{AuthUser, Json, double_option};
 use super::validate::{Problems, active_city, optional_text, url};
 use super::views::{PlayerProfileView, player_profile_view};
+use crate::accounts::lock_account;
 use crate::app::AppState;
 use crate::auth::otp;
 use crate::db;
@@ -76,6 +77,9 @@ async fn update_me(
 
     let now = Utc::now();
     let tx = db::begin_write(&app.db).await?;
+    // The row as it stands under its lock: a deletion that committed meanwhile refuses the
+    // change (nothing lands on an anonymised row), and a consent change reads the latest.
+    let user = lock_account(&tx, user.id).await?;
     let mut active: users::ActiveModel = user.clone().into();
     if let Some(name) = name {
         active.name = Set(Some(name));
@@ -115,15 +119,18 @@ pub struct DeletionRequest {
 /// strike (the waitlist moves up); the phone, names, nickname, avatar and city are erased.
 /// Results and eliminations of played tournaments keep their places under the name
 /// «Удалённый игрок». The account's tokens answer `401` from then on, and the same phone may
-/// sign up again as a new person. A refusal (`SOLE_OWNER`, `PLAYING_NOW`) changes nothing and
-/// leaves the code usable.
+/// sign up again as a new person, which starts under the registration ban the account was
+/// under, until it ends. A refusal (`USER_BANNED`, `SOLE_OWNER`, `PLAYING_NOW`) changes
+/// nothing and leaves the code usable. Every live picture (`GET …/live`, the share page, the
+/// venue screen, a `join`) that showed the person shows «Удалённый игрок» at once, as a new
+/// version.
 #[utoipa::path(post, path = "/me/delete", tags = ["profile", "extension"], security(("bearer" = [])),
     request_body = DeletionRequest,
     responses(
         (status = 204, description = "The account is deleted."),
         (status = 400, description = "VALIDATION_ERROR, INVALID_OTP: the code is wrong, expired or used up (the attempt counts)", body = ErrorBody),
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
-        (status = 403, description = "USER_BANNED", body = ErrorBody),
+        (status = 403, description = "USER_BANNED: a banned account is erased through the platform's support", body = ErrorBody),
         (status = 409, description = "SOLE_OWNER: the only owner of a club; PLAYING_NOW: checked in to a running tournament", body = ErrorBody),
     ))]
 async fn delete_me(
@@ -153,5 +160,6 @@ pub async fn after_deletion(app: &AppState, deleted: Deleted) {
             tracing::warn!(user_id = %deleted.user_id, error = %err, "could not remove a deleted account's avatar file");
         }
     }
+    app.restated(&deleted.restated).await;
     app.live_sockets.disconnect_user(deleted.user_id).await;
 }

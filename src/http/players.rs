@@ -1,7 +1,7 @@
 //! Players as others see them: the public profile, following and unfollowing, and the list
 //! of players the caller follows.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -14,8 +14,9 @@ use uuid::Uuid;
 
 use super::extract::{AuthUser, Json, MaybeAuthUser, Path};
 use super::views::{ItemList, PublicPlayerView, public_player_views};
+use crate::accounts::hold_account;
 use crate::app::AppState;
-use crate::db::IDS_PER_STATEMENT;
+use crate::db::{self, IDS_PER_STATEMENT};
 use crate::error::{AppError, AppResult, ErrorBody};
 use crate::players::follows;
 
@@ -60,7 +61,13 @@ async fn follow_player(
     Path(user_id): Path<Uuid>,
 ) -> AppResult<Json<PublicPlayerView>> {
     let player = followable(&app, &user, user_id).await?;
-    follows::follow(&app.db, user.id(), player.id).await?;
+    let tx = db::begin_write(&app.db).await?;
+    // Neither end may be deleted meanwhile: taken in id order, as every writer of two does.
+    for id in BTreeSet::from([user.id(), player.id]) {
+        hold_account(&tx, id).await?;
+    }
+    follows::follow(&tx, user.id(), player.id).await?;
+    tx.commit().await?;
     Ok(Json(public_player(&app.db, player, Some(user.id())).await?))
 }
 

@@ -9,31 +9,36 @@
 //! status `deleted`, for those results to point at; it never signs in again, and the same
 //! phone later signs up as a new person.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 
 use chrono::{DateTime, Utc};
 use floor_entities::enums::{MemberRole, RegistrationStatus, TournamentStatus, UserStatus};
 use floor_entities::{
     audit_log, calendar_links, consent_changes, dealer_invites, dealer_profiles, follows, guest_players, notifications,
-    organizer_members, organizers, push_tokens, refresh_tokens, registrations, strikes, tournament_dealers,
-    tournaments, users,
+    organizer_members, organizers, player_profiles, push_tokens, refresh_tokens, registrations, strikes, table_seats,
+    tournament_dealers, tournaments, users,
 };
-use sea_orm::sea_query::{Alias, Expr, ExprTrait, Func, Query};
+use sea_orm::sea_query::{LockType, Query};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
     PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 use uuid::Uuid;
 
-use crate::accounts::DELETED_PHONE_PREFIX;
+use crate::accounts::{DELETED_PHONE_PREFIX, ensure_not_banned};
 use crate::auth::otp::spend_code;
 use crate::domain::Phone;
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::notifications::{Journaled, Notifier};
+use crate::tournaments::lifecycle::advance_live_versions;
 use crate::tournaments::lock;
 use crate::tournaments::registrations::{LIVE, fill_free_seats};
-use crate::{audit, db};
+use crate::{audit, clubs, db};
+
+/// Tournament statuses in which a place is still to be played or playing.
+const NOT_OVER: [TournamentStatus; 3] =
+    [TournamentStatus::Announced, TournamentStatus::Registration, TournamentStatus::Running];
 
 /// The name a deleted account's places are shown under, in results and eliminations.
 pub const DELETED_PLAYER: &str = "Удалённый игрок";
@@ -69,13 +74,22 @@ pub struct Deleted {
     /// The avatar addresses the account (and any merged into it) had: uploaded files
     /// (`/files/<key>`) are removed.
     pub avatar_urls: Vec<String>,
+    /// The tournaments whose live picture named the person, each at the version that no longer
+    /// does: every node holding one reads it again and tells its watchers.
+    pub restated: Vec<(Uuid, i64)>,
 }
 
 /// Spends `code` for `phone` and deletes the account registered with it. A wrong or spent
-/// code is `INVALID_OTP` and its attempt counts; with the right code, `SOLE_OWNER` (the only
-/// owner of a club) and `PLAYING_NOW` (checked in to a running tournament) refuse, and then
-/// nothing changes, the code included. `NOT_FOUND` when no account has the phone (the web
-/// page's case: the app's caller always has one).
+/// code is `INVALID_OTP` and its attempt counts; with the right code, `USER_BANNED` (a banned
+/// account), `SOLE_OWNER` (the only owner of a club) and `PLAYING_NOW` (checked in to a
+/// running tournament) refuse, and then nothing changes, the code included. `NOT_FOUND` when
+/// no account has the phone (the web page's case: the app's caller always has one).
+///
+/// Locks, in the order every writer takes them (`docs/concurrency.md`): the phone (spending
+/// the code), the account's row, the staff lock of each club it belongs to, then each
+/// tournament it holds a place in or sat at, by id. Every check is made once those are held,
+/// so a demotion, a removal or a tournament's start cannot slip in between a check and the
+/// change it allows.
 pub async fn delete_account(
     db: &DatabaseConnection,
     notifier: &Notifier,
@@ -84,24 +98,33 @@ pub async fn delete_account(
     asked: Asked,
 ) -> AppResult<Deleted> {
     let tx = spend_code(db::begin_write(db).await?, phone, code).await?;
-    // Held to the end, before any tournament: a registration takes the row first as well
-    // (`tournaments::registrations::register`), so none slips in beside the deletion.
+    // Held to the end. Every write on the account's behalf takes the row first
+    // (`accounts::hold_account`), so none slips in beside the deletion; a row that merely names
+    // the account (a strike at a tournament's start) takes the foreign key's share lock, which
+    // this does not block, so such a transaction never waits on the deletion in a circle.
     let user = users::Entity::find()
         .filter(users::Column::Phone.eq(phone.as_str()))
-        .lock_exclusive()
+        .lock(LockType::NoKeyUpdate)
         .one(&tx)
         .await?
         .ok_or_else(|| AppError::not_found("account"))?;
-    ensure_may_delete(&tx, &user).await?;
-    let now = Utc::now();
-    let (promoted, places_given_back) = give_back_places(&tx, notifier, user.id, now).await?;
+    ensure_not_banned(&user)?;
     // Accounts merged into this one were the same person's: they go with it.
     let duplicates = merged_into(&tx, user.id).await?;
+    let people: Vec<Uuid> = std::iter::once(user.id).chain(duplicates.iter().map(|duplicate| duplicate.id)).collect();
+    ensure_clubs_keep_an_owner(&tx, user.id).await?;
+    let shown_at = lock_tournaments(&tx, &people).await?;
+    ensure_not_playing(&tx, user.id).await?;
+    let now = Utc::now();
+    let (promoted, places_given_back) = give_back_places(&tx, notifier, user.id, now).await?;
     let mut avatar_urls = Vec::new();
     for person in std::iter::once(user.clone()).chain(duplicates.iter().cloned()) {
         avatar_urls.extend(person.avatar_url.clone());
         erase_person(&tx, person, now).await?;
     }
+    // Every picture of a game that showed the person shows «Удалённый игрок» now, as a new
+    // version: a client holding the old one (its `ETag`) gets the new one, not `304`.
+    let restated = advance_live_versions(&tx, &shown_at, now).await?;
     audit::record(
         &tx,
         Some(user.id),
@@ -112,7 +135,7 @@ pub async fn delete_account(
     )
     .await?;
     tx.commit().await?;
-    Ok(Deleted { user_id: user.id, promoted, avatar_urls })
+    Ok(Deleted { user_id: user.id, promoted, avatar_urls, restated })
 }
 
 /// Every account merged into `main`, directly or through another merged one.
@@ -136,31 +159,41 @@ async fn merged_into(tx: &DatabaseTransaction, main: Uuid) -> AppResult<Vec<user
 
 /// Removes what concerned the person of `account` alone and erases them from what stays.
 async fn erase_person(tx: &DatabaseTransaction, account: users::Model, now: DateTime<Utc>) -> AppResult<()> {
+    erase_phone_from_invitations(tx, &account).await?;
+    keep_ban_past_deletion(tx, &account, now).await?;
     remove_what_is_only_theirs(tx, &account).await?;
-    erase_from_audit_details(tx, &account.phone).await?;
     anonymise_guests(tx, account.id).await?;
     anonymise(tx, account, now).await
 }
 
+/// A registration ban running on the account stays with its phone until it ends: deleting the
+/// account and signing up again does not lift it.
+async fn keep_ban_past_deletion(tx: &DatabaseTransaction, account: &users::Model, now: DateTime<Utc>) -> AppResult<()> {
+    let ban_until = player_profiles::Entity::find_by_id(account.id).one(tx).await?.and_then(|p| p.ban_until);
+    crate::strikes::keep_ban_for_phone(tx, &account.phone, ban_until, now).await
+}
+
 /// Refuses the deletion of the only owner of a club (`SOLE_OWNER`: a club must never be left
-/// without one) and of a player checked in to a running tournament (`PLAYING_NOW`: the
-/// table and the clock name them until it ends, out or not).
-async fn ensure_may_delete(tx: &DatabaseTransaction, user: &users::Model) -> AppResult<()> {
-    let owned: Vec<Uuid> = organizer_members::Entity::find()
+/// without one). Takes the staff lock of every club the account belongs to, in id order, as
+/// every change of a club's staff does, and counts the other owners under it: two co-owners
+/// deleting their accounts at once, or a deletion beside a demotion, cannot both see "another
+/// owner remains".
+async fn ensure_clubs_keep_an_owner(tx: &DatabaseTransaction, user_id: Uuid) -> AppResult<()> {
+    let clubs: Vec<Uuid> = organizer_members::Entity::find()
         .select_only()
         .column(organizer_members::Column::OrganizerId)
-        .filter(organizer_members::Column::UserId.eq(user.id))
-        .filter(organizer_members::Column::Role.eq(MemberRole::Owner))
+        .filter(organizer_members::Column::UserId.eq(user_id))
+        .order_by_asc(organizer_members::Column::OrganizerId)
         .into_tuple()
         .all(tx)
         .await?;
-    for club in owned {
-        let owners = organizer_members::Entity::find()
-            .filter(organizer_members::Column::OrganizerId.eq(club))
-            .filter(organizer_members::Column::Role.eq(MemberRole::Owner))
-            .count(tx)
-            .await?;
-        if owners <= 1 {
+    for club in &clubs {
+        clubs::lock_members(tx, *club).await?;
+    }
+    for club in clubs {
+        // Read under the lock: the role may have changed since the list was read.
+        let owner = clubs::find_membership(tx, club, user_id).await?.is_some_and(|m| m.role == MemberRole::Owner);
+        if owner && clubs::owner_count(tx, club).await? <= 1 {
             let name = organizers::Entity::find_by_id(club).one(tx).await?.map(|club| club.name).unwrap_or_default();
             return Err(AppError::new(
                 ErrorCode::SoleOwner,
@@ -168,9 +201,65 @@ async fn ensure_may_delete(tx: &DatabaseTransaction, user: &users::Model) -> App
             ));
         }
     }
+    Ok(())
+}
+
+/// Locks, in id order, every tournament where one of `people` holds a live place and that is
+/// not over (its place is given back, or it plays now), and every one whose live picture shows
+/// them (they sat at its tables). Returns the latter: their pictures change.
+async fn lock_tournaments(tx: &DatabaseTransaction, people: &[Uuid]) -> AppResult<Vec<Uuid>> {
+    let placed: Vec<Uuid> = registrations::Entity::find()
+        .select_only()
+        .column(registrations::Column::TournamentId)
+        .inner_join(tournaments::Entity)
+        .filter(registrations::Column::UserId.is_in(people.iter().copied()))
+        .filter(registrations::Column::Status.is_in(LIVE))
+        .filter(tournaments::Column::Status.is_in(NOT_OVER))
+        .into_tuple()
+        .all(tx)
+        .await?;
+    let shown_at = tournaments_showing(tx, people).await?;
+    let all: BTreeSet<Uuid> = placed.into_iter().chain(shown_at.iter().copied()).collect();
+    for chunk in all.into_iter().collect::<Vec<_>>().chunks(db::IDS_PER_STATEMENT) {
+        tournaments::Entity::find()
+            .filter(tournaments::Column::Id.is_in(chunk.iter().copied()))
+            .order_by_asc(tournaments::Column::Id)
+            .lock_exclusive()
+            .all(tx)
+            .await?;
+    }
+    Ok(shown_at)
+}
+
+/// The tournaments whose live picture names one of `people`: those where a place of theirs,
+/// or of a walk-in record they took over, was seated.
+async fn tournaments_showing(tx: &DatabaseTransaction, people: &[Uuid]) -> AppResult<Vec<Uuid>> {
+    let guests = Query::select()
+        .column(guest_players::Column::Id)
+        .from(guest_players::Entity)
+        .and_where(guest_players::Column::ClaimedByUserId.is_in(people.iter().copied()))
+        .to_owned();
+    let theirs = Condition::any()
+        .add(registrations::Column::UserId.is_in(people.iter().copied()))
+        .add(registrations::Column::GuestId.in_subquery(guests));
+    Ok(table_seats::Entity::find()
+        .select_only()
+        .column(table_seats::Column::TournamentId)
+        .distinct()
+        .inner_join(registrations::Entity)
+        .filter(theirs)
+        .into_tuple()
+        .all(tx)
+        .await?)
+}
+
+/// Refuses the deletion of a player checked in to a running tournament (`PLAYING_NOW`: the
+/// table and the clock name them until it ends, out or not). Asked once the tournaments are
+/// locked, so a start cannot seat them between the check and the deletion.
+async fn ensure_not_playing(tx: &DatabaseTransaction, user_id: Uuid) -> AppResult<()> {
     let playing = registrations::Entity::find()
         .inner_join(tournaments::Entity)
-        .filter(registrations::Column::UserId.eq(user.id))
+        .filter(registrations::Column::UserId.eq(user_id))
         .filter(registrations::Column::Status.eq(RegistrationStatus::CheckedIn))
         .filter(tournaments::Column::Status.eq(TournamentStatus::Running))
         .count(tx)
@@ -185,8 +274,9 @@ async fn ensure_may_delete(tx: &DatabaseTransaction, user: &users::Model) -> App
 }
 
 /// Cancels every live place of `user_id` in tournaments not yet started, with no strike, and
-/// moves each queue up as a cancellation does. Tournaments are locked in id order, as every
-/// writer that takes two does. Returns the promotions' notices and how many places went back.
+/// moves each queue up as a cancellation does. The tournaments are locked already
+/// ([`lock_tournaments`]), so what is read here stands. Returns the promotions' notices and
+/// how many places went back.
 async fn give_back_places(
     tx: &DatabaseTransaction,
     notifier: &Notifier,
@@ -229,22 +319,11 @@ async fn remove_what_is_only_theirs(tx: &DatabaseTransaction, user: &users::Mode
         .exec(tx)
         .await?;
     dealer_profiles::Entity::delete_many().filter(dealer_profiles::Column::UserId.eq(id)).exec(tx).await?;
-    dealer_invites::Entity::delete_many()
-        .filter(
-            Condition::any()
-                .add(dealer_invites::Column::Phone.eq(user.phone.as_str()))
-                .add(dealer_invites::Column::ClaimedByUserId.eq(id)),
-        )
-        .exec(tx)
-        .await?;
+    dealer_invites::Entity::delete_many().filter(invited(user)).exec(tx).await?;
     let not_over = Query::select()
         .column(tournaments::Column::Id)
         .from(tournaments::Entity)
-        .and_where(tournaments::Column::Status.is_in([
-            TournamentStatus::Announced,
-            TournamentStatus::Registration,
-            TournamentStatus::Running,
-        ]))
+        .and_where(tournaments::Column::Status.is_in(NOT_OVER))
         .to_owned();
     tournament_dealers::Entity::delete_many()
         .filter(tournament_dealers::Column::DealerUserId.eq(id))
@@ -258,35 +337,40 @@ async fn remove_what_is_only_theirs(tx: &DatabaseTransaction, user: &users::Mode
     Ok(())
 }
 
-/// Audit records name a phone where the phone was the target (a dealer invitation): the
-/// erased phone goes from their details, the record stays.
-async fn erase_from_audit_details(tx: &DatabaseTransaction, phone: &str) -> AppResult<()> {
-    let naming = audit_log::Entity::find()
-        .filter(
-            Expr::expr(Func::cast_as(Expr::col(audit_log::Column::Details), Alias::new("TEXT")))
-                .like(format!("%{phone}%")),
-        )
+/// The one kind of audit record that names a phone is an invitation's (`dealer_invite.create`,
+/// whose target is the invitation): the records of the invitations to the person's phone, or
+/// claimed by them, lose their phone; the records stay. Found by their target, through its
+/// index, before the invitations themselves go.
+async fn erase_phone_from_invitations(tx: &DatabaseTransaction, account: &users::Model) -> AppResult<()> {
+    let invitations: Vec<Uuid> = dealer_invites::Entity::find()
+        .select_only()
+        .column(dealer_invites::Column::Id)
+        .filter(invited(account))
+        .into_tuple()
         .all(tx)
         .await?;
-    for record in naming {
-        let details = without_string(record.details.clone(), phone);
-        let mut active: audit_log::ActiveModel = record.into();
-        active.details = Set(details);
-        active.update(tx).await?;
+    let targets: Vec<String> = invitations.iter().map(Uuid::to_string).collect();
+    for chunk in targets.chunks(db::IDS_PER_STATEMENT) {
+        let naming = audit_log::Entity::find()
+            .filter(audit_log::Column::TargetType.eq(audit::DEALER_INVITE))
+            .filter(audit_log::Column::TargetId.is_in(chunk.iter().cloned()))
+            .all(tx)
+            .await?;
+        for record in naming {
+            let details = audit::without_phones(record.details.clone());
+            let mut active: audit_log::ActiveModel = record.into();
+            active.details = Set(details);
+            active.update(tx).await?;
+        }
     }
     Ok(())
 }
 
-/// `value` with every string equal to `erased` replaced by `null`.
-fn without_string(value: Value, erased: &str) -> Value {
-    match value {
-        Value::String(text) if text == erased => Value::Null,
-        Value::Array(items) => Value::Array(items.into_iter().map(|item| without_string(item, erased)).collect()),
-        Value::Object(fields) => {
-            Value::Object(fields.into_iter().map(|(key, item)| (key, without_string(item, erased))).collect())
-        }
-        other => other,
-    }
+/// The invitations to the account's phone, or claimed by it.
+fn invited(account: &users::Model) -> Condition {
+    Condition::any()
+        .add(dealer_invites::Column::Phone.eq(account.phone.as_str()))
+        .add(dealer_invites::Column::ClaimedByUserId.eq(account.id))
 }
 
 /// The walk-in records this account took over keep their places under the neutral name; the
@@ -322,19 +406,4 @@ async fn anonymise(conn: &impl ConnectionTrait, user: users::Model, now: DateTim
     active.updated_at = Set(now);
     active.update(conn).await?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_erased_phone_leaves_the_details_wherever_it_stands() {
-        let details = json!({"phone": "+79990001122", "others": ["+79990001122", "+79990003344"], "n": 1,
-            "nested": {"to": "+79990001122"}});
-        assert_eq!(
-            without_string(details, "+79990001122"),
-            json!({"phone": null, "others": [null, "+79990003344"], "n": 1, "nested": {"to": null}})
-        );
-    }
 }

@@ -68,8 +68,9 @@ pub async fn find_or_create_account(tx: &DatabaseTransaction, phone: &Phone) -> 
     }
 }
 
-/// Creates a user with an empty player profile; the guests seated with this phone become
-/// its, with their places (the same registration rows) and their results.
+/// Creates a user with an empty player profile (under the registration ban a deleted account
+/// of the same phone left running); the guests seated with this phone become its, with their
+/// places (the same registration rows) and their results.
 pub async fn create_account(conn: &impl ConnectionTrait, phone: &Phone) -> AppResult<users::Model> {
     let now = Utc::now();
     let user = users::ActiveModel {
@@ -99,7 +100,8 @@ pub async fn create_account(conn: &impl ConnectionTrait, phone: &Phone) -> AppRe
         skill: Set(skill_initial),
         games_played: Set(0),
         wins: Set(0),
-        ban_until: Set(None),
+        // A ban the phone's previous, deleted account was under runs on.
+        ban_until: Set(crate::strikes::ban_kept_for_phone(conn, phone.as_str(), now).await?),
         updated_at: Set(now),
     }
     .insert(conn)

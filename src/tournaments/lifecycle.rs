@@ -17,10 +17,10 @@ use floor_actors::live::Seat;
 use floor_actors::rules::seating::{seat_players, table_count};
 use floor_entities::enums::{RegistrationSource, RegistrationStatus, StrikeReason, TournamentStatus, TournamentType};
 use floor_entities::{blind_templates, locations, registrations, table_seats, tournament_translations, tournaments};
-use sea_orm::sea_query::Expr;
+use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set,
-    UpdateMany,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, QueryFilter,
+    QueryOrder, QuerySelect, Set, UpdateMany,
 };
 use serde_json::json;
 use uuid::Uuid;
@@ -57,6 +57,34 @@ pub async fn advance_live_version(
         .exec(conn)
         .await?;
     Ok(written.rows_affected == 1)
+}
+
+/// Moves each of `ids` (locked by the caller) on by one version for a change of its picture
+/// made outside any game: a deleted player's name. Returns each with its new version.
+pub async fn advance_live_versions(
+    tx: &DatabaseTransaction,
+    ids: &[Uuid],
+    now: DateTime<Utc>,
+) -> AppResult<Vec<(Uuid, i64)>> {
+    let mut advanced = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(db::IDS_PER_STATEMENT) {
+        tournaments::Entity::update_many()
+            .col_expr(tournaments::Column::LiveVersion, Expr::col(tournaments::Column::LiveVersion).add(1))
+            .col_expr(tournaments::Column::UpdatedAt, Expr::value(now))
+            .filter(tournaments::Column::Id.is_in(chunk.iter().copied()))
+            .exec(tx)
+            .await?;
+        let versions: Vec<(Uuid, i64)> = tournaments::Entity::find()
+            .select_only()
+            .column(tournaments::Column::Id)
+            .column(tournaments::Column::LiveVersion)
+            .filter(tournaments::Column::Id.is_in(chunk.iter().copied()))
+            .into_tuple()
+            .all(tx)
+            .await?;
+        advanced.extend(versions);
+    }
+    Ok(advanced)
 }
 
 /// [`advance_live_version`] for a writer that holds the tournament's lock, where nobody can

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, Utc};
 use floor_actors::rules::strikes::is_banned;
-use floor_entities::enums::{RegistrationSource, RegistrationStatus, StrikeReason, TournamentStatus, UserStatus};
+use floor_entities::enums::{RegistrationSource, RegistrationStatus, StrikeReason, TournamentStatus};
 use floor_entities::{
     follows, guest_players, organizers, player_profiles, registrations, table_seats, tournaments, users,
 };
@@ -21,7 +21,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::{UNNAMED_PLAYER, display_title, lock, taken_seats};
-use crate::accounts::find_user;
+use crate::accounts::{find_user, hold_account};
 use crate::db::IDS_PER_STATEMENT;
 use crate::domain::Phone;
 use crate::error::{AppError, AppResult, ErrorCode, OnUniqueViolation};
@@ -67,18 +67,6 @@ async fn lock_while_open(
         return Err(closed());
     }
     Ok((tournament, Utc::now()))
-}
-
-/// Holds the player's account row (shared) for the transaction, and refuses one deleted
-/// meanwhile. A deletion holds the row from its start and locks tournaments after it, so a
-/// registration that takes the row before its tournament never slips in beside a deletion,
-/// and the two never wait for each other in a circle.
-async fn hold_account(tx: &DatabaseTransaction, user_id: Uuid) -> AppResult<()> {
-    let account = users::Entity::find_by_id(user_id).lock_shared().one(tx).await?;
-    if account.is_none_or(|account| account.status == UserStatus::Deleted) {
-        return Err(AppError::unauthorized("the account of this token no longer exists"));
-    }
-    Ok(())
 }
 
 /// Moves the first of the queue (by `createdAt`, then id) into free seats until none is left,
@@ -185,6 +173,8 @@ pub async fn register(
 ) -> AppResult<registrations::Model> {
     let user_id = player.id;
     let tx = db::begin_write(db).await?;
+    // The account before the tournament: a deletion holds the row from its start and locks
+    // tournaments after it, so neither slips in beside the other, nor waits in a circle.
     hold_account(&tx, user_id).await?;
     let (tournament, now) = lock_while_open(&tx, tournament_id).await?;
     let ban_until = player_profiles::Entity::find_by_id(user_id).one(&tx).await?.and_then(|p| p.ban_until);

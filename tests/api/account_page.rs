@@ -225,6 +225,15 @@ async fn a_phone_that_is_none_or_takes_no_codes_or_is_banned_is_the_first_step_a
     let refused = submit(&app, "?lang=en", &[("phone", "+79997500021")]).await;
     refused.assert_says(403, "contact the club");
     assert!(refused.html.contains(r#"name="phone""#) && !refused.html.contains(r#"name="code""#));
+
+    // A code asked before the ban deletes nothing after it.
+    let later = app.sign_in("+79997500022").await;
+    submit(&app, "", &[("phone", "+79997500022")]).await.assert_asks_for_the_code_of("+79997500022");
+    let code = app.last_code("+79997500022");
+    app.exec(&format!("UPDATE users SET status = 'banned' WHERE id = {}", app.uuid_literal(later.user_id))).await;
+    submit(&app, "?lang=en", &[("phone", "+79997500022"), ("code", &code)]).await.assert_says(403, "contact the club");
+    let row = format!("SELECT status FROM users WHERE id = {}", app.uuid_literal(later.user_id));
+    assert_eq!(app.scalar(&row).await.as_deref(), Some("banned"), "the banned account stays as it was");
 }
 
 async fn a_right_code_for_a_phone_without_an_account_is_a_404_page(backend: Backend) {

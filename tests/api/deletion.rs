@@ -16,6 +16,9 @@ on_both_databases!(
     the_only_owner_of_a_club_is_refused_until_someone_else_owns_it,
     a_player_of_a_running_tournament_is_refused_until_it_ends,
     a_deleted_account_takes_its_merged_ones_along_and_is_neither_merged_nor_unbanned,
+    a_registration_ban_outlives_the_deleted_account_for_its_phone_until_it_ends,
+    a_deleted_player_leaves_every_live_picture_at_once_as_a_new_version,
+    a_walk_in_whose_phone_signed_up_and_deleted_leaves_the_live_picture,
 );
 
 const ANNA: &str = "+79997400002";
@@ -296,4 +299,134 @@ async fn a_deleted_account_takes_its_merged_ones_along_and_is_neither_merged_nor
         .assert_error(400, "VALIDATION_ERROR");
     let me = app.get("/auth/me", Some(&boris.access_token)).await;
     assert_eq!(me.assert_ok()["status"], "active", "the refused merge left Boris alone");
+}
+
+async fn a_registration_ban_outlives_the_deleted_account_for_its_phone_until_it_ends(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let club = app.create_club("Aces", "+79997400041").await;
+    let tournament = app.create_tournament(&club, 10, Duration::days(2)).await;
+    let anna = app.sign_in(ANNA).await;
+    let ban_until = chrono::Utc::now() + Duration::days(7);
+    app.exec(&format!(
+        "UPDATE player_profiles SET ban_until = '{}' WHERE user_id = {}",
+        ban_until.to_rfc3339(),
+        app.uuid_literal(anna.user_id)
+    ))
+    .await;
+    assert_deleted(&delete_with_a_fresh_code(&app, &anna, ANNA).await);
+    // The phone's SHA-256 is kept, never the phone.
+    assert_eq!(app.count("SELECT COUNT(*) FROM phone_bans").await, 1);
+    assert_eq!(
+        app.count(&format!("SELECT COUNT(*) FROM phone_bans WHERE phone_hash LIKE '%{}%'", &ANNA[1..])).await,
+        0
+    );
+
+    let again = app.sign_in(ANNA).await;
+    assert_ne!(again.user_id, anna.user_id, "a new person");
+    let refused = app.post(&format!("/tournaments/{tournament}/register"), Some(&again.access_token), json!({})).await;
+    refused.assert_error(403, "REGISTRATION_BANNED");
+    let me = app.get("/auth/me", Some(&again.access_token)).await;
+    let kept = me.assert_ok()["profile"]["banUntil"].as_str().expect("a ban").to_owned();
+    let kept: chrono::DateTime<chrono::Utc> = kept.parse().expect("a time");
+    assert!((kept - ban_until).num_milliseconds().abs() < 1000, "the same ban: {kept} {ban_until}");
+
+    // Once it has ended it follows nobody: the next deletion forgets it. (The codes asked so far
+    // go too, as ten minutes would take them out of the phone's limit.)
+    app.exec("DELETE FROM otp_codes").await;
+    app.exec("UPDATE phone_bans SET ban_until = '2020-01-01T00:00:00Z'").await;
+    app.exec(&format!(
+        "UPDATE player_profiles SET ban_until = NULL WHERE user_id = {}",
+        app.uuid_literal(again.user_id)
+    ))
+    .await;
+    assert_deleted(&delete_with_a_fresh_code(&app, &again, ANNA).await);
+    assert_eq!(app.count("SELECT COUNT(*) FROM phone_bans").await, 0, "ended bans go");
+    let third = app.sign_in(ANNA).await;
+    register(&app, tournament, &third).await;
+}
+
+/// What the public pictures of `tournament` say now: its live state (with its `ETag`, asked
+/// with `since` as `If-None-Match`), its share page, and a `join`'s state.
+struct Pictures {
+    live: Reply,
+    share: String,
+    joined: Value,
+}
+
+async fn pictures(app: &TestApp, tournament: Uuid, since: Option<&str>, watcher_token: &str) -> Pictures {
+    let path = format!("/tournaments/{tournament}/live");
+    let live = match since {
+        Some(tag) => app.call_with(Method::GET, &path, None, None, &[("if-none-match", tag)]).await,
+        None => app.get(&path, None).await,
+    };
+    let share = app.client.get(format!("{}/t/{tournament}", app.base)).send().await.expect("the page");
+    let share = share.text().await.expect("its text");
+    let watcher = app.watcher(watcher_token).await;
+    let joined = watcher.join(tournament).await["state"].clone();
+    Pictures { live, share, joined }
+}
+
+impl Pictures {
+    #[track_caller]
+    fn name(&self, name: &str, shown: bool) {
+        assert_eq!(self.live.body.to_string().contains(name), shown, "GET …/live: {name}");
+        assert_eq!(self.share.contains(name), shown, "the share page: {name}");
+        assert_eq!(self.joined.to_string().contains(name), shown, "a join's state: {name}");
+    }
+
+    fn etag(&self) -> String {
+        self.live.headers["etag"].to_str().expect("an ETag").to_owned()
+    }
+}
+
+async fn a_deleted_player_leaves_every_live_picture_at_once_as_a_new_version(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let club = app.create_club("Aces", "+79997400051").await;
+    let anna = app.sign_in(ANNA).await;
+    app.patch("/me", Some(&anna.access_token), json!({"name": "Anna Petrova"})).await.assert_ok();
+    let boris = app.sign_in("+79997400052").await;
+    let played = play(&app, &club, &[&boris, &anna]).await;
+    let before = pictures(&app, played, None, &boris.access_token).await;
+    before.name("Anna Petrova", true);
+    let mut watcher = app.watcher(&boris.access_token).await;
+    watcher.join(played).await;
+
+    assert_deleted(&delete_with_a_fresh_code(&app, &anna, ANNA).await);
+
+    let after = pictures(&app, played, Some(&before.etag()), &boris.access_token).await;
+    assert_eq!(after.live.status, 200, "the old ETag no longer matches: {:?}", after.live);
+    assert_ne!(after.etag(), before.etag());
+    assert_eq!(after.live.body["version"].as_i64(), before.live.body["version"].as_i64().map(|v| v + 1));
+    after.name("Anna Petrova", false);
+    after.name("Удалённый игрок", true);
+    let pushed = watcher.next_state().await;
+    assert!(!pushed.to_string().contains("Anna Petrova"), "a watcher joined before hears the new picture");
+    assert_eq!(pushed["version"], after.live.body["version"]);
+}
+
+async fn a_walk_in_whose_phone_signed_up_and_deleted_leaves_the_live_picture(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let club = app.create_club("Aces", "+79997400061").await;
+    let owner = Some(club.owner.access_token.as_str());
+    let boris = app.sign_in("+79997400062").await;
+    let tournament = app.create_tournament(&club, 10, Duration::days(1)).await;
+    let walk_in = app
+        .post(&format!("/tournaments/{tournament}/walk-in"), owner, json!({"phone": ANNA, "name": "Петя Гость"}))
+        .await;
+    let petya = id_of(&walk_in.assert_ok()["id"]);
+    let borises = id_of(&register(&app, tournament, &boris).await["id"]);
+    for place in [petya, borises] {
+        app.post(&format!("/tournaments/{tournament}/check-in"), owner, json!({"registrationId": place})).await;
+    }
+    app.post(&format!("/tournaments/{tournament}/start"), owner, json!({})).await.assert_ok();
+    app.post("/eliminations", owner, json!({"tournamentId": tournament, "registrationId": petya})).await.assert_ok();
+    app.post(&format!("/tournaments/{tournament}/confirm-results"), owner, json!({})).await.assert_ok();
+    pictures(&app, tournament, None, &boris.access_token).await.name("Петя Гость", true);
+
+    let anna = app.sign_in(ANNA).await;
+    assert_deleted(&delete_with_a_fresh_code(&app, &anna, ANNA).await);
+
+    let after = pictures(&app, tournament, None, &boris.access_token).await;
+    after.name("Петя Гость", false);
+    after.name("Удалённый игрок", true);
 }

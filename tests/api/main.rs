@@ -18,6 +18,7 @@ mod calendar;
 mod cli;
 mod compact_watchers;
 mod compression;
+mod concurrency;
 mod connections;
 mod content_admin;
 mod contract_tools;

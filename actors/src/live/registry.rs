@@ -251,11 +251,7 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
     /// announces what it loaded. [`LiveError::Elsewhere`] when another node runs it.
     pub async fn reload(&self, tournament_id: Uuid) -> LiveResult<()> {
         let actor = self.owner_actor(tournament_id).await?;
-        match actor.call(|reply| TournamentMsg::Announce { reply: Some(reply) }, Some(COMMAND_TIMEOUT)).await {
-            Ok(ractor::rpc::CallResult::Success(())) => Ok(()),
-            Ok(_) => Err(LiveError::Internal(anyhow::anyhow!("the tournament actor did not answer"))),
-            Err(err) => Err(LiveError::Internal(anyhow::anyhow!("the tournament actor is gone: {err}"))),
-        }
+        announce(&actor).await
     }
 
     /// A state another node answered for a tournament it runs: the follower here shows it at
@@ -276,6 +272,23 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
         }
         let latest = entry.snapshot.borrow().clone();
         Ok(Some(latest))
+    }
+
+    /// The tournament's picture changed in the database outside any game (a deleted player's
+    /// name): if this node holds it, it is read again now, and when its actor runs here the
+    /// watchers are told. Returns once what this node serves shows the change; a tournament
+    /// this node does not hold is read fresh at its next read anyway.
+    pub async fn restate(&self, tournament_id: Uuid) -> LiveResult<()> {
+        let Some(entry) = entries(&self.entries).get(&tournament_id).cloned() else { return Ok(()) };
+        match &entry.role {
+            Role::Owner(actor) => announce(actor).await,
+            Role::Follower(follower) => {
+                if let Some(game) = self.store.load(tournament_id).await? {
+                    publish_if_newer(&follower.published, Arc::new(LiveState::of(&game, to_millis((self.now)()))));
+                }
+                Ok(())
+            }
+        }
     }
 
     /// Another node changed the tournament to `version`: what this node holds of it, if
@@ -481,6 +494,15 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
         if map.get(&tournament_id).and_then(Entry::actor).is_some_and(|known| known.get_id() == actor.get_id()) {
             map.remove(&tournament_id);
         }
+    }
+}
+
+/// Has `actor` read its tournament again and tell the watchers; returns once it has published.
+async fn announce(actor: &ActorRef<TournamentMsg>) -> LiveResult<()> {
+    match actor.call(|reply| TournamentMsg::Announce { reply: Some(reply) }, Some(COMMAND_TIMEOUT)).await {
+        Ok(ractor::rpc::CallResult::Success(())) => Ok(()),
+        Ok(_) => Err(LiveError::Internal(anyhow::anyhow!("the tournament actor did not answer"))),
+        Err(err) => Err(LiveError::Internal(anyhow::anyhow!("the tournament actor is gone: {err}"))),
     }
 }
 

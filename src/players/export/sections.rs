@@ -21,10 +21,10 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::document::{Cut, Document, Pages};
-use crate::clubs;
 use crate::db::find_where_in;
 use crate::error::AppResult;
 use crate::tournaments::display_titles;
+use crate::{audit, clubs};
 
 /// What every section reads from: one snapshot of the database, and the account as it stands
 /// in it.
@@ -632,7 +632,8 @@ pub(super) async fn audit_entries(doc: &mut Document, reading: &Reading<'_>) -> 
         target_type: row.target_type,
         target_id: row.target_id,
         by_me: row.actor_user_id == Some(me),
-        details: without_phones(row.details),
+        // A phone is the one detail that is someone else's to give.
+        details: audit::without_phones(row.details),
         created_at: row.created_at,
     })
     .await
@@ -764,16 +765,6 @@ fn distinct(ids: impl Iterator<Item = Uuid>) -> Vec<Uuid> {
     ids.collect::<BTreeSet<Uuid>>().into_iter().collect()
 }
 
-/// `details` of an audit record without its `phone` and `phones`: the record of an act names
-/// whom it reached, and a phone is the one detail that is someone else's to give (ids stay).
-fn without_phones(mut details: Value) -> Value {
-    if let Some(fields) = details.as_object_mut() {
-        fields.remove("phone");
-        fields.remove("phones");
-    }
-    details
-}
-
 /// [`Document::pages`] of rows about a tournament (`tournament_of` names it), each entry made
 /// with the tournament's title.
 async fn titled_pages<E: EntityTrait, T: Serialize>(
@@ -799,16 +790,4 @@ async fn titled_pages<E: EntityTrait, T: Serialize>(
 /// The title of each of the tournaments `ids` names.
 async fn titles_of(tx: &DatabaseTransaction, ids: impl Iterator<Item = Uuid>) -> AppResult<HashMap<Uuid, String>> {
     display_titles(tx, &distinct(ids)).await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn audit_details_keep_everything_but_phones() {
-        let details = serde_json::json!({"organizerId": "c1", "phone": "+79990000302", "phones": ["+79990000303"]});
-        assert_eq!(without_phones(details), serde_json::json!({"organizerId": "c1"}));
-        assert_eq!(without_phones(serde_json::json!([1])), serde_json::json!([1]));
-    }
 }
