@@ -51,6 +51,9 @@ struct Inner {
     health: Arc<Health>,
     /// Counts the times Redis came back; each consumer of [`Link::recoveries`] sees it move.
     recoveries: watch::Sender<u64>,
+    /// Where a test holds a reconnection between its subscriptions and the link going up.
+    #[cfg(test)]
+    pause_before_up: std::sync::Mutex<Option<Arc<tokio::sync::Barrier>>>,
 }
 
 /// Whether the link works, and how many times it stopped working.
@@ -98,13 +101,11 @@ impl Link {
             channels: Arc::default(),
             health: Arc::default(),
             recoveries: watch::Sender::new(0),
+            #[cfg(test)]
+            pause_before_up: std::sync::Mutex::default(),
         }));
-        match link.connect().await {
-            Ok(()) => link.0.health.up.store(true, Ordering::SeqCst),
-            Err(err) => tracing::error!(
-                error = %err,
-                "Redis does not answer: this node serves its own watchers and keeps trying"
-            ),
+        if let Err(err) = link.connect().await {
+            tracing::error!(error = %err, "Redis does not answer: this node serves its own watchers and keeps trying");
         }
         tokio::spawn(link.clone().keep());
         Ok(link)
@@ -175,8 +176,8 @@ impl Link {
         MessageStream::new(messages)
     }
 
-    /// Makes a new connection, subscribed to every channel this node listens on, and makes it
-    /// the link's.
+    /// Makes a new connection, subscribed to every channel this node listens on, makes it the
+    /// link's and marks the link up.
     async fn connect(&self) -> anyhow::Result<()> {
         let generation = self.0.health.connection.fetch_add(1, Ordering::SeqCst) + 1;
         let pushes = {
@@ -197,15 +198,44 @@ impl Link {
             .set_connection_timeout(Some(ANSWER_WITHIN))
             .set_response_timeout(Some(ANSWER_WITHIN));
         let mut connection = within(self.0.client.get_multiplexed_async_connection_with_config(&config)).await?;
-        let channels: Vec<String> =
-            self.0.channels.read().unwrap_or_else(|poisoned| poisoned.into_inner()).keys().cloned().collect();
-        if !channels.is_empty() {
+        let known = self.channels();
+        if !known.is_empty() {
             // One call for them all: Redis confirms each channel of a SUBSCRIBE on its own,
             // which only the client's own subscribe expects.
-            within(connection.subscribe(channels)).await?;
+            within(connection.subscribe(known.clone())).await?;
         }
-        *self.0.connection.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(connection);
+        *self.0.connection.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(connection.clone());
+        #[cfg(test)]
+        self.pause_for_test().await;
+        self.0.health.up.store(true, Ordering::SeqCst);
+        // A channel listened to since the list was read found the link down and left its
+        // subscription to this connection: `listen` adds to the list before it looks at the
+        // link, and this reads the list again after marking it up, so each such channel is
+        // subscribed here, by `listen` itself, or by both (which Redis takes as one).
+        let missed: Vec<String> = self.channels().into_iter().filter(|channel| !known.contains(channel)).collect();
+        if !missed.is_empty()
+            && let Err(err) = within(connection.subscribe(missed)).await
+        {
+            self.0.health.lost(&err);
+            return Err(err);
+        }
         Ok(())
+    }
+
+    /// The channels this node listens on.
+    fn channels(&self) -> Vec<String> {
+        self.0.channels.read().unwrap_or_else(|poisoned| poisoned.into_inner()).keys().cloned().collect()
+    }
+
+    /// Holds this reconnection where a test asked it to, twice at its barrier: once to say it
+    /// has subscribed what it knew, once to go on.
+    #[cfg(test)]
+    async fn pause_for_test(&self) {
+        let pause = self.0.pause_before_up.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+        if let Some(pause) = pause {
+            pause.wait().await;
+            pause.wait().await;
+        }
     }
 
     /// Checks the link every [`CHECK_EVERY`] (at once when the connection is lost), and while
@@ -229,7 +259,6 @@ impl Link {
             tokio::time::sleep(retry).await;
             match self.connect().await {
                 Ok(()) => {
-                    health.up.store(true, Ordering::SeqCst);
                     retry = RETRY_FIRST;
                     lost_at = None;
                     tracing::info!(after = ?since.elapsed(), "Redis answers again; the other nodes catch up");
@@ -316,5 +345,60 @@ impl Driver for Link {
         let mut command = redis::cmd("PUBSUB");
         command.arg("NUMSUB").arg(channel);
         Ok(within(command.query_async::<(String, u16)>(&mut connection)).await.map_or(1, |(_, count)| count))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures_util::StreamExt;
+
+    use super::*;
+
+    /// The machine's Redis; `None` outside CI when it does not answer.
+    async fn test_redis() -> Option<redis::Client> {
+        let client = redis::Client::open(with_resp3("redis://127.0.0.1:6379/")).ok()?;
+        if within(client.get_multiplexed_async_connection()).await.is_ok() {
+            return Some(client);
+        }
+        assert!(std::env::var_os("CI").is_none(), "Redis must be reachable in CI");
+        None
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_channel_listened_to_while_the_link_reconnects_is_subscribed() -> anyhow::Result<()> {
+        let Some(client) = test_redis().await else { return Ok(()) };
+        let link = Link::start(client.clone()).await?;
+        assert!(link.is_up());
+        let pause = Arc::new(tokio::sync::Barrier::new(2));
+        *link.0.pause_before_up.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(pause.clone());
+        link.0.health.lost(&"the test drops the link");
+
+        // The keeper has reconnected and subscribed the channels it knew, and is not yet up.
+        pause.wait().await;
+        let channel = format!("floor:test:{}", uuid::Uuid::new_v4());
+        let mut messages = link.listen(channel.clone(), 16).await;
+        pause.wait().await;
+
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !link.is_up() {
+            assert!(Instant::now() < deadline, "the link came back");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let mut publisher = client.get_multiplexed_async_connection().await?;
+        let heard = async {
+            loop {
+                let mut publish = redis::cmd("PUBLISH");
+                publish.arg(&channel).arg("hello");
+                let _: i64 = publish.query_async(&mut publisher).await?;
+                if let Ok(Some((_, message))) = tokio::time::timeout(Duration::from_millis(100), messages.next()).await {
+                    return anyhow::Ok(message);
+                }
+            }
+        };
+        let message = tokio::time::timeout(Duration::from_secs(3), heard).await.map_err(|_| {
+            anyhow::anyhow!("a channel listened to during the reconnection is never subscribed")
+        })??;
+        assert_eq!(message, b"hello");
+        Ok(())
     }
 }
