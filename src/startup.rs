@@ -210,6 +210,7 @@ impl Application {
         let door = Door::new(
             &self.state.config.connections,
             &self.state.config.limits.trusted_proxies,
+            http::headers::every_answer(&self.state.config.public_url),
             self.state.metrics.clone(),
         );
         let serving = http::server::serve(self.listener, self.router, door, begun);

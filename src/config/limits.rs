@@ -60,11 +60,14 @@ impl fmt::Debug for Rate {
 /// | `RATE_LIMIT_REFRESHES` | `60/10m` | `POST /auth/refresh` per client address |
 /// | `RATE_LIMIT_PUBLIC_READS` | `600/1m` | the public `GET`s per client address |
 /// | `TRUSTED_PROXIES` | empty | IPs and CIDRs whose `X-Forwarded-For` names the client |
+/// | `METRICS_ALLOW` | loopback and private networks | IPs and CIDRs of the clients `/metrics` answers |
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LimitSettings {
     /// Peers allowed to name the client in `X-Forwarded-For` (the load balancers); from any
     /// other peer the header is ignored and the peer is the client.
     pub trusted_proxies: Vec<IpNet>,
+    /// The clients `GET /metrics` answers (the scrapers' networks); anyone else gets `404`.
+    pub metrics_readers: Vec<IpNet>,
     /// Codes asked for by one address: each may cost an SMS.
     pub code_requests: Rate,
     /// Codes asked for by everyone together: the ceiling of the SMS bill, whatever the number
@@ -84,6 +87,7 @@ impl Default for LimitSettings {
         const MINUTE: Duration = Duration::from_secs(60);
         Self {
             trusted_proxies: Vec::new(),
+            metrics_readers: PRIVATE_NETWORKS.iter().filter_map(|network| network.parse().ok()).collect(),
             code_requests: Rate::new(10, 10 * MINUTE),
             code_requests_global: Rate::new(30, MINUTE),
             code_checks: Rate::new(30, 10 * MINUTE),
@@ -105,7 +109,11 @@ impl LimitSettings {
         Ok(Self {
             trusted_proxies: match get("TRUSTED_PROXIES") {
                 None => Vec::new(),
-                Some(list) => parse_networks(&list)?,
+                Some(list) => parse_networks("TRUSTED_PROXIES", &list)?,
+            },
+            metrics_readers: match get("METRICS_ALLOW") {
+                None => defaults.metrics_readers,
+                Some(list) => parse_networks("METRICS_ALLOW", &list)?,
             },
             code_requests: rate("RATE_LIMIT_CODE_REQUESTS", defaults.code_requests)?,
             code_requests_global: rate("RATE_LIMIT_CODE_REQUESTS_GLOBAL", defaults.code_requests_global)?,
@@ -131,15 +139,21 @@ pub(super) fn parse_duration(text: &str) -> Option<Duration> {
     Some(Duration::from_secs(amount.checked_mul(seconds_per_unit)?))
 }
 
-/// `10.0.0.0/8, 192.168.1.7, 2001:db8::/32`: a bare address is a network of one.
-fn parse_networks(list: &str) -> Result<Vec<IpNet>, ConfigError> {
+/// Where a scraper of `/metrics` stands unless `METRICS_ALLOW` says otherwise: this host, and
+/// the private networks a cluster or a compose project runs in (never the internet).
+const PRIVATE_NETWORKS: [&str; 7] =
+    ["127.0.0.0/8", "::1/128", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7", "fe80::/10"];
+
+/// `10.0.0.0/8, 192.168.1.7, 2001:db8::/32`: a bare address is a network of one. `name` is
+/// the variable it came from, for the error.
+pub(super) fn parse_networks(name: &'static str, list: &str) -> Result<Vec<IpNet>, ConfigError> {
     list.split(',')
         .map(str::trim)
         .filter(|item| !item.is_empty())
         .map(|item| {
             item.parse::<IpNet>().or_else(|_| item.parse::<IpAddr>().map(IpNet::from)).map_err(|_| {
                 ConfigError::Invalid {
-                    name: "TRUSTED_PROXIES",
+                    name,
                     value: item.to_owned(),
                     expected: "comma-separated IP addresses or CIDR networks",
                 }
@@ -213,10 +227,29 @@ mod tests {
     }
 
     #[test]
-    fn a_bad_trusted_proxy_refuses_to_start_naming_the_variable() {
-        for bad in ["load-balancer", "10.0.0.0/33", "10.0.0.1, nope"] {
-            let err = settings(&[("TRUSTED_PROXIES", bad)]).expect_err(bad);
-            assert!(err.to_string().starts_with("TRUSTED_PROXIES"), "{bad}: {err}");
+    fn a_bad_network_refuses_to_start_naming_the_variable() {
+        for name in ["TRUSTED_PROXIES", "METRICS_ALLOW"] {
+            for bad in ["load-balancer", "10.0.0.0/33", "10.0.0.1, nope"] {
+                let err = settings(&[(name, bad)]).expect_err(bad);
+                assert!(err.to_string().starts_with(name), "{name}={bad}: {err}");
+            }
         }
+    }
+
+    #[test]
+    fn metrics_answer_this_host_and_private_networks_unless_told_otherwise() {
+        let readers = settings(&[]).expect("ok").metrics_readers;
+        let allowed = |address: &str| {
+            let address: IpAddr = address.parse().expect("an address");
+            readers.iter().any(|network| network.contains(&address))
+        };
+        for inside in ["127.0.0.1", "::1", "10.1.2.3", "172.20.0.5", "192.168.1.10", "fd00::5"] {
+            assert!(allowed(inside), "{inside}");
+        }
+        for outside in ["203.0.113.7", "8.8.8.8", "172.32.0.1", "2001:db8::1"] {
+            assert!(!allowed(outside), "{outside}");
+        }
+        let only = settings(&[("METRICS_ALLOW", "10.0.0.0/8")]).expect("ok").metrics_readers;
+        assert_eq!(only, vec!["10.0.0.0/8".parse::<IpNet>().expect("a network")]);
     }
 }

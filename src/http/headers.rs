@@ -11,25 +11,37 @@
 //!   to the browsers that read that instead.
 //! - `Strict-Transport-Security` when `PUBLIC_URL` is `https`: browsers keep to https for a year.
 //!
-//! A header a handler set already (a page's own CSP, say) is left as it is.
+//! A header a handler set already (a page's own CSP, say) is left as it is. The answers hyper
+//! writes itself, to a request it cannot read (`400`, `414`, `431`), carry them too
+//! ([`http::server`](super::server), through the patched hyper of `vendor/`).
 //!
 //! `X-Request-Id` from a client is kept only when it is a UUID, so a log line never carries what
 //! a client chose to write in it; anything else is replaced by a fresh one.
 
 use axum::Router;
 use axum::http::header::{REFERRER_POLICY, STRICT_TRANSPORT_SECURITY, X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS};
-use axum::http::{HeaderName, HeaderValue, Request};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Request};
 use tower_http::set_header::SetResponseHeaderLayer;
 use uuid::Uuid;
 
-/// `router` with the answers' common headers, for `PUBLIC_URL` (HSTS only for an https one).
+/// The headers every answer carries, for `PUBLIC_URL` (HSTS only for an https one).
+pub fn every_answer(public_url: &str) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    if public_url.starts_with("https://") {
+        headers.insert(STRICT_TRANSPORT_SECURITY, HeaderValue::from_static(HSTS));
+    }
+    headers
+}
+
+/// `router` with the answers' common headers ([`every_answer`]).
 pub fn on_every_answer(router: Router, public_url: &str) -> Router {
-    let hsts = public_url.starts_with("https://").then(|| HeaderValue::from_static(HSTS));
-    router
-        .layer(SetResponseHeaderLayer::if_not_present(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
-        .layer(SetResponseHeaderLayer::if_not_present(REFERRER_POLICY, HeaderValue::from_static("no-referrer")))
-        .layer(SetResponseHeaderLayer::if_not_present(X_FRAME_OPTIONS, HeaderValue::from_static("DENY")))
-        .layer(SetResponseHeaderLayer::if_not_present(STRICT_TRANSPORT_SECURITY, hsts))
+    every_answer(public_url)
+        .into_iter()
+        .filter_map(|(name, value)| Some((name?, value)))
+        .fold(router, |router, (name, value)| router.layer(SetResponseHeaderLayer::if_not_present(name, value)))
 }
 
 /// A year, as the HSTS preload list asks at least.

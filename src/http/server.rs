@@ -14,6 +14,10 @@
 //!
 //! A trusted proxy (`TRUSTED_PROXIES`) speaks for many clients, so it has no cap per address;
 //! the node's cap still holds.
+//!
+//! Every answer written here rather than by the router, a refusal at the door and hyper's own
+//! answer to a request it cannot read (`400`, `414`, `431`), carries the headers of every
+//! answer ([`super::headers::every_answer`]).
 
 use std::io;
 use std::net::IpAddr;
@@ -24,6 +28,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
+use axum::http::HeaderMap;
 use axum::extract::ConnectInfo;
 use bytes::Bytes;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -62,13 +67,20 @@ pub struct Door {
     refusing: Places<()>,
     trusted_proxies: Arc<[IpNet]>,
     settings: ConnectionSettings,
+    /// The headers every answer carries, on the answers written here.
+    answer_headers: HeaderMap,
     metrics: Arc<Metrics>,
     too_many_from_address: Bytes,
     node_full: Bytes,
 }
 
 impl Door {
-    pub fn new(settings: &ConnectionSettings, trusted_proxies: &[IpNet], metrics: Arc<Metrics>) -> Self {
+    pub fn new(
+        settings: &ConnectionSettings,
+        trusted_proxies: &[IpNet],
+        answer_headers: HeaderMap,
+        metrics: Arc<Metrics>,
+    ) -> Self {
         let node_cap = node_cap(settings.max_connections, open_file_limit());
         tracing::info!(
             max_connections = node_cap,
@@ -86,8 +98,14 @@ impl Door {
             too_many_from_address: refusal(
                 ErrorCode::RateLimited,
                 "too many open connections from this address; close some and try again",
+                &answer_headers,
             ),
-            node_full: refusal(ErrorCode::ServiceUnavailable, "this node has no room for more connections now"),
+            node_full: refusal(
+                ErrorCode::ServiceUnavailable,
+                "this node has no room for more connections now",
+                &answer_headers,
+            ),
+            answer_headers,
         }
     }
 
@@ -147,7 +165,11 @@ pub async fn serve(
     // time, which knows no session).
     let router = router.with_state::<()>(());
     let mut http1 = hyper::server::conn::http1::Builder::new();
-    http1.timer(TokioTimer::new()).header_read_timeout(door.settings.header_timeout).keep_alive(true);
+    http1
+        .timer(TokioTimer::new())
+        .header_read_timeout(door.settings.header_timeout)
+        .keep_alive(true)
+        .error_headers(door.answer_headers.clone());
     let connections = TaskTracker::new();
     let stop = CancellationToken::new();
     let mut shutdown = std::pin::pin!(shutdown);
@@ -233,19 +255,28 @@ async fn drain_and_close(mut stream: TcpStream) -> io::Result<()> {
     Ok(())
 }
 
-/// A complete HTTP/1.1 answer in the contract's error shape, closing the connection.
-fn refusal(code: ErrorCode, message: &str) -> Bytes {
+/// A complete HTTP/1.1 answer in the contract's error shape, with `headers`, closing the
+/// connection.
+fn refusal(code: ErrorCode, message: &str, headers: &HeaderMap) -> Bytes {
     let body = ErrorBody { error: ErrorObject { code, message: message.to_owned(), details: None } };
     let body = serde_json::to_vec(&body).unwrap_or_else(|_| b"{}".to_vec());
     let status = code.status();
-    let head = format!(
-        "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nretry-after: {}\r\nx-content-type-options: nosniff\r\nconnection: close\r\n\r\n",
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nretry-after: {}\r\nconnection: close\r\n",
         status.as_str(),
         status.canonical_reason().unwrap_or_default(),
         body.len(),
         REFUSAL_RETRY_AFTER.as_secs(),
-    );
-    Bytes::from([head.into_bytes(), body].concat())
+    )
+    .into_bytes();
+    for (name, value) in headers {
+        head.extend_from_slice(name.as_str().as_bytes());
+        head.extend_from_slice(b": ");
+        head.extend_from_slice(value.as_bytes());
+        head.extend_from_slice(b"\r\n");
+    }
+    head.extend_from_slice(b"\r\n");
+    Bytes::from([head, body].concat())
 }
 
 /// When a refused client may try again.
@@ -366,12 +397,15 @@ mod tests {
 
     #[test]
     fn a_refusal_is_a_whole_http_answer_in_the_contract_s_shape() {
-        let answer = refusal(ErrorCode::RateLimited, "too many");
+        let answer = refusal(ErrorCode::RateLimited, "too many", &super::super::headers::every_answer("http://x"));
         let text = String::from_utf8(answer.to_vec()).expect("text");
         let (head, body) = text.split_once("\r\n\r\n").expect("a head and a body");
         assert!(head.starts_with("HTTP/1.1 429 Too Many Requests\r\n"), "{head}");
         assert!(head.contains(&format!("content-length: {}", body.len())));
         assert!(head.contains("connection: close") && head.contains("retry-after: 5"));
+        for header in ["x-content-type-options: nosniff", "referrer-policy: no-referrer", "x-frame-options: DENY"] {
+            assert!(head.contains(header), "{head}");
+        }
         let body: serde_json::Value = serde_json::from_str(body).expect("JSON");
         assert_eq!(body["error"]["code"], "RATE_LIMITED");
     }

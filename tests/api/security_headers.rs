@@ -1,7 +1,8 @@
-//! The headers every answer carries (`src/http/headers.rs`), and the request id a client may
-//! send.
+//! The headers every answer carries (`src/http/headers.rs`), hyper's own answers to requests
+//! it cannot read included; the request id a client may send; and who `/metrics` answers.
 
 use reqwest::header::HeaderMap;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use uuid::Uuid;
 
 use crate::helpers::{Backend, TestApp, spawn_app, spawn_app_with};
@@ -71,4 +72,68 @@ async fn a_clients_request_id_is_kept_only_when_it_is_a_uuid() {
         assert_ne!(given, foreign);
         assert!(Uuid::parse_str(given).is_ok(), "a fresh UUID instead of {foreign:?}: {given}");
     }
+}
+
+/// What the server answers to `request` written as it is on a connection of its own: the
+/// status line and the headers, lowercased.
+async fn raw_answer(app: &TestApp, request: &[u8]) -> (String, String) {
+    let address = app.base.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(address).await.expect("a connection");
+    stream.write_all(request).await.expect("sent");
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(std::time::Duration::from_secs(5), stream.read_to_end(&mut answer)).await;
+    read.expect("the server answers and closes").expect("read");
+    let text = String::from_utf8_lossy(&answer).to_string();
+    let head = text.split("\r\n\r\n").next().unwrap_or_default().to_owned();
+    let (status, headers) = head.split_once("\r\n").unwrap_or((&head, ""));
+    (status.to_owned(), headers.to_ascii_lowercase())
+}
+
+#[tokio::test]
+async fn a_request_the_server_cannot_read_is_answered_with_the_same_headers() {
+    let Some(app) = spawn_app(Backend::Sqlite).await else { return };
+    let long_path = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(70_000));
+    let big_header = format!("GET / HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n", "b".repeat(500_000));
+    for (request, status) in [
+        (&b"GARBAGE\r\n\r\n"[..], "400"),
+        (b"GET /api/v1/health HTTP/1.1\r\nHost: x\r\nbad header line\r\n\r\n", "400"),
+        (b"GET /api/v1/health HTTP/9.9\r\nHost: x\r\n\r\n", "400"),
+        (long_path.as_bytes(), "414"),
+        (big_header.as_bytes(), "431"),
+    ] {
+        let (line, headers) = raw_answer(&app, request).await;
+        assert!(line.starts_with(&format!("HTTP/1.1 {status}")), "{line}");
+        for header in ["x-content-type-options: nosniff", "referrer-policy: no-referrer", "x-frame-options: deny"] {
+            assert!(headers.contains(header), "{line}: {header} missing from\n{headers}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn metrics_answer_the_scrapers_networks_and_nobody_else() {
+    let scrape = |app: &TestApp, forwarded_for: Option<&str>| {
+        let mut request = app.client.get(format!("{}/metrics", app.base));
+        if let Some(address) = forwarded_for {
+            request = request.header("X-Forwarded-For", address);
+        }
+        async move {
+            let answer = request.send().await.expect("an answer");
+            let status = answer.status().as_u16();
+            let body: serde_json::Value = answer.json().await.unwrap_or_default();
+            (status, body)
+        }
+    };
+    let Some(app) = spawn_app(Backend::Sqlite).await else { return };
+    assert_eq!(scrape(&app, None).await.0, 200, "this host scrapes");
+    let (status, body) = scrape(&app, Some("203.0.113.9")).await;
+    assert_eq!(status, 404, "forwarded by a proxy the node does not know");
+    assert_eq!(body["error"]["code"], "NOT_FOUND", "as any path that does not exist: {body}");
+
+    let Some(elsewhere) = spawn_app_with(Backend::Sqlite, &[("METRICS_ALLOW", "10.0.0.0/8")]).await else { return };
+    assert_eq!(scrape(&elsewhere, None).await.0, 404, "this host is not the scrapers' network");
+
+    let proxied = [("TRUSTED_PROXIES", "127.0.0.1/32")];
+    let Some(behind) = spawn_app_with(Backend::Sqlite, &proxied).await else { return };
+    assert_eq!(scrape(&behind, Some("203.0.113.9")).await.0, 404, "a client on the internet");
+    assert_eq!(scrape(&behind, Some("10.1.2.3")).await.0, 200, "a scraper inside, through the proxy");
 }
