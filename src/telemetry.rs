@@ -353,6 +353,7 @@ mod tests {
                 json_logs: false,
                 otlp_endpoint: Some(endpoint.clone()),
                 sampler: TraceSampler { parent_based: true, root: RootSampling::Always },
+                trusted_callers: Vec::new(),
             },
             service_name: "floor",
             instance_id: "http://node-a:8080".to_owned(),

@@ -390,14 +390,15 @@ mod tests {
                 let mut publish = redis::cmd("PUBLISH");
                 publish.arg(&channel).arg("hello");
                 let _: i64 = publish.query_async(&mut publisher).await?;
-                if let Ok(Some((_, message))) = tokio::time::timeout(Duration::from_millis(100), messages.next()).await {
+                if let Ok(Some((_, message))) = tokio::time::timeout(Duration::from_millis(100), messages.next()).await
+                {
                     return anyhow::Ok(message);
                 }
             }
         };
-        let message = tokio::time::timeout(Duration::from_secs(3), heard).await.map_err(|_| {
-            anyhow::anyhow!("a channel listened to during the reconnection is never subscribed")
-        })??;
+        let message = tokio::time::timeout(Duration::from_secs(3), heard)
+            .await
+            .map_err(|_| anyhow::anyhow!("a channel listened to during the reconnection is never subscribed"))??;
         assert_eq!(message, b"hello");
         Ok(())
     }

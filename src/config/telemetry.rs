@@ -5,12 +5,21 @@
 //! |---|---|---|
 //! | `LOG_FORMAT` | `json` in production, else `text` | one JSON object per line (with `trace_id` and `span_id` inside a trace), or lines for people |
 //! | `OTEL_EXPORTER_OTLP_ENDPOINT` | unset | OTLP/HTTP collector base URL; unset: no span is kept or sent |
-//! | `OTEL_TRACES_SAMPLER` | `parentbased_always_on` | `always_on`, `always_off`, `traceidratio`, or each of these as `parentbased_*` (a caller's `traceparent` decides) |
+//! | `OTEL_TRACES_SAMPLER` | `parentbased_always_on` | `always_on`, `always_off`, `traceidratio`, or each of these as `parentbased_*` (a trusted caller's `traceparent` decides) |
 //! | `OTEL_TRACES_SAMPLER_ARG` | `1.0` | the share of new traces kept by a `*traceidratio` sampler, from 0 to 1 |
+//! | `TRACE_TRUSTED_CALLERS` | empty | IPs and CIDRs whose `traceparent` a request continues (an instrumented gateway); the other nodes are always trusted |
 //!
 //! The sampler's names are the OpenTelemetry SDKs' own. An unknown name or a ratio outside
 //! 0–1 refuses to start: the SDK would quietly fall back to keeping every trace.
+//!
+//! A `traceparent` from anyone else (an app, a script, anyone on the internet) never makes
+//! Floor keep a trace: the request starts a trace of its own, sampled as `OTEL_TRACES_SAMPLER`
+//! says for new traces, with a link to the caller's span so the two can still be found from
+//! each other. `TRUSTED_PROXIES` is no such list: a proxy passes its clients' headers on.
 
+use ipnet::IpNet;
+
+use super::limits::parse_networks;
 use super::{ConfigError, invalid};
 
 /// What [`crate::telemetry::init`] needs from the environment.
@@ -21,6 +30,8 @@ pub struct TelemetryConfig {
     /// Base URL of an OTLP/HTTP collector (`http://otel-collector:4318`); `None`: no export.
     pub otlp_endpoint: Option<String>,
     pub sampler: TraceSampler,
+    /// Peers whose `traceparent` a request continues, sampling decision included.
+    pub trusted_callers: Vec<IpNet>,
 }
 
 /// Which traces are kept, as `OTEL_TRACES_SAMPLER` names it.
@@ -53,7 +64,11 @@ impl TelemetryConfig {
             Some(other) => return Err(invalid("LOG_FORMAT", other, "json or text")),
         };
         let sampler = trace_sampler(get("OTEL_TRACES_SAMPLER").as_deref(), get("OTEL_TRACES_SAMPLER_ARG").as_deref())?;
-        Ok(Self { json_logs, otlp_endpoint: get("OTEL_EXPORTER_OTLP_ENDPOINT"), sampler })
+        let trusted_callers = match get("TRACE_TRUSTED_CALLERS") {
+            None => Vec::new(),
+            Some(list) => parse_networks("TRACE_TRUSTED_CALLERS", &list)?,
+        };
+        Ok(Self { json_logs, otlp_endpoint: get("OTEL_EXPORTER_OTLP_ENDPOINT"), sampler, trusted_callers })
     }
 }
 
@@ -98,6 +113,7 @@ mod tests {
         assert!(!development.json_logs);
         assert_eq!(development.otlp_endpoint, None);
         assert_eq!(development.sampler, TraceSampler { parent_based: true, root: RootSampling::Always });
+        assert!(development.trusted_callers.is_empty(), "no caller decides Floor's sampling unless named");
         assert!(read(&[], true).expect("valid").json_logs);
         assert!(read(&[("LOG_FORMAT", "json")], false).expect("valid").json_logs);
         assert!(!read(&[("LOG_FORMAT", "text")], true).expect("valid").json_logs);
@@ -140,6 +156,7 @@ mod tests {
                 "OTEL_TRACES_SAMPLER_ARG",
             ),
             (vec![("LOG_FORMAT", "xml")], "LOG_FORMAT"),
+            (vec![("TRACE_TRUSTED_CALLERS", "gateway")], "TRACE_TRUSTED_CALLERS"),
         ] {
             match read(&vars, false) {
                 Err(ConfigError::Invalid { name: refused, .. }) => assert_eq!(refused, name, "{vars:?}"),

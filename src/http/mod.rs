@@ -67,6 +67,7 @@ use self::docs::DocumentLinks;
 use crate::app::AppState;
 use crate::error::{AppError, ErrorCode};
 use crate::schema_formats;
+use crate::trace_context::TrustedCallers;
 
 /// Every HTTP path of the API lives under this prefix.
 pub const API_PREFIX: &str = "/api/v1";
@@ -165,6 +166,10 @@ pub fn router(state: AppState) -> Router {
     let calendar = pages::calendar::calendar_router(state.clone(), abuse_limits.clone());
     let account_deletion = pages::account_deletion::account_deletion_router(state.clone(), abuse_limits.clone());
     let idempotency = idempotency::Idempotency::new(state.clone(), &openapi);
+    let trusted_callers = TrustedCallers::new(
+        crate::live::forward::node_key(state.config.jwt_secret.expose()),
+        state.config.telemetry.trusted_callers.clone(),
+    );
     let api = api
         .route_layer(middleware::from_fn_with_state(state.clone(), cached::drop_on_change))
         .route_layer(middleware::from_fn_with_state(idempotency, idempotency::answer_once))
@@ -195,7 +200,9 @@ pub fn router(state: AppState) -> Router {
                 .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
                 .layer(
                     TraceLayer::new_for_http()
-                        .make_span_with(|request: &Request<_>| request_span::make_span(request, &REQUEST_ID))
+                        .make_span_with(move |request: &Request<_>| {
+                            request_span::make_span(request, &REQUEST_ID, &trusted_callers)
+                        })
                         .on_response(request_span::on_response),
                 )
                 .layer(PropagateRequestIdLayer::new(REQUEST_ID))

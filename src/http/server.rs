@@ -28,8 +28,8 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
-use axum::http::HeaderMap;
 use axum::extract::ConnectInfo;
+use axum::http::HeaderMap;
 use bytes::Bytes;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;

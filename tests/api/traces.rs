@@ -1,6 +1,9 @@
 //! Traces across nodes: a press taken by the node that does not run its tournament is one
-//! trace from the client's `traceparent` through the hand-over to the owner, its actor, its
-//! transaction and the fan-out to the watchers; and the nodes' log lines carry the trace.
+//! trace from its request (linked to the client's `traceparent`) through the hand-over to the
+//! owner, its actor, its transaction and the fan-out to the watchers; and the nodes' log lines
+//! carry the trace. Floor decides what it traces: a client's `traceparent` neither forces a
+//! trace nor is continued unless the operator trusts its caller, and no secret of a path
+//! reaches a span or a log line.
 
 use std::path::Path;
 use std::time::Duration;
@@ -62,10 +65,8 @@ async fn a_press_on_the_node_that_does_not_own_the_tournament_is_one_trace_acros
     assert_eq!(status, 200, "{started}");
     assert_eq!(live_actors(&client, &first).await, Some(1.0), "the first node runs the tournament");
 
-    // The client's own trace: the press's spans must continue it, not start one of their own.
-    let trace_id = Uuid::new_v4().simple().to_string();
-    let client_span_id = Uuid::new_v4().simple().to_string()[..16].to_owned();
-    let traceparent = format!("00-{trace_id}-{client_span_id}-01");
+    // The client's own trace: the press begins a trace of Floor's own, linked to it.
+    let (client_trace_id, client_span_id, traceparent) = client_trace(true);
     let headers = [("traceparent", traceparent.as_str())];
     let paused = send_press_with(&client, &second, &game, &game.path("pause"), json!({}), "pause", &headers)
         .await
@@ -76,15 +77,19 @@ async fn a_press_on_the_node_that_does_not_own_the_tournament_is_one_trace_acros
 
     // First the press's own span, then the rest of its trace (the fan-out may end after the
     // answer, and each node sends its batches on its own).
-    eprintln!("waiting for a span whose parent is the client's span {client_span_id} (trace {trace_id})");
-    collector.spans_until(WAIT, |spans| spans.iter().any(|span| span.parent_span_id == client_span_id)).await;
+    eprintln!("waiting for a span linked to the client's span {client_span_id} (trace {client_trace_id})");
+    let linked = |span: &Span| span.links_to(&client_trace_id, &client_span_id);
+    let spans = collector.spans_until(WAIT, |spans| spans.iter().any(linked)).await;
+    let trace_id = one(&spans, "the span linked to the client's", linked).trace_id.clone();
+    assert_ne!(trace_id, client_trace_id, "the client's trace is not continued");
     eprintln!("waiting for the rest of trace {trace_id}");
     let spans = collector.spans_until(WAIT, |spans| whole_trace_arrived(&of_trace(spans, &trace_id))).await;
     let spans = of_trace(&spans, &trace_id);
     let names: Vec<&str> = spans.iter().map(|span| span.name.as_str()).collect();
     eprintln!("the press's trace:\n{}", crate::fake_collector::tree(&spans));
 
-    let request = one(&spans, "the press's request span", |span| span.parent_span_id == client_span_id);
+    let request = one(&spans, "the press's request span", linked);
+    assert!(request.parent_span_id.is_empty(), "the request begins Floor's trace: {request}");
     assert_eq!(request.kind, SpanKind::Server, "{request}");
     assert_eq!(request.attribute(ROUTE), Some(PRESS_ROUTE), "{request}");
     assert_eq!(request.name, format!("POST {PRESS_ROUTE}"), "named by its route: {request}");
@@ -147,6 +152,107 @@ async fn a_press_on_the_node_that_does_not_own_the_tournament_is_one_trace_acros
     let line = logged_line_of_trace(logs.path(), &["first", "second"], &trace_id).await;
     let span_id = span_id_beside(&line, &trace_id).unwrap_or_default();
     assert!(span_id.len() == 16 && span_id.bytes().all(|byte| byte.is_ascii_hexdigit()), "a span id: {line}");
+}
+
+/// Two nodes that keep no trace of their own (`parentbased_traceidratio` at 0): one trusts the
+/// test's address as a caller, the other does not. Requests carrying a sampled `traceparent`
+/// are traced on the first, as its caller decided, and on the second not at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_cannot_make_a_node_trace_its_requests_unless_the_node_trusts_it() {
+    let collector = Collector::start().await;
+    let Some(setup) = spawn_app_with(Backend::Postgres, &[]).await else { return };
+    let logs = tempfile::tempdir().expect("a folder for the logs");
+    let mut env = vec![
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint.as_str()),
+        ("OTEL_TRACES_SAMPLER", "parentbased_traceidratio"),
+        ("OTEL_TRACES_SAMPLER_ARG", "0"),
+    ];
+    env.extend(NODE_ENV);
+    let untrusting = Node::start_with(&setup.database_url, None, logs.path(), "untrusting", &env).await;
+    env.push(("TRACE_TRUSTED_CALLERS", "127.0.0.1/32, ::1"));
+    let trusting = Node::start_with(&setup.database_url, None, logs.path(), "trusting", &env).await;
+    let client = reqwest::Client::new();
+    let mut forced = Vec::new();
+    let mut followed = Vec::new();
+    for (node, sent) in [(&untrusting, &mut forced), (&trusting, &mut followed)] {
+        for _ in 0..10 {
+            let (trace_id, span_id, traceparent) = client_trace(true);
+            let answer = client.get(node.url("/cities")).header("traceparent", traceparent).send().await;
+            assert_eq!(answer.expect("an answer").status(), 200);
+            sent.push((trace_id, span_id));
+        }
+    }
+
+    // The trusting node's spans arrive, each continuing its caller's span.
+    let continued = |spans: &[Span]| {
+        followed.iter().all(|(trace_id, span_id)| {
+            spans.iter().any(|span| span.trace_id == *trace_id && span.parent_span_id == *span_id)
+        })
+    };
+    collector.spans_until(WAIT, continued).await;
+    // Several of the untrusting node's batches later, nothing of it has come.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let spans = collector.spans();
+    let from_untrusting: Vec<&Span> =
+        spans.iter().filter(|span| span.instance() == Some(untrusting.base.as_str())).collect();
+    assert!(from_untrusting.is_empty(), "a client forced {} spans: {:?}", from_untrusting.len(), from_untrusting);
+    assert!(
+        forced.iter().all(|(trace_id, _)| spans.iter().all(|span| span.trace_id != *trace_id)),
+        "no span of a forced trace"
+    );
+}
+
+/// A calendar feed fetched from a node that keeps every trace and writes every request's log
+/// line: the feed's secret is in no exported span and no log line, while both show the
+/// request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_calendar_feed_s_secret_reaches_neither_a_trace_nor_a_log_line() {
+    let collector = Collector::start().await;
+    let Some(setup) = spawn_app_with(Backend::Postgres, &[]).await else { return };
+    let player = setup.sign_in("+79990009801").await;
+    let link = setup.post("/me/calendar-link", Some(&player.access_token), json!({})).await;
+    let url = link.assert_ok()["url"].as_str().expect("the feed's address").to_owned();
+    let path = url.split_once("/calendar/").map(|(_, file)| format!("/calendar/{file}")).expect("a feed path");
+    let secret = path.trim_start_matches("/calendar/").trim_end_matches(".ics").to_owned();
+    assert!(secret.len() >= 32, "{path}");
+    let logs = tempfile::tempdir().expect("a folder for the logs");
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint.as_str()),
+        ("OTEL_BSP_SCHEDULE_DELAY", "200"),
+        ("LOG_FORMAT", "json"),
+        // tower-http's line for every answer, with the request's span and its fields.
+        ("RUST_LOG", "info,tower_http=debug"),
+    ];
+    let node = Node::start_with(&setup.database_url, None, logs.path(), "node", &env).await;
+    let client = reqwest::Client::new();
+    let feed = client.get(format!("{}{path}", node.base)).send().await.expect("the feed");
+    assert_eq!(feed.status(), 200);
+    // An address no route takes, still holding the secret: a mistyped or probed link.
+    let stray = client.get(format!("{}{path}/x?secret={secret}", node.base)).send().await.expect("an answer");
+    assert_eq!(stray.status(), 404);
+
+    let shown = "/calendar/{secret}.ics";
+    let arrived = |spans: &[Span]| {
+        spans.iter().filter(|span| span.attribute("path").is_some_and(|path| path.starts_with(shown))).count() >= 2
+    };
+    let spans = collector.spans_until(WAIT, arrived).await;
+    for span in &spans {
+        let text = format!("{span} {:?} {:?}", span.attributes, span.links);
+        assert!(!text.contains(&secret), "the secret in an exported span: {text}");
+    }
+    let log = std::fs::read_to_string(logs.path().join("node.log")).expect("the node's log");
+    assert!(log.contains(shown), "the request is in the log, its secret hidden");
+    assert!(!log.contains(&secret), "the secret in the log");
+}
+
+/// A client's trace as an instrumented app would send it: its trace id, its span's id and the
+/// `traceparent` naming them, `sampled` or not.
+fn client_trace(sampled: bool) -> (String, String, String) {
+    let trace_id = Uuid::new_v4().simple().to_string();
+    let span_id = Uuid::new_v4().simple().to_string()[..16].to_owned();
+    let flags = if sampled { "01" } else { "00" };
+    let traceparent = format!("00-{trace_id}-{span_id}-{flags}");
+    (trace_id, span_id, traceparent)
 }
 
 /// The spans of one trace.
