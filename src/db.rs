@@ -219,6 +219,18 @@ pub async fn migration_status(db: &DatabaseConnection) -> Result<Vec<(String, bo
         .collect())
 }
 
+/// When this database was made: the moment its first migration was applied (`None` before
+/// any was).
+pub async fn created_at(db: &impl ConnectionTrait) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbErr> {
+    let backend = db.get_database_backend();
+    let first = Statement::from_string(backend, "SELECT MIN(applied_at) FROM seaql_migrations");
+    let seconds: Option<i64> = match db.query_one_raw(first).await? {
+        Some(row) => row.try_get_by_index::<Option<i64>>(0)?,
+        None => None,
+    };
+    Ok(seconds.and_then(|seconds| chrono::DateTime::from_timestamp(seconds, 0)))
+}
+
 /// Writes a consistent copy of the SQLite database to `to` while others go on reading and
 /// writing (`VACUUM INTO`: one read transaction, a compact file). PostgreSQL has `pg_dump`
 /// for that, which this refuses to stand in for.

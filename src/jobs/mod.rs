@@ -17,6 +17,7 @@ use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 use crate::cli::JobName;
+use crate::db;
 use crate::metrics::Metrics;
 use crate::notifications::Notifier;
 use crate::seasons;
@@ -146,8 +147,10 @@ async fn run_claimed(
 
 /// Runs, as of `now`, what of `job` no node has run: the claims other nodes abandoned
 /// (`leftovers` says whether failed runs are taken too) and then, at boot, every tick of the
-/// last [`catch_up`] that nobody claimed. Each is taken by exactly one node. Returns the ticks
-/// this node ran, oldest first; a run that failed is logged and kept on its claim.
+/// last [`catch_up`] that nobody claimed and that fell after the database was made (before
+/// it, no node could have run, nor had anything to do). Each is taken by exactly one node.
+/// Returns the ticks this node ran, oldest first; a run that failed is logged and kept on its
+/// claim.
 pub async fn catch_up_with(
     db: &DatabaseConnection,
     notifier: &Notifier,
@@ -169,7 +172,8 @@ pub async fn catch_up_with(
     }
     if leftovers == Leftovers::AbandonedOrFailed {
         let cron = cron_of(job)?;
-        let mut last = since;
+        let made = db::created_at(db).await?.unwrap_or(now);
+        let mut last = since.max(made);
         let mut late = Vec::new();
         while let Some(tick_at) = next_tick(&cron, job, last, now).filter(|tick_at| *tick_at <= now) {
             last = tick_at;
@@ -182,7 +186,7 @@ pub async fn catch_up_with(
                 }
             }
         }
-        // One line for the lot: a first start on an empty database catches up 72 ticks.
+        // One line for the lot: a day's outage catches up dozens of ticks.
         if let (Some(first), Some(last)) = (late.first(), late.last()) {
             tracing::warn!(job = name(job), ticks = late.len(), %first, %last, "ticks that fell while no node ran were run late");
         }

@@ -27,6 +27,7 @@ on_both_databases!(
     a_tick_that_fell_while_no_node_ran_is_run_once_at_boot,
     a_claim_abandoned_by_a_node_that_died_is_run_again_by_one_node,
     a_failed_tick_is_run_again_at_boot,
+    a_node_on_a_fresh_database_runs_no_tick_late,
 );
 
 /// A tournament of the club starting at `starts_at`, made through the API.
@@ -409,6 +410,27 @@ async fn a_claim_abandoned_by_a_node_that_died_is_run_again_by_one_node(backend:
     assert_eq!(app.count("SELECT COUNT(*) FROM job_runs WHERE finished_at IS NULL").await, 1);
 }
 
+/// Moves the database's making `hours` back, as if it had been made then.
+async fn made_hours_ago(app: &TestApp, hours: i64) {
+    app.exec(&format!("UPDATE seaql_migrations SET applied_at = applied_at - {}", hours * 3600)).await;
+}
+
+async fn a_node_on_a_fresh_database_runs_no_tick_late(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let now = Utc::now();
+    for job in [JobName::TournamentReminders, JobName::SeasonRollover] {
+        let ran = catch_up(&app, job, now, Leftovers::AbandonedOrFailed).await;
+        assert!(ran.is_empty(), "no tick fell while the database existed: {ran:?}");
+    }
+    assert_eq!(app.count("SELECT COUNT(*) FROM job_runs").await, 0);
+
+    // Two hours later, with no node having run meanwhile: the ticks of those two hours.
+    made_hours_ago(&app, 2).await;
+    let ran = catch_up(&app, JobName::TournamentReminders, now, Leftovers::AbandonedOrFailed).await;
+    assert!((23..=24).contains(&ran.len()), "two hours of five-minute ticks: {}", ran.len());
+    assert!(ran.iter().all(|tick| *tick > now - Duration::hours(2)), "{ran:?}");
+}
+
 async fn a_failed_tick_is_run_again_at_boot(backend: Backend) {
     let Some(app) = spawn_app(backend).await else { return };
     let club = app.create_club("Aces", "+79990700801").await;
@@ -443,7 +465,10 @@ async fn a_shutdown_lets_the_ticks_under_way_finish_and_starts_none() {
     let Some(database) = TestDatabase::create(Backend::Sqlite).await else { return };
     let application = floor::Application::build(test_config(&database.url, &[])).await.expect("the node builds");
     let db = application.state().db.clone();
-    // At boot the schedules catch up on a day of ticks nobody ran: dozens of claims.
+    // A database made a day ago on which no node ran: at boot the schedules catch up on its
+    // day of ticks, dozens of claims.
+    let made_a_day_ago = "UPDATE seaql_migrations SET applied_at = applied_at - 86400";
+    db.execute_unprepared(made_a_day_ago).await.expect("the database backdated");
     application.spawn_jobs();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::spawn(application.run_until(async move {
