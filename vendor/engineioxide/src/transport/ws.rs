@@ -376,9 +376,16 @@ async fn forward_to_socket<H: EngineIoHandler, S>(
                     // In the case that the packet was not poll in time it will remain in the buffer and therefore
                     // it should be discarded here
                     Packet::Noop => None,
-                    // PATCH (floor): a large message goes compressed where that was negotiated.
+                    // PATCH (floor): a large message goes compressed where that was negotiated;
+                    // the wait for a compression under way is boxed, so the writer's future
+                    // stays small for the many sockets that never wait.
                     Packet::Message(msg) if msg.len() >= deflate::THRESHOLD && deflated.is_some() => {
-                        match deflated.as_ref().and_then(|frames| frames.frame_of(&msg)) {
+                        let frame = match deflated.as_ref().map(|frames| frames.frame_of(&msg)) {
+                            Some(deflate::Compressed::Ready(frame)) => frame,
+                            Some(deflate::Compressed::Wait(wait)) => Box::pin(wait).await,
+                            None => None,
+                        };
+                        match frame {
                             Some(frame) => Some(Message::Frame(frame)),
                             None => Some(Message::Text(String::from(Packet::Message(msg)).into())),
                         }
