@@ -11,6 +11,8 @@ use sea_orm::{
 };
 use sha2::{Digest, Sha256};
 
+use crate::db_watch::DbWatch;
+
 pub use floor_migrations::Migrator;
 
 use floor_migrations::MigratorTrait;
@@ -65,10 +67,56 @@ const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// acquisition by this, connecting included; sea-orm's `connect_timeout` is the same setting.)
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Connects to `url`: the connections that write (and read inside their transactions). For
-/// a SQLite file its folder is created when missing, so a bare `floor serve` works on an
-/// empty machine. On PostgreSQL the server keeps a lookout beside the pool ([`crate::db_watch`]).
+/// Connects to `url` with no deadline on its statements: for migrating, seeding and the
+/// command line, where a statement may rightly run long (an index built on a large table).
+/// For a SQLite file its folder is created when missing, so a bare `floor serve` works on an
+/// empty machine.
 pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
+    let options = pool_options(url)?;
+    Database::connect(options).await.with_context(|| format!("connecting to {}", redact(url)))
+}
+
+/// Connects to `url` as `floor serve` does: the connections that write (and read inside their
+/// transactions). On PostgreSQL every statement has `deadline` (the server cancels it past it:
+/// `503`, try again) and a server that sends nothing for a second more, frozen or behind a
+/// partition, has its connection given up (the patched driver, `vendor/PATCHES.md`); while the
+/// lookout `watch` finds PostgreSQL out of reach, no pooled connection is handed out (a
+/// statement fails at once instead of waiting on a server that does not answer); and only a
+/// connection idle for [`PING_IF_IDLE_FOR`] is pinged before use, not every one. A SQLite
+/// file is as [`connect`] makes it.
+pub async fn connect_serving(url: &str, deadline: Duration, watch: &DbWatch) -> anyhow::Result<DatabaseConnection> {
+    let mut options = pool_options(url)?;
+    if !is_sqlite(url) {
+        options
+            .statement_timeout(deadline)
+            .map_sqlx_postgres_opts(move |opts| opts.answer_within(deadline.saturating_add(ANSWER_MARGIN)))
+            .test_before_acquire(false);
+        let watch = watch.clone();
+        options.map_sqlx_postgres_before_acquire(move |connection, held| {
+            // Refused (closed, and a new one asked for, which fails at once while the lookout
+            // finds PostgreSQL out of reach) rather than handed out to wait.
+            let up = watch.is_up();
+            Box::pin(async move {
+                if up && held.idle_for >= PING_IF_IDLE_FOR {
+                    sea_orm::sqlx::Connection::ping(connection).await?;
+                }
+                Ok(up)
+            })
+        });
+    }
+    Database::connect(options).await.with_context(|| format!("connecting to {}", redact(url)))
+}
+
+/// How much longer than a statement's deadline the node waits for PostgreSQL to answer
+/// anything (the cancellation itself, which takes a millisecond) before it gives the
+/// connection up.
+const ANSWER_MARGIN: Duration = Duration::from_millis(500);
+/// A pooled connection idle this long is pinged before it is handed out (a restarted server
+/// or a proxy may have dropped it); a busy one is used as it is, without a round trip.
+const PING_IF_IDLE_FOR: Duration = Duration::from_secs(5);
+
+/// The options of the writers' pool of `url`.
+fn pool_options(url: &str) -> anyhow::Result<ConnectOptions> {
     let mut options = base_options(url);
     if is_sqlite(url) {
         create_sqlite_folder(url)?;
@@ -83,7 +131,7 @@ pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
     } else {
         options.max_connections(32).min_connections(1);
     }
-    Database::connect(options).await.with_context(|| format!("connecting to {}", redact(url)))
+    Ok(options)
 }
 
 /// The connections for reads outside a write, beside `writer` (what [`connect`] gave for the
@@ -149,8 +197,10 @@ pub(crate) fn base_options(url: &str) -> ConnectOptions {
 pub struct Unreachable(pub String);
 
 /// Whether `cause` is the database being out of reach: no connection within the acquire
-/// timeout, a closed pool, a connection lost or refused (I/O, TLS, a broken protocol stream),
-/// or PostgreSQL shutting down or not yet accepting (SQLSTATE 57P01, 57P02, 57P03, class 08).
+/// timeout, a closed pool, a connection lost or refused (I/O, TLS, a broken protocol stream,
+/// a server that sent nothing within the deadline), PostgreSQL shutting down or not yet
+/// accepting (SQLSTATE 57P01, 57P02, 57P03, class 08), or a statement it cancelled at its
+/// deadline (57014: it did not get through in time, under a lock or a load).
 /// The one place that tells an outage (`503 SERVICE_UNAVAILABLE`, try again) from every other
 /// failure of a statement (a constraint, a bad query: `500` as before). Looks through the
 /// whole chain, so a `DbErr` under context is found.
@@ -187,14 +237,16 @@ pub(crate) fn sqlx_is_unreachable(err: &sea_orm::sqlx::Error) -> bool {
     }
 }
 
-/// PostgreSQL's SQLSTATEs of a server that went away or does not take connections now:
-/// `57P01` admin shutdown, `57P02` crash shutdown, `57P03` cannot connect now (starting up),
+/// PostgreSQL's SQLSTATEs of a server that went away, does not take connections now, or did
+/// not get through a statement in time: `57P01` admin shutdown, `57P02` crash shutdown, `57P03`
+/// cannot connect now (starting up), `57014` a statement cancelled (at `statement_timeout`),
 /// and class `08`, connection exceptions. SQLite's codes are numbers and never match.
 fn is_lost_connection_state(state: &str) -> bool {
-    matches!(state, "57P01" | "57P02" | "57P03") || (state.len() == 5 && state.starts_with("08"))
+    matches!(state, "57P01" | "57P02" | "57P03" | "57014") || (state.len() == 5 && state.starts_with("08"))
 }
 
-fn is_sqlite(url: &str) -> bool {
+/// Whether `url` names a SQLite database (a file or in memory).
+pub fn is_sqlite(url: &str) -> bool {
     url.starts_with("sqlite:")
 }
 
@@ -419,13 +471,12 @@ mod tests {
 
     #[test]
     fn postgresql_s_states_of_a_server_gone_or_starting_are_outages() {
-        for state in ["57P01", "57P02", "57P03", "08000", "08003", "08006", "08001", "08P01"] {
+        for state in ["57P01", "57P02", "57P03", "57014", "08000", "08003", "08006", "08001", "08P01"] {
             assert!(is_lost_connection_state(state), "{state}");
         }
-        // A unique or foreign-key violation, a serialization failure, a deadlock, a statement
-        // cancelled by timeout, too many connections, and SQLite's busy (5) and constraint
-        // (2067, 787) codes stay what they are.
-        for state in ["23505", "23503", "40001", "40P01", "57014", "53300", "5", "2067", "787", "08"] {
+        // A unique or foreign-key violation, a serialization failure, a deadlock, too many
+        // connections, and SQLite's busy (5) and constraint (2067, 787) codes stay what they are.
+        for state in ["23505", "23503", "40001", "40P01", "53300", "5", "2067", "787", "08"] {
             assert!(!is_lost_connection_state(state), "{state}");
         }
     }

@@ -20,8 +20,9 @@ const ANSWER_WITHIN: Duration = Duration::from_secs(2);
 const LOOK_EVERY: Duration = Duration::from_millis(500);
 const LOOK_AGAIN_WHILE_DOWN: Duration = Duration::from_millis(250);
 /// How long the lookout waits for an answer (its ping, or a new connection) before it calls
-/// PostgreSQL out of reach.
-const LOOK_TIMEOUT: Duration = Duration::from_secs(2);
+/// PostgreSQL out of reach: a ping takes a millisecond, so a second without one is a server
+/// that stopped answering (frozen, failing over, behind a partition), not a busy one.
+const LOOK_TIMEOUT: Duration = Duration::from_secs(1);
 /// Where the pool connects while PostgreSQL is out of reach: a socket that does not exist,
 /// which sqlx gives up on at once (a refused connection it would try again until the acquire
 /// timeout).
@@ -73,10 +74,17 @@ async fn look(
 ) -> Result<(), String> {
     use sea_orm::sqlx::{ConnectOptions as _, Connection as _};
     if let Some(connection) = watch.as_mut() {
-        if matches!(tokio::time::timeout(LOOK_TIMEOUT, connection.ping()).await, Ok(Ok(()))) {
-            return Ok(());
+        match tokio::time::timeout(LOOK_TIMEOUT, connection.ping()).await {
+            Ok(Ok(())) => return Ok(()),
+            // The connection is there and nothing answers it: the server stopped answering
+            // (a new connection would only wait as long again).
+            Err(_) => {
+                *watch = None;
+                return Err(format!("no answer within {LOOK_TIMEOUT:?}"));
+            }
+            // Lost (a restarted server): a new connection says whether it is back.
+            Ok(Err(_)) => *watch = None,
         }
-        *watch = None;
     }
     match tokio::time::timeout(LOOK_TIMEOUT, options.connect()).await {
         Ok(Ok(connection)) => {
@@ -93,17 +101,21 @@ async fn look(
 #[derive(Clone)]
 pub struct DbWatch(Arc<AtomicBool>);
 
+impl Default for DbWatch {
+    /// The database answered a moment ago (the node has just migrated it).
+    fn default() -> Self {
+        Self(Arc::new(AtomicBool::new(true)))
+    }
+}
+
 impl DbWatch {
-    /// Starts watching `db` until `shutdown`; the database answered a moment ago (the node has
-    /// just migrated it), so it starts up.
-    pub fn start(db: DatabaseConnection, shutdown: CancellationToken) -> Self {
-        let watch = Self(Arc::new(AtomicBool::new(true)));
+    /// Watches `db` until `shutdown`, from now on.
+    pub fn keep_watch(&self, db: DatabaseConnection, shutdown: CancellationToken) {
         if db.get_database_backend() == DbBackend::Postgres {
-            tokio::spawn(keep_lookout(db.get_postgres_connection_pool().clone(), watch.clone(), shutdown));
+            tokio::spawn(keep_lookout(db.get_postgres_connection_pool().clone(), self.clone(), shutdown));
         } else {
-            tokio::spawn(watch.clone().ask_sqlite(db, shutdown));
+            tokio::spawn(self.clone().ask_sqlite(db, shutdown));
         }
-        watch
     }
 
     /// Whether the database answered the last question.
@@ -143,7 +155,8 @@ mod tests {
         let mut options = crate::db::base_options(&format!("postgres://floor@127.0.0.1:{port}/floor"));
         options.connect_lazy(true);
         let db = Database::connect(options).await.expect("a lazy pool");
-        let watch = DbWatch::start(db.clone(), CancellationToken::new());
+        let watch = DbWatch::default();
+        watch.keep_watch(db.clone(), CancellationToken::new());
         for _ in 0..2 {
             let started = std::time::Instant::now();
             let err = db.execute_unprepared("SELECT 1").await.expect_err("nobody listens");

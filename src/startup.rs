@@ -54,18 +54,34 @@ impl Application {
             config.otp_log_codes,
         )?;
         tracing::info!(channels = ?codes.channel_names(), "one-time code channels");
-        let db = db::connect(&config.database_url).await?;
-        let report = db::with_schema_lock(&db, async {
-            db::migrate(&db).await.context("migrating the database")?;
-            seed::seed(&db).await.context("seeding reference data")
+        // Migrated and seeded with no deadline (an index built on a large table takes its
+        // time), then served through connections that have one.
+        let schema = db::connect(&config.database_url).await?;
+        let report = db::with_schema_lock(&schema, async {
+            db::migrate(&schema).await.context("migrating the database")?;
+            seed::seed(&schema).await.context("seeding reference data")
         })
         .await?;
         tracing::info!(?report, "reference data seeded");
-        Self::assemble(config, db, codes).await
+        let db_watch = DbWatch::default();
+        let db = if db::is_sqlite(&config.database_url) {
+            // A SQLite database has no deadline to add, and an in-memory one lives in its one
+            // connection.
+            schema
+        } else {
+            schema.close().await.ok();
+            db::connect_serving(&config.database_url, config.database_deadline, &db_watch).await?
+        };
+        Self::assemble(config, db, db_watch, codes).await
     }
 
     /// Builds on a database that is migrated and seeded.
-    async fn assemble(config: Config, db: DatabaseConnection, codes: DeliveryChain) -> anyhow::Result<Self> {
+    async fn assemble(
+        config: Config,
+        db: DatabaseConnection,
+        db_watch: DbWatch,
+        codes: DeliveryChain,
+    ) -> anyhow::Result<Self> {
         let reads = db::connect_readers(&config.database_url, &db).await?;
         let sign_in = SignIn {
             jwt: Arc::new(JwtKeys::new(&config.jwt_secret)),
@@ -120,7 +136,7 @@ impl Application {
             }
         };
         let shutdown = CancellationToken::new();
-        let db_watch = DbWatch::start(db.clone(), shutdown.clone());
+        db_watch.keep_watch(db.clone(), shutdown.clone());
         let known_tournaments = Arc::new(KnownTournaments::new(reads.clone()));
         let screen_streams = ScreenStreams::new(&config.connections);
         let state = AppState(Arc::new(App {

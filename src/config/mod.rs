@@ -59,6 +59,13 @@ impl fmt::Debug for Secret {
 /// The version of the consent text when `CONSENT_VERSION` is unset.
 pub const DEFAULT_CONSENT_VERSION: &str = "1";
 
+/// The database's deadline unless `DATABASE_DEADLINE` says otherwise: a statement of a
+/// request or a live command takes milliseconds, a burst's wait for a lock a second or two.
+pub const DEFAULT_DATABASE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(3);
+/// What `DATABASE_DEADLINE` may be.
+const DATABASE_DEADLINES: std::ops::RangeInclusive<std::time::Duration> =
+    std::time::Duration::from_secs(1)..=std::time::Duration::from_secs(60);
+
 /// Everything the service reads from its environment.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -68,6 +75,10 @@ pub struct Config {
     pub port: u16,
     /// `DATABASE_URL`: SQLite file under `./data` by default, PostgreSQL in production.
     pub database_url: String,
+    /// `DATABASE_DEADLINE`: the longest a statement runs on PostgreSQL before the server
+    /// cancels it (`statement_timeout`); a server that does not answer within a second more
+    /// (frozen, partitioned) has its connection given up. 3 s by default.
+    pub database_deadline: std::time::Duration,
     /// `REDIS_URL`: unset means a single node with in-process broadcasts.
     pub redis_url: Option<String>,
     /// `PUBLIC_URL`: the origin people open in a browser (the venue screen and share links
@@ -197,6 +208,12 @@ impl Config {
             fcm: FcmSettings::from_env(get)?,
             limits: LimitSettings::from_env(get)?,
             connections: ConnectionSettings::from_env(get)?,
+            database_deadline: match get("DATABASE_DEADLINE") {
+                None => DEFAULT_DATABASE_DEADLINE,
+                Some(text) => limits::parse_duration(&text)
+                    .filter(|deadline| DATABASE_DEADLINES.contains(deadline))
+                    .ok_or_else(|| invalid("DATABASE_DEADLINE", &text, "a duration from 1s to 60s (3s, 10s, 1m)"))?,
+            },
             consent_version: get("CONSENT_VERSION").unwrap_or_else(|| DEFAULT_CONSENT_VERSION.to_owned()),
             app_links: AppLinkSettings::from_env(get)?,
         })
@@ -327,6 +344,17 @@ mod tests {
         assert!(err.to_string().starts_with("APPLE_APP_IDS"));
         let err = config(&[("ANDROID_APP_PACKAGE", "club.floor.player")]).expect_err("refused");
         assert!(err.to_string().starts_with("ANDROID_APP_PACKAGE"));
+        for bad in ["3", "0s", "61s", "2m", "soon"] {
+            let err = config(&[("DATABASE_DEADLINE", bad)]).expect_err(bad);
+            assert!(err.to_string().starts_with("DATABASE_DEADLINE"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn the_database_deadline_is_three_seconds_unless_set() {
+        assert_eq!(config(&[]).expect("ok").database_deadline, std::time::Duration::from_secs(3));
+        assert_eq!(config(&[("DATABASE_DEADLINE", "10s")]).expect("ok").database_deadline.as_secs(), 10);
+        assert_eq!(config(&[("DATABASE_DEADLINE", "1m")]).expect("ok").database_deadline.as_secs(), 60);
     }
 
     #[test]

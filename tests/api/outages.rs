@@ -113,6 +113,35 @@ impl OwnPostgres {
         let mut stop = self.command("pg_ctl", &["-D", &self.data(), "-m", "fast", "-w", "stop"]);
         tokio::task::spawn_blocking(move || run(&mut stop)).await.expect("pg_ctl ran");
     }
+
+    /// Freezes every process of the server (SIGSTOP), as a stalled host or a failover in
+    /// progress does: its connections stay open and nothing answers, a new connection included.
+    fn freeze(&self) {
+        self.signal("STOP");
+    }
+
+    /// Lets the frozen server go on from where it stood (SIGCONT).
+    fn thaw(&self) {
+        self.signal("CONT");
+    }
+
+    /// Sends `signal` to the postmaster and every process it started.
+    fn signal(&self, signal: &str) {
+        let pid_file = std::fs::read_to_string(self.folder.path().join("data").join("postmaster.pid"))
+            .expect("the server's pid file");
+        let postmaster: u32 = pid_file.lines().next().and_then(|pid| pid.trim().parse().ok()).expect("a pid");
+        let mut pids = vec![postmaster];
+        for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<u32>().ok()) else { continue };
+            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            // `pid (name) state ppid …`: the parent is the second field after the name.
+            let parent = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse().ok());
+            if parent == Some(postmaster) {
+                pids.push(pid);
+            }
+        }
+        run(Command::new("kill").arg(format!("-{signal}")).args(pids.iter().map(u32::to_string)));
+    }
 }
 
 impl Drop for OwnPostgres {
@@ -312,48 +341,77 @@ async fn read_loop(urls: Vec<String>, reading: Arc<AtomicBool>) -> Vec<(String, 
     reads
 }
 
+/// The club pressing every [`PRESS_EVERY`] and a reader of the live state and liveness on
+/// every node, from when it starts until [`Traffic::stop`].
+struct Traffic {
+    t0: Instant,
+    pressing: Arc<AtomicBool>,
+    presses: tokio::task::JoinHandle<Vec<Press>>,
+    reading: Arc<AtomicBool>,
+    reads: tokio::task::JoinHandle<Vec<(String, u16, Duration)>>,
+}
+
+impl Traffic {
+    fn start(nodes: &[&Node], game: &Ready) -> Self {
+        let t0 = Instant::now();
+        let pressing = Arc::new(AtomicBool::new(true));
+        let bases: Vec<String> = nodes.iter().map(|node| node.base.clone()).collect();
+        let token = game.club.owner.access_token.clone();
+        let presses = tokio::spawn(press_loop(bases, game.path("level"), token, pressing.clone(), t0));
+        let reading = Arc::new(AtomicBool::new(true));
+        let urls = nodes.iter().flat_map(|node| [node.url(&game.path("live")), node.url("/health")]).collect();
+        let reads = tokio::spawn(read_loop(urls, reading.clone()));
+        Self { t0, pressing, presses, reading, reads }
+    }
+
+    /// How long it has run.
+    fn elapsed(&self) -> Duration {
+        self.t0.elapsed()
+    }
+
+    /// Stops both loops once every press sent is answered: the presses, in order, and the reads.
+    async fn stop(self) -> (Vec<Press>, Vec<(String, u16, Duration)>) {
+        self.pressing.store(false, Ordering::SeqCst);
+        self.reading.store(false, Ordering::SeqCst);
+        let presses = self.presses.await.expect("the presses");
+        for press in &presses {
+            let version = press.reply.body["version"].as_i64().map_or_else(String::new, |v| format!(" v{v}"));
+            eprintln!(
+                "press {:3} sent {:>6} s answered {} in {:>5} ms{version}",
+                press.n,
+                seconds(press.sent),
+                press.reply.status.as_u16(),
+                press.took.as_millis()
+            );
+        }
+        (presses, self.reads.await.expect("the reads"))
+    }
+}
+
+/// A moment of a test, in seconds from its start.
+fn seconds(at: Duration) -> String {
+    format!("{:.2}", at.as_secs_f64())
+}
+
 /// The presses of the loop while PostgreSQL is stopped for [`OUTAGE`] and started again, on
 /// `nodes` in turn, checked against everything this file promises.
 async fn ride_out_an_outage(pg: &OwnPostgres, nodes: &[&Node], game: &Ready, acknowledged_before: i64) {
-    let t0 = Instant::now();
-    let pressing = Arc::new(AtomicBool::new(true));
-    let bases: Vec<String> = nodes.iter().map(|node| node.base.clone()).collect();
-    let token = game.club.owner.access_token.clone();
-    let presses = tokio::spawn(press_loop(bases, game.path("level"), token, pressing.clone(), t0));
-    let reading = Arc::new(AtomicBool::new(true));
-    let urls = nodes.iter().flat_map(|node| [node.url(&game.path("live")), node.url("/health")]).collect();
-    let reads = tokio::spawn(read_loop(urls, reading.clone()));
-
+    let traffic = Traffic::start(nodes, game);
     tokio::time::sleep(Duration::from_secs(2)).await;
     pg.stop().await;
-    let down = t0.elapsed();
+    let down = traffic.elapsed();
     tokio::time::sleep(OUTAGE).await;
-    let restarting = t0.elapsed();
+    let restarting = traffic.elapsed();
     pg.resume().await;
-    let back = t0.elapsed();
+    let back = traffic.elapsed();
     tokio::time::sleep(RECOVERED_WITHIN + Duration::from_secs(3)).await;
-    pressing.store(false, Ordering::SeqCst);
-    reading.store(false, Ordering::SeqCst);
-    let presses = presses.await.expect("the presses");
-    let reads = reads.await.expect("the reads");
-
-    let seconds = |at: Duration| format!("{:.2}", at.as_secs_f64());
     eprintln!(
         "PostgreSQL stopped at {} s, started again at {} s, accepting at {} s",
         seconds(down),
         seconds(restarting),
         seconds(back)
     );
-    for press in &presses {
-        let version = press.reply.body["version"].as_i64().map_or_else(String::new, |v| format!(" v{v}"));
-        eprintln!(
-            "press {:3} sent {:>6} s answered {} in {:>5} ms{version}",
-            press.n,
-            seconds(press.sent),
-            press.reply.status.as_u16(),
-            press.took.as_millis()
-        );
-    }
+    let (presses, reads) = traffic.stop().await;
 
     // Every press answered in time, 200 or a 503 as the contract has it.
     for press in &presses {
@@ -458,4 +516,95 @@ async fn two_nodes_ride_out_a_postgresql_outage_longer_than_a_lease() {
         matches!(actors, (Some(1.0), Some(0.0)) | (Some(0.0), Some(1.0))),
         "one owner after the outage: {actors:?}"
     );
+}
+
+/// How soon after a frozen PostgreSQL goes on a press goes through again.
+const THAWED_WITHIN: Duration = Duration::from_secs(2);
+
+/// The presses of the loop while PostgreSQL is frozen for [`OUTAGE`] and thawed: each
+/// answered within [`ANSWERED_WITHIN`] (`200`; `503` with `Retry-After`; or, for a press whose
+/// transaction was under way when the server froze, `500`, its outcome unknown), through again
+/// within [`THAWED_WITHIN`] of the thaw, every acknowledged press kept once, the reads from
+/// memory and liveness answered throughout.
+async fn ride_out_a_freeze(pg: &OwnPostgres, nodes: &[&Node], game: &Ready, acknowledged_before: i64) {
+    let traffic = Traffic::start(nodes, game);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    pg.freeze();
+    let frozen = traffic.elapsed();
+    tokio::time::sleep(OUTAGE).await;
+    pg.thaw();
+    let thawed = traffic.elapsed();
+    tokio::time::sleep(THAWED_WITHIN + Duration::from_secs(3)).await;
+    eprintln!("PostgreSQL frozen at {} s, thawed at {} s", seconds(frozen), seconds(thawed));
+    let (presses, reads) = traffic.stop().await;
+
+    // Every press answered in time: through, refused as the contract has it, or (under way as
+    // the server froze) of unknown outcome.
+    let under_way = |press: &Press| press.sent <= frozen && press.answered() >= frozen;
+    let mut unknown = 0;
+    for press in &presses {
+        assert!(press.took < ANSWERED_WITHIN, "press {} took {:?}", press.n, press.took);
+        match press.reply.status.as_u16() {
+            200 => {}
+            503 => assert_unavailable(&press.reply, &format!("press {}", press.n)),
+            500 if under_way(press) => unknown += 1,
+            _ => panic!("press {} answered {:?}", press.n, press.reply),
+        }
+    }
+    let during: Vec<&Press> = presses.iter().filter(|press| press.sent > frozen && press.answered() < thawed).collect();
+    assert!(during.len() >= 50, "{} presses met the freeze", during.len());
+    assert!(during.iter().all(|press| press.reply.status == 503), "a press went through a frozen PostgreSQL");
+    let slowest = during.iter().map(|press| press.took).max().unwrap_or_default();
+    let mean = during.iter().map(|press| press.took).sum::<Duration>() / u32::try_from(during.len()).unwrap_or(1);
+    eprintln!("{} presses during the freeze, each 503 in {mean:?} on average, {slowest:?} at most", during.len());
+
+    let first_through = presses
+        .iter()
+        .filter(|press| press.reply.status == 200 && press.sent >= thawed)
+        .map(Press::answered)
+        .min()
+        .expect("a press went through after the thaw");
+    eprintln!("the first press sent after the thaw went through {:?} after it", first_through - thawed);
+    assert!(first_through < thawed + THAWED_WITHIN, "through again at {first_through:?}, thawed at {thawed:?}");
+    for press in presses.iter().filter(|press| press.sent > thawed + THAWED_WITHIN) {
+        assert_eq!(press.reply.status, 200, "press {} after the thaw: {:?}", press.n, press.reply);
+    }
+
+    // Every press acknowledged is kept, once; a press of unknown outcome may have been applied.
+    let mut acknowledged: Vec<i64> =
+        presses.iter().filter(|press| press.reply.status == 200).map(|press| version(&press.reply.body)).collect();
+    acknowledged.sort_unstable();
+    acknowledged.dedup();
+    assert_eq!(acknowledged.len(), presses.iter().filter(|press| press.reply.status == 200).count(), "none doubled");
+    let last = acknowledged.last().copied().unwrap_or(acknowledged_before);
+    let client = reqwest::Client::new();
+    for node in nodes {
+        let live = Reply::read(client.get(node.url(&game.path("live"))).send().await.expect("an answer")).await;
+        let now = version(live.assert_ok());
+        let applied = now - acknowledged_before;
+        let kept = i64::try_from(acknowledged.len()).expect("a count");
+        assert!(
+            now >= last && (kept..=kept + unknown).contains(&applied),
+            "{}: version {now}, {kept} acknowledged, {unknown} of unknown outcome",
+            node.base
+        );
+    }
+
+    for (url, status, took) in &reads {
+        assert_eq!(*status, 200, "{url} answered {status} after {took:?}");
+        assert!(*took < Duration::from_secs(1), "{url} took {took:?}");
+    }
+    eprintln!("{} reads of the live state and liveness, every one 200", reads.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_answers_every_press_in_time_while_postgresql_is_frozen() {
+    let Some(pg) = OwnPostgres::start().await else { return };
+    let setup = spawn_on(&pg.url()).await;
+    let logs = tempfile::tempdir().expect("a folder for the logs");
+    let node = Node::start(&pg.url(), None, logs.path(), "alone").await;
+    let client = reqwest::Client::new();
+    let (game, version) = started_in_the_middle(&setup, &node, &client, "+79990009300").await;
+
+    ride_out_a_freeze(&pg, &[&node], &game, version).await;
 }
