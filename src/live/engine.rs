@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use floor_actors::error::{LiveError, LiveResult};
+use floor_actors::error::{LiveError, LiveResult, Refusal};
 use floor_actors::live::{Command, Outcome, Snapshot};
 use tokio::time::Instant;
 use uuid::Uuid;
@@ -20,6 +20,9 @@ use crate::tournaments::lifecycle::LiveChanges;
 /// The longest a command waits for a tournament to have an owner again: a dead owner's
 /// lease runs out, then a node takes it within a renewal.
 const OWNER_WAIT: Duration = LEASE_FOR.saturating_add(RENEW_EVERY).saturating_add(RENEW_EVERY);
+/// The longest a command waits while the owner does not answer (frozen): then it is refused
+/// `503`, applied nowhere, and the client tries again (by then another node may run it).
+const NOT_ANSWERING_WAIT: Duration = Duration::from_secs(3);
 /// How often a waiting command asks again who runs the tournament.
 const ASK_AGAIN: Duration = Duration::from_millis(200);
 /// How long a hand-over at shutdown gives the actors to finish the commands they took.
@@ -89,7 +92,8 @@ impl Live {
     /// Runs `work` here, or hands it to the node that runs the tournament, waiting (up to
     /// [`OWNER_WAIT`]) while no node does.
     async fn on_owner(&self, tournament_id: Uuid, work: Handed) -> LiveResult<Done> {
-        let deadline = Instant::now() + OWNER_WAIT;
+        let started = Instant::now();
+        let deadline = started + OWNER_WAIT;
         let mut unreachable = None;
         loop {
             let owner = match self.here(tournament_id, work.clone()).await {
@@ -111,6 +115,14 @@ impl Live {
                             unreachable = Some(owner);
                         }
                     }
+                    // Frozen, as far as this node knows: its lease runs out unless it wakes.
+                    Sent::NotAnswering if started.elapsed() >= NOT_ANSWERING_WAIT => {
+                        return Err(LiveError::refused(
+                            Refusal::Unavailable,
+                            "the node running this tournament does not answer; try again in a few seconds",
+                        ));
+                    }
+                    Sent::NotAnswering => {}
                     Sent::Answered(answered) => {
                         let done = answered.into_result();
                         if let Ok(Done::Command(outcome)) = &done {

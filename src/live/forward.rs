@@ -9,8 +9,20 @@
 //! again once another node runs the tournament; one that reached it and got no answer may
 //! have been applied, so it is reported, not repeated (the client's `Idempotency-Key` makes
 //! its own retry safe).
+//!
+//! An owner that takes a call and does not answer it in time (frozen: a stalled host, a
+//! paused VM) is marked as not answering: this node delivers it nothing more until its lease
+//! has had time to run out, so a press it would apply on waking is never handed to it, and the
+//! commands meanwhile wait for the next owner (or are refused `503`, applied nowhere). Nor is
+//! a press handed to an owner that has left another press unanswered for [`OVERDUE`]: the
+//! presses of a freeze's first seconds are not all handed to it to end unknown.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+
+use tokio::time::Instant;
 
 use axum::http::{HeaderMap, HeaderName};
 use floor_actors::error::{LiveError, LiveResult, Refusal};
@@ -28,8 +40,18 @@ pub const NODE_KEY: HeaderName = HeaderName::from_static("x-floor-node-key");
 pub const INTERNAL_PATH: &str = "/internal/live/{id}";
 /// The longest a call waits to connect: an owner that does not accept is taken for gone.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
-/// The longest a call waits for its answer (a command waits 30 s at most for its actor).
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(35);
+/// The longest a press waits for the owner's answer (a clock press or an elimination takes
+/// milliseconds): past it the owner is taken for frozen.
+const ANSWER_WITHIN: Duration = Duration::from_secs(2);
+/// The longest the work that may rightly take long waits (starting or confirming a field of
+/// thousands, reseating a broken table, reading the tournament again): the actor's own limit.
+const LONG_WORK_ANSWER_WITHIN: Duration = Duration::from_secs(35);
+/// How long an owner that left a call unanswered gets nothing more from this node: its lease
+/// has run out by then unless it renews it, which only a node that answers again does.
+const NOT_ANSWERING_FOR: Duration = super::leases::LEASE_FOR;
+/// How long a press handed to an owner may go unanswered before this node hands that owner no
+/// other press: an owner answers one in milliseconds.
+const OVERDUE: Duration = Duration::from_millis(500);
 
 /// What one node hands the owner of a tournament.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -115,11 +137,25 @@ impl Answered {
     }
 }
 
+impl Handed {
+    /// How long the owner may take to answer this work.
+    fn answer_within(&self) -> Duration {
+        match self {
+            Self::Command { command: Command::Start | Command::ConfirmResults | Command::ReseatBatch(_), .. }
+            | Self::Announce => LONG_WORK_ANSWER_WITHIN,
+            Self::Command { .. } => ANSWER_WITHIN,
+        }
+    }
+}
+
 /// How a call to the owner went.
 pub enum Sent {
     Answered(Answered),
     /// The owner was not reached: nothing was done there.
     NotDelivered,
+    /// The owner did not answer this node's last call in time: it is sent nothing, and nothing
+    /// was done there.
+    NotAnswering,
     /// The owner was reached and did not answer: the work may have been done.
     Lost(String),
 }
@@ -137,10 +173,40 @@ pub fn is_node_key(presented: &str, key: &str) -> bool {
     Sha256::digest(presented.as_bytes()) == Sha256::digest(key.as_bytes())
 }
 
+/// How a call that reached the owner and timed out is told.
+const NO_ANSWER: &str = "the node running the tournament took the command and did not answer";
+
 /// This node's side of the calls.
 pub struct Forwarder {
     client: reqwest::Client,
     key: String,
+    /// The owners that left a call of this node unanswered, and when.
+    not_answering: Mutex<HashMap<String, Instant>>,
+    /// The presses handed to each owner and not answered yet: when each was handed.
+    pending: Arc<Mutex<PendingPresses>>,
+    next_call: AtomicU64,
+}
+
+/// For each owner, the presses handed to it and not answered yet, by call: when each was handed.
+type PendingPresses = HashMap<String, HashMap<u64, Instant>>;
+
+/// A press handed to an owner, until it is answered (or its wait ends).
+struct Pending {
+    presses: Arc<Mutex<PendingPresses>>,
+    owner: String,
+    call: u64,
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        let mut presses = self.presses.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(handed) = presses.get_mut(&self.owner) {
+            handed.remove(&self.call);
+            if handed.is_empty() {
+                presses.remove(&self.owner);
+            }
+        }
+    }
 }
 
 impl Forwarder {
@@ -150,29 +216,68 @@ impl Forwarder {
         // an owner that died while running it (an error to the client); on a fresh connection
         // a dead owner refuses the connect, and the command waits for the next owner. A press
         // is worth a connect on the nodes' network.
-        let client = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .timeout(ANSWER_TIMEOUT)
-            .pool_max_idle_per_host(0)
-            .build()?;
-        Ok(Self { client, key })
+        let client = reqwest::Client::builder().connect_timeout(CONNECT_TIMEOUT).pool_max_idle_per_host(0).build()?;
+        Ok(Self { client, key, not_answering: Mutex::default(), pending: Arc::default(), next_call: AtomicU64::new(0) })
+    }
+
+    fn pending(&self) -> std::sync::MutexGuard<'_, PendingPresses> {
+        self.pending.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Whether a press handed to `owner` has gone unanswered for [`OVERDUE`].
+    fn has_overdue_press(&self, owner: &str) -> bool {
+        self.pending().get(owner).is_some_and(|handed| handed.values().any(|since| since.elapsed() >= OVERDUE))
+    }
+
+    /// Counts a press as handed to `owner` until the returned guard goes.
+    fn hand(&self, owner: &str) -> Pending {
+        let call = self.next_call.fetch_add(1, Ordering::Relaxed);
+        self.pending().entry(owner.to_owned()).or_default().insert(call, Instant::now());
+        Pending { presses: self.pending.clone(), owner: owner.to_owned(), call }
+    }
+
+    fn not_answering(&self) -> std::sync::MutexGuard<'_, HashMap<String, Instant>> {
+        self.not_answering.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Whether `owner` left a call of this node unanswered lately.
+    fn is_not_answering(&self, owner: &str) -> bool {
+        let mut marks = self.not_answering();
+        marks.retain(|_, since| since.elapsed() < NOT_ANSWERING_FOR);
+        marks.contains_key(owner)
     }
 
     /// Hands `work` on tournament `tournament_id` to the node at `owner`, in a span of its
     /// own whose context the call carries: the owner's spans join the caller's trace.
     pub async fn send(&self, owner: &str, tournament_id: Uuid, work: &Handed) -> Sent {
+        if self.is_not_answering(owner) || self.has_overdue_press(owner) {
+            return Sent::NotAnswering;
+        }
+        // Only a press counts: the long work may rightly keep an owner busy for seconds.
+        let _pending = (work.answer_within() == ANSWER_WITHIN).then(|| self.hand(owner));
         let span = tracing::info_span!("live.forward", otel.kind = "client", %tournament_id, owner);
-        self.call(owner, tournament_id, work).instrument(span).await
+        let sent = self.call(owner, tournament_id, work).instrument(span).await;
+        if let Sent::Lost(why) = &sent
+            && why.starts_with(NO_ANSWER)
+        {
+            tracing::warn!(%tournament_id, owner, "the node running the tournament did not answer in time; it is sent nothing more until its lease runs out");
+            self.not_answering().insert(owner.to_owned(), Instant::now());
+        }
+        sent
     }
 
     async fn call(&self, owner: &str, tournament_id: Uuid, work: &Handed) -> Sent {
         let url = format!("{owner}{}", INTERNAL_PATH.replace("{id}", &tournament_id.to_string()));
         let mut headers = HeaderMap::new();
         crate::trace_context::hand_on(&mut headers);
-        let sent = self.client.post(url).headers(headers).header(NODE_KEY, &self.key).json(work).send().await;
+        let request = self.client.post(url).headers(headers).header(NODE_KEY, &self.key).json(work);
+        let sent = request.timeout(work.answer_within()).send().await;
         let response = match sent {
             Ok(response) => response,
             Err(err) if err.is_connect() => return Sent::NotDelivered,
+            Err(err) if err.is_timeout() => {
+                return Sent::Lost(format!("{NO_ANSWER} within {:?}", work.answer_within()));
+            }
             Err(err) => return Sent::Lost(format!("the owner of the tournament did not answer: {err}")),
         };
         let status = response.status();
@@ -183,6 +288,7 @@ impl Forwarder {
         }
         match response.json::<Answered>().await {
             Ok(answered) => Sent::Answered(answered),
+            Err(err) if err.is_timeout() => Sent::Lost(format!("{NO_ANSWER} within {:?}", work.answer_within())),
             Err(err) => Sent::Lost(format!("the owner's answer was unreadable: {err}")),
         }
     }

@@ -197,7 +197,12 @@ fn version(state: &Value) -> i64 {
 
 /// A tournament of two players whose structure is [`LEVELS`] hour-long levels, started on
 /// `node` and pressed on to level [`MIDDLE`]: the game, and its version then.
-async fn started_in_the_middle(setup: &TestApp, node: &Node, client: &reqwest::Client, phone: &str) -> (Ready, i64) {
+pub(crate) async fn started_in_the_middle(
+    setup: &TestApp,
+    node: &Node,
+    client: &reqwest::Client,
+    phone: &str,
+) -> (Ready, i64) {
     let game = ready(setup, phone, 910, 2).await;
     let owner = Some(game.club.owner.access_token.as_str());
     let levels: Vec<Value> = (1..=LEVELS)
