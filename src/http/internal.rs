@@ -51,14 +51,17 @@ async fn run_handed(
     State(app): State<AppState>,
     Path(tournament_id): Path<Uuid>,
     Json(work): Json<Handed>,
-) -> AppResult<axum::Json<Answered>> {
+) -> axum::Json<Answered> {
     super::request_span::name_by_route(&axum::http::Method::POST, INTERNAL_PATH);
-    if let Handed::Command { by, .. } = &work
-        && let Some(refusal) = refusal_of_actor(&app, tournament_id, *by).await?
-    {
-        return Ok(axum::Json(Answered::of(Err(refusal))));
+    if let Handed::Command { by, .. } = &work {
+        // The check's own failure crosses as the engine speaks it: a database out of reach is
+        // `503` on the calling node too, not a refused call (a `500`).
+        let refusal = refusal_of_actor(&app, tournament_id, *by).await.unwrap_or_else(|err| Some(err.into_live()));
+        if let Some(refusal) = refusal {
+            return axum::Json(Answered::of(Err(refusal)));
+        }
     }
-    Ok(axum::Json(Answered::of(app.live.here(tournament_id, work).await)))
+    axum::Json(Answered::of(app.live.here(tournament_id, work).await))
 }
 
 /// Why account `by` may not run a live command of the tournament, if it may not: the rule

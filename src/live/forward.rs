@@ -282,9 +282,8 @@ impl Forwarder {
         };
         let status = response.status();
         if !status.is_success() {
-            return Sent::Lost(format!(
-                "the owner of the tournament refused the call ({status}); do all nodes share JWT_SECRET?"
-            ));
+            let hint = if status == reqwest::StatusCode::FORBIDDEN { "; do all nodes share JWT_SECRET?" } else { "" };
+            return Sent::Lost(format!("the owner of the tournament refused the call ({status}){hint}"));
         }
         match response.json::<Answered>().await {
             Ok(answered) => Sent::Answered(answered),
