@@ -33,6 +33,11 @@ pub enum Change {
     /// A node handed its tournaments over (it is shutting down): the others take the
     /// running ones now rather than at their next round.
     HandedOver,
+    /// A state of tournament `tournament_id` up to `version` may not have reached the other
+    /// nodes' watchers (its node sent it while Redis could not carry it): each node whose
+    /// rooms are behind brings them up to date from the database.
+    #[serde(rename_all = "camelCase")]
+    Missed { tournament_id: Uuid, version: i64 },
     /// Tournament `tournament_id`'s picture changed outside any game (a deleted player's
     /// name) and is at `version` now: a node holding it reads it again, and the one running it
     /// tells the watchers.

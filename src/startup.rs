@@ -293,6 +293,10 @@ impl Hearer for NodeHearer {
                 self.sockets.heard(tournament_id, version);
                 self.live.catch_up(tournament_id, version);
             }
+            Change::Missed { tournament_id, .. } => {
+                let (sockets, live) = (self.sockets.clone(), self.live.registry().clone());
+                tokio::spawn(async move { sockets.catch_up_missed(&live, tournament_id).await });
+            }
             Change::Restated { tournament_id, .. } => {
                 let live = self.live.clone();
                 tokio::spawn(async move {

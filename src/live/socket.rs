@@ -70,6 +70,9 @@ pub struct SocketBroadcaster {
     /// The last LiveState sent of each live tournament: compact watchers get what the next
     /// change changed since it (`clock` or `patch`).
     last_sent: Mutex<HashMap<Uuid, Snapshot>>,
+    /// The version of each tournament another node runs that this node itself sent its own
+    /// watchers, reading the database while Redis was unreachable: they need it no more.
+    sent_here: Mutex<HashMap<Uuid, i64>>,
     /// How long each broadcast takes.
     metrics: Arc<Metrics>,
     /// The room's small events for this node's venue screens.
@@ -143,6 +146,7 @@ impl SocketBroadcaster {
             behind: Mutex::default(),
             heard: Mutex::default(),
             last_sent: Mutex::default(),
+            sent_here: Mutex::default(),
             metrics,
             screens: Arc::new(ScreenFeed::default()),
         }
@@ -243,25 +247,18 @@ impl SocketBroadcaster {
         }
     }
 
-    /// Sends every state the other nodes missed to its rooms on every node (this node's
-    /// watchers hear a version they have: clients keep the highest), then its note.
+    /// Tells the other nodes which of this node's states may not have reached their
+    /// watchers: each brings its own rooms up to date from the database, where they are behind
+    /// (not their watchers that had them, nor this node's own).
     async fn send_behind(&self) {
-        let (Some(link), Some(io)) = (self.link.get(), self.io.get()) else { return };
+        let (Some(link), Some(bus)) = (self.link.get(), self.bus.get()) else { return };
         let states: Vec<Snapshot> = std::mem::take(&mut *locked(&self.behind)).into_values().collect();
         for state in states {
             let mark = link.mark();
-            let whole = ServerEvent::State(&state);
-            let sent = match io {
-                LiveIo::Local(io) => emit_state(io, &state, &whole).await,
-                LiveIo::Redis(io) => emit_state(io, &state, &whole).await,
-            };
-            if sent.is_err() || !link.carried_since(mark) {
+            bus.announce(Change::Missed { tournament_id: state.tournament_id, version: state.version }).await;
+            if !link.carried_since(mark) {
                 // Lost again: it waits for the next recovery.
                 self.keep_behind(state);
-                continue;
-            }
-            if let Some(bus) = self.bus.get() {
-                bus.announce(Change::Tournament { tournament_id: state.tournament_id, version: state.version }).await;
             }
         }
     }
@@ -277,47 +274,71 @@ impl SocketBroadcaster {
         }
     }
 
-    /// After an outage: each room on this node of a tournament another node runs gets the
-    /// tournament's state as stored, when it moved past what the room is known to have.
+    /// Each room on this node of a tournament another node runs gets the tournament's state
+    /// as stored, when it moved past what the room is known to have: after an outage of Redis,
+    /// and every [`FOLLOW_WHILE_DOWN`] during one, when nothing else tells this node of the
+    /// other nodes' changes.
     async fn catch_up_followed_rooms(&self, live: &LiveRegistry) {
-        let (Some(LiveIo::Redis(io)), Some(link)) = (self.io.get(), self.link.get()) else { return };
-        let outages = link.outages();
-        let Some(namespace) = io.of(NAMESPACE) else { return };
-        let rooms = match namespace.clone().local().rooms().await {
-            Ok(rooms) => rooms,
+        let Some(watched) = self.watched_here().await else { return };
+        locked(&self.heard).retain(|tournament_id, _| watched.contains(tournament_id));
+        locked(&self.sent_here).retain(|tournament_id, _| watched.contains(tournament_id));
+        for tournament_id in watched {
+            self.catch_up_room(live, tournament_id).await;
+        }
+    }
+
+    /// Another node says a state of the tournament may not have reached this node's watchers
+    /// (it sent it while Redis could not carry it): this node's rooms of it, if any, get the
+    /// state as stored unless they are known to have it.
+    pub async fn catch_up_missed(&self, live: &LiveRegistry, tournament_id: Uuid) {
+        if self.watched_here().await.is_some_and(|watched| watched.contains(&tournament_id)) {
+            self.catch_up_room(live, tournament_id).await;
+        }
+    }
+
+    /// The tournaments whose rooms have sockets of this node (several nodes only).
+    async fn watched_here(&self) -> Option<std::collections::BTreeSet<Uuid>> {
+        let Some(LiveIo::Redis(io)) = self.io.get() else { return None };
+        let namespace = io.of(NAMESPACE)?;
+        match namespace.local().rooms().await {
+            Ok(rooms) => Some(rooms.iter().filter_map(|room| tournament_of_room(room)).collect()),
             Err(err) => {
                 tracing::warn!(error = %err, "could not list this node's live rooms");
+                None
+            }
+        }
+    }
+
+    /// This node's rooms of a tournament another node runs get its state as stored, when it
+    /// moved past what they are known to have.
+    async fn catch_up_room(&self, live: &LiveRegistry, tournament_id: Uuid) {
+        let (Some(LiveIo::Redis(io)), Some(link)) = (self.io.get(), self.link.get()) else { return };
+        let Some(namespace) = io.of(NAMESPACE) else { return };
+        let outages = link.outages();
+        let state = match live.read_again(tournament_id).await {
+            // This node runs it: its sockets heard every change.
+            Ok(None) => return,
+            Ok(Some(state)) => state,
+            Err(err) => {
+                tracing::warn!(%tournament_id, error = %err, "could not read a watched tournament again");
                 return;
             }
         };
-        let watched: std::collections::BTreeSet<Uuid> =
-            rooms.iter().filter_map(|room| tournament_of_room(room)).collect();
-        locked(&self.heard).retain(|tournament_id, _| watched.contains(tournament_id));
-        for tournament_id in watched {
-            let state = match live.read_again(tournament_id).await {
-                // This node runs it: its sockets heard every change.
-                Ok(None) => continue,
-                Ok(Some(state)) => state,
-                Err(err) => {
-                    tracing::warn!(%tournament_id, error = %err, "could not read a watched tournament again");
-                    continue;
-                }
-            };
-            let known = locked(&self.heard).get(&tournament_id).copied();
-            if known.is_some_and(|known| known.vouches_for(state.version, outages)) {
-                continue;
+        let known = locked(&self.heard).get(&tournament_id).copied();
+        let sent_here = locked(&self.sent_here).get(&tournament_id).copied();
+        if known.is_some_and(|known| known.vouches_for(state.version, outages))
+            || sent_here.is_some_and(|sent| sent >= state.version)
+        {
+            return;
+        }
+        let event = ServerEvent::State(&state);
+        let emits = namespace.local().to([room(tournament_id), compact_room(tournament_id)]).emit(event.name(), &event);
+        match tokio::time::timeout(BROADCAST_TIMEOUT, emits).await {
+            Ok(Ok(())) => {
+                locked(&self.sent_here).insert(tournament_id, state.version);
             }
-            let event = ServerEvent::State(&state);
-            let emits = namespace
-                .clone()
-                .local()
-                .to([room(tournament_id), compact_room(tournament_id)])
-                .emit(event.name(), &event);
-            match tokio::time::timeout(BROADCAST_TIMEOUT, emits).await {
-                Ok(Ok(())) => self.heard(tournament_id, state.version),
-                Ok(Err(err)) => tracing::warn!(%tournament_id, error = %err, "could not send a room its state again"),
-                Err(_) => tracing::warn!(%tournament_id, "sending a room its state again timed out"),
-            }
+            Ok(Err(err)) => tracing::warn!(%tournament_id, error = %err, "could not send a room its state again"),
+            Err(_) => tracing::warn!(%tournament_id, "sending a room its state again timed out"),
         }
     }
 
@@ -503,13 +524,29 @@ pub const ENGINE_IO_PATH: &str = "/socket.io";
 /// node's rooms of tournaments other nodes run get the state they missed.
 pub fn recover_after_outages(broadcaster: Arc<SocketBroadcaster>, live: LiveRegistry, link: &Link) {
     let mut recoveries = link.recoveries();
+    let (after, during) = (broadcaster.clone(), live.clone());
     tokio::spawn(async move {
         while recoveries.changed().await.is_ok() {
-            broadcaster.send_behind().await;
-            broadcaster.catch_up_followed_rooms(&live).await;
+            after.send_behind().await;
+            after.catch_up_followed_rooms(&live).await;
+        }
+    });
+    let link = link.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(FOLLOW_WHILE_DOWN).await;
+            if !link.is_up() {
+                broadcaster.catch_up_followed_rooms(&during).await;
+            }
         }
     });
 }
+
+/// How often, while Redis is unreachable, a node reads the version of each tournament another
+/// node runs that its own watchers watch, and sends them the state when it moved: one indexed
+/// read a second per such tournament, a load of the game and a send to this node's room per
+/// change. Nothing when Redis answers.
+const FOLLOW_WHILE_DOWN: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// A version this node's watchers of a tournament another node runs are known to have: its
 /// note came on the same connection as the state, after it, while this node listened.

@@ -267,7 +267,11 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
     pub async fn read_again(&self, tournament_id: Uuid) -> LiveResult<Option<Snapshot>> {
         let entry = self.entry(tournament_id).await?;
         let Role::Follower(follower) = &entry.role else { return Ok(None) };
-        if let Some(game) = self.store.load(tournament_id).await? {
+        // The stored version first (one indexed read): the game is loaded only when it moved.
+        let held = entry.snapshot.borrow().version;
+        if self.store.version(tournament_id).await?.is_some_and(|stored| stored > held)
+            && let Some(game) = self.store.load(tournament_id).await?
+        {
             publish_if_newer(&follower.published, Arc::new(LiveState::of(&game, to_millis((self.now)()))));
         }
         let latest = entry.snapshot.borrow().clone();
