@@ -203,7 +203,8 @@ pub fn router(state: AppState) -> Router {
                         .make_span_with(move |request: &Request<_>| {
                             request_span::make_span(request, &REQUEST_ID, &trusted_callers)
                         })
-                        .on_response(request_span::on_response),
+                        .on_response(request_span::on_response)
+                        .on_failure(request_span::on_failure),
                 )
                 .layer(PropagateRequestIdLayer::new(REQUEST_ID))
                 .layer(CatchPanicLayer::custom(panic_response)),

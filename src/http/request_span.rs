@@ -7,9 +7,10 @@
 use std::borrow::Cow;
 use std::time::Duration;
 
-use axum::http::{HeaderName, Method, Request, Response};
+use axum::http::{HeaderName, Method, Request, Response, StatusCode};
 use opentelemetry::trace::TraceContextExt as _;
-use tower_http::trace::{DefaultOnResponse, OnResponse};
+use tower_http::classify::ServerErrorsFailureClass;
+use tower_http::trace::{DefaultOnFailure, DefaultOnResponse, OnFailure, OnResponse};
 use tracing::Span;
 use tracing::field::Empty;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
@@ -94,6 +95,19 @@ pub fn on_response<B>(response: &Response<B>, latency: Duration, span: &Span) {
         span.record("otel.status_code", "ERROR");
     }
     DefaultOnResponse::default().on_response(response, latency, span);
+}
+
+/// A `5xx` as tower-http logs it (ERROR), except a `503`: the contract's "not now" (a
+/// dependency down, a graceful shutdown begun, a connection cap), whose cause the log has
+/// already heard once where it arose; a line per request would page whoever alerts on ERROR
+/// at every deploy and every blink of PostgreSQL. The span carries its status either way.
+pub fn on_failure(failure: ServerErrorsFailureClass, latency: Duration, span: &Span) {
+    match failure {
+        ServerErrorsFailureClass::StatusCode(StatusCode::SERVICE_UNAVAILABLE) => {
+            tracing::debug!(latency_ms = latency.as_millis(), "answered 503: not now");
+        }
+        failure => DefaultOnFailure::default().on_failure(failure, latency, span),
+    }
 }
 
 #[cfg(test)]

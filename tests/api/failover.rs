@@ -90,7 +90,7 @@ async fn a_killed_owner_s_tournament_is_served_by_the_other_node_within_ten_seco
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_terminated_owner_hands_its_tournament_over_without_losing_or_doubling_a_press() {
-    let Some((setup, game, first, second, _logs)) = two_nodes("+79990008900", 890, 2).await else { return };
+    let Some((setup, game, first, second, logs)) = two_nodes("+79990008900", 890, 2).await else { return };
     let client = reqwest::Client::new();
     let (status, started) = press(&client, &first, &game, &game.path("start"), json!({}), "start").await.expect("sent");
     assert_eq!(status, 200, "{started}");
@@ -113,6 +113,9 @@ async fn a_terminated_owner_hands_its_tournament_over_without_losing_or_doubling
         if n == TERMINATE_AFTER {
             first.terminate();
             terminated = Some(Instant::now());
+            // The balancer's probe hears at once that the node takes nothing new.
+            let ready = client.get(format!("{}/ready", first.base)).send().await.expect("the leaving node answers");
+            assert_eq!(ready.status(), 503, "readiness turns 503 as the shutdown begins");
         }
         let direction = if n % 2 == 0 { "next" } else { "prev" };
         let key = Uuid::new_v4().to_string();
@@ -165,6 +168,10 @@ async fn a_terminated_owner_hands_its_tournament_over_without_losing_or_doubling
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert!(exit.success(), "a graceful exit: {exit:?}");
+    // An orderly shutdown is no error: nothing in the leaving node's log pages anyone.
+    let log = std::fs::read_to_string(logs.path().join("first.log")).expect("the node's log");
+    let errors: Vec<&str> = log.lines().filter(|line| line.contains(" ERROR ")).collect();
+    assert!(errors.is_empty(), "ERROR lines of an orderly shutdown:\n{}", errors.join("\n"));
     eprintln!("owned by the other node {handed_over:?} after SIGTERM, exited {:?} after", since.elapsed());
     let live: Value = client
         .get(format!("{}/api/v1/tournaments/{}/live", second.base, game.id))
