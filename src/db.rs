@@ -283,6 +283,24 @@ pub async fn created_at(db: &impl ConnectionTrait) -> Result<Option<chrono::Date
     Ok(seconds.and_then(|seconds| chrono::DateTime::from_timestamp(seconds, 0)))
 }
 
+/// What tells this PostgreSQL database from any other, whatever address a node reaches it by:
+/// the cluster's system identifier and the database's name; where the identifier is not to be
+/// read (a managed service may keep it from the role), the name and when it was first
+/// migrated. `None` on SQLite, a file of one node's.
+pub async fn identity(db: &DatabaseConnection) -> Result<Option<String>, DbErr> {
+    if db.get_database_backend() != DbBackend::Postgres {
+        return Ok(None);
+    }
+    let read = |sql: &str| {
+        let statement = Statement::from_string(DbBackend::Postgres, sql);
+        async move { db.query_one_raw(statement).await?.map(|row| row.try_get_by_index::<String>(0)).transpose() }
+    };
+    match read("SELECT system_identifier::text || '/' || current_database() FROM pg_control_system()").await {
+        Ok(identity) => Ok(identity),
+        Err(_) => read("SELECT current_database() || '/' || MIN(applied_at)::text FROM seaql_migrations").await,
+    }
+}
+
 /// Writes a consistent copy of the SQLite database to `to` while others go on reading and
 /// writing (`VACUUM INTO`: one read transaction, a compact file). PostgreSQL has `pg_dump`
 /// for that, which this refuses to stand in for.

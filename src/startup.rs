@@ -137,6 +137,15 @@ impl Application {
         };
         let shutdown = CancellationToken::new();
         db_watch.keep_watch(db.clone(), shutdown.clone());
+        if let Some(link) = &link {
+            match db::identity(&db).await {
+                Ok(Some(database)) => db_watch.compare_with_other_nodes(&database, link.clone(), shutdown.clone()),
+                Ok(None) => {}
+                Err(err) => {
+                    tracing::warn!(error = %err, "could not tell the database apart: readiness never compares notes")
+                }
+            }
+        }
         let known_tournaments = Arc::new(KnownTournaments::new(reads.clone()));
         let screen_streams = ScreenStreams::new(&config.connections);
         let state = AppState(Arc::new(App {

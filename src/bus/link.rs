@@ -163,6 +163,28 @@ impl Link {
         }
     }
 
+    /// Runs `command` and reads its answer; `None` while Redis is unreachable, when it does not
+    /// answer within [`ANSWER_WITHIN`] (the link then counts as lost, as for a publish), or
+    /// when it refuses the command (logged).
+    pub async fn ask<T: redis::FromRedisValue>(&self, command: &redis::Cmd) -> Option<T> {
+        let mut connection = self.connection()?;
+        match tokio::time::timeout(ANSWER_WITHIN, command.query_async::<T>(&mut connection)).await {
+            Ok(Ok(answer)) => Some(answer),
+            Ok(Err(err)) if err.is_io_error() || err.is_connection_dropped() || err.is_timeout() => {
+                self.0.health.lost(&err);
+                None
+            }
+            Ok(Err(err)) => {
+                tracing::warn!(error = %err, "Redis refused a command");
+                None
+            }
+            Err(_) => {
+                self.0.health.lost(&"a command was not answered in time");
+                None
+            }
+        }
+    }
+
     /// The messages of `channel` from now on, through every reconnection.
     pub async fn listen(&self, channel: String, buffer: usize) -> MessageStream<ChanItem> {
         let (sender, messages) = mpsc::channel(buffer);

@@ -1,11 +1,15 @@
 //! Liveness and readiness. `GET /api/v1/health` is liveness: it answers `200` while the
 //! process answers, whatever its dependencies do (restarting a node helps nothing while
 //! PostgreSQL or Redis is down, and drops every socket it holds). `GET /ready`, at the bare
-//! origin, is readiness: `503` only when this node cannot serve its clients, because its
-//! database does not answer or a graceful shutdown has begun; without Redis it still serves
-//! its own clients (degraded). Both read the dependencies' state as last found in the
-//! background ([`crate::db_watch`], [`crate::bus::Link`]), so a hanging dependency never
-//! makes a probe hang.
+//! origin, is readiness: `503` only when the balancer does better sending this node's clients
+//! elsewhere: a graceful shutdown has begun, or PostgreSQL answers another node and not this
+//! one. An outage every node shares (PostgreSQL down for all; or for this one while Redis,
+//! where the nodes compare notes, is down too) leaves the node in: it still serves the live
+//! sockets and the reads it keeps in memory, and answers what needs the database with the
+//! contract's `503` and `Retry-After`, where a balancer with no node left would answer its own
+//! bare error to everyone. Without Redis it still serves its own clients (degraded). Both read
+//! the dependencies' state as last found in the background ([`crate::db_watch`],
+//! [`crate::bus::Link`]), so a hanging dependency never makes a probe hang.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -31,26 +35,32 @@ pub fn ready_router(state: AppState) -> axum::Router {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Readiness {
-    /// `ready`; `degraded` when it serves but Redis is down (its changes reach only its own
-    /// watchers until Redis is back); `not_ready`.
+    /// `ready`; `degraded` when it serves but a dependency is down (Redis: its changes reach
+    /// only its own watchers until it is back; PostgreSQL, for every node: what needs it is
+    /// `503`); `not_ready`.
     pub status: &'static str,
     pub db: &'static str,
     pub redis: &'static str,
+    /// PostgreSQL does not answer this node while it answers another: the trouble is this
+    /// node's, and the others serve its clients better.
+    pub db_answers_elsewhere: bool,
     /// A graceful shutdown has begun: the node finishes what it has and takes nothing new.
     pub shutting_down: bool,
 }
 
-/// `200` while the database answers and no shutdown has begun, else `503`.
+/// `503` from the start of a shutdown, and while PostgreSQL answers another node and not this
+/// one; else `200`.
 async fn check_ready(State(app): State<AppState>) -> (StatusCode, Json<Readiness>) {
     let Dependencies { db, redis } = Dependencies::of(&app);
     let shutting_down = app.shutdown.is_cancelled();
-    let ready = db == OK && !shutting_down;
-    let (status, word) = match (ready, redis) {
-        (false, _) => (StatusCode::SERVICE_UNAVAILABLE, "not_ready"),
-        (true, ERROR) => (StatusCode::OK, "degraded"),
-        (true, _) => (StatusCode::OK, "ready"),
+    let db_answers_elsewhere = app.db_watch.answers_elsewhere();
+    let ready = !shutting_down && !db_answers_elsewhere;
+    let (status, word) = match (ready, db, redis) {
+        (false, _, _) => (StatusCode::SERVICE_UNAVAILABLE, "not_ready"),
+        (true, ERROR, _) | (true, _, ERROR) => (StatusCode::OK, "degraded"),
+        (true, _, _) => (StatusCode::OK, "ready"),
     };
-    (status, Json(Readiness { status: word, db, redis, shutting_down }))
+    (status, Json(Readiness { status: word, db, redis, db_answers_elsewhere, shutting_down }))
 }
 
 #[derive(Serialize, ToSchema)]

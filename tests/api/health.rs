@@ -32,7 +32,10 @@ async fn a_node_that_cannot_reach_its_redis_starts_degraded() {
     let ready = app.client.get(format!("{}/ready", app.base)).send().await.expect("an answer");
     assert_eq!(ready.status(), 200, "a node without Redis still serves its clients");
     let body: serde_json::Value = ready.json().await.expect("json");
-    assert_eq!(body, json!({"status": "degraded", "db": "ok", "redis": "error", "shuttingDown": false}));
+    assert_eq!(
+        body,
+        json!({"status": "degraded", "db": "ok", "redis": "error", "dbAnswersElsewhere": false, "shuttingDown": false})
+    );
     let metrics = app.client.get(format!("{}/metrics", app.base)).send().await.expect("an answer");
     let text = metrics.text().await.expect("text");
     assert!(text.lines().any(|line| line == "floor_bus_up 0"), "{text}");
@@ -46,13 +49,19 @@ async fn ready_answers_until_a_shutdown_begins() {
     let ready = app.client.get(format!("{}/ready", app.base)).send().await.expect("an answer");
     assert_eq!(ready.status(), 200);
     let body: serde_json::Value = ready.json().await.expect("json");
-    assert_eq!(body, json!({"status": "ready", "db": "ok", "redis": "off", "shuttingDown": false}));
+    assert_eq!(
+        body,
+        json!({"status": "ready", "db": "ok", "redis": "off", "dbAnswersElsewhere": false, "shuttingDown": false})
+    );
 
     app.state.shutdown.cancel();
     let leaving = app.client.get(format!("{}/ready", app.base)).send().await.expect("an answer");
     assert_eq!(leaving.status(), 503);
     let body: serde_json::Value = leaving.json().await.expect("json");
-    assert_eq!(body, json!({"status": "not_ready", "db": "ok", "redis": "off", "shuttingDown": true}));
+    assert_eq!(
+        body,
+        json!({"status": "not_ready", "db": "ok", "redis": "off", "dbAnswersElsewhere": false, "shuttingDown": true})
+    );
     // Liveness is another question: the node is still alive while it drains.
     app.get("/health", None).await.assert_ok();
 }

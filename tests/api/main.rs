@@ -34,6 +34,7 @@ mod etags;
 mod export;
 mod exports;
 mod failover;
+mod fault_proxy;
 mod game_day;
 mod health;
 mod idempotency;

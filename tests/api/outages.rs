@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinSet;
 use uuid::Uuid;
 
+use crate::fault_proxy::FaultProxy;
 use crate::helpers::{Reply, TestApp, spawn_on, test_redis_url};
 use crate::live::{Ready, ready};
 use crate::nodes::{Node, live_actors, send_press};
@@ -114,17 +115,6 @@ impl OwnPostgres {
         tokio::task::spawn_blocking(move || run(&mut stop)).await.expect("pg_ctl ran");
     }
 
-    /// Freezes every process of the server (SIGSTOP), as a stalled host or a failover in
-    /// progress does: its connections stay open and nothing answers, a new connection included.
-    fn freeze(&self) {
-        self.signal("STOP");
-    }
-
-    /// Lets the frozen server go on from where it stood (SIGCONT).
-    fn thaw(&self) {
-        self.signal("CONT");
-    }
-
     /// Sends `signal` to the postmaster and every process it started.
     fn signal(&self, signal: &str) {
         let pid_file = std::fs::read_to_string(self.folder.path().join("data").join("postmaster.pid"))
@@ -141,6 +131,36 @@ impl OwnPostgres {
             }
         }
         run(Command::new("kill").arg(format!("-{signal}")).args(pids.iter().map(u32::to_string)));
+    }
+}
+
+/// Something that stops PostgreSQL answering without closing a connection, and lets it go on.
+trait Freezes {
+    fn freeze(&self);
+    fn thaw(&self);
+}
+
+impl Freezes for OwnPostgres {
+    /// Freezes every process of the server (SIGSTOP), as a stalled host or a failover in
+    /// progress does: its connections stay open and nothing answers, a new connection included.
+    fn freeze(&self) {
+        self.signal("STOP");
+    }
+
+    /// Lets the frozen server go on from where it stood (SIGCONT).
+    fn thaw(&self) {
+        self.signal("CONT");
+    }
+}
+
+impl Freezes for FaultProxy {
+    /// Blackholes the node's connections (a partition): open, and nothing passes.
+    fn freeze(&self) {
+        self.blackhole();
+    }
+
+    fn thaw(&self) {
+        self.heal();
     }
 }
 
@@ -236,7 +256,8 @@ fn assert_unavailable(reply: &Reply, what: &str) {
 }
 
 /// PostgreSQL blinks while nothing happens: the kept reads answer from memory at once, a press
-/// and a sign-in are `503` within seconds, liveness stays `200` and readiness turns `503`.
+/// and a sign-in are `503` within seconds, liveness stays `200` and readiness `200`, degraded
+/// (every node lost it: the balancer has nowhere better to send a client).
 async fn a_quiet_blink(pg: &OwnPostgres, nodes: &[&Node], game: &Ready, client: &reqwest::Client) {
     for node in nodes {
         client.get(node.url("/tournaments")).send().await.expect("the agenda").error_for_status().expect("kept");
@@ -251,12 +272,15 @@ async fn a_quiet_blink(pg: &OwnPostgres, nodes: &[&Node], game: &Ready, client: 
             assert!(asked.elapsed() < Duration::from_millis(500), "{path} took {:?}", asked.elapsed());
         }
         // The probes read what the node's lookout last found: it notices within a second or two.
+        // Every node lost it: each stays in the balancer's rotation, degraded.
         let noticed = Instant::now() + Duration::from_secs(3);
         loop {
             let health = Reply::read(client.get(node.url("/health")).send().await.expect("an answer")).await;
             assert_eq!(health.status, 200, "liveness: {health:?}");
-            let ready = client.get(format!("{}/ready", node.base)).send().await.expect("an answer");
-            if health.body["db"] == "error" && ready.status() == 503 {
+            let ready = Reply::read(client.get(format!("{}/ready", node.base)).send().await.expect("an answer")).await;
+            assert_eq!(ready.status, 200, "a shared outage takes no node out: {ready:?}");
+            if health.body["db"] == "error" && ready.body["status"] == "degraded" {
+                assert_eq!(ready.body["dbAnswersElsewhere"], false, "{ready:?}");
                 break;
             }
             assert!(Instant::now() < noticed, "the node says its database is down: {health:?}");
@@ -531,7 +555,7 @@ const THAWED_WITHIN: Duration = Duration::from_secs(2);
 /// transaction was under way when the server froze, `500`, its outcome unknown), through again
 /// within [`THAWED_WITHIN`] of the thaw, every acknowledged press kept once, the reads from
 /// memory and liveness answered throughout.
-async fn ride_out_a_freeze(pg: &OwnPostgres, nodes: &[&Node], game: &Ready, acknowledged_before: i64) {
+async fn ride_out_a_freeze(pg: &dyn Freezes, nodes: &[&Node], game: &Ready, acknowledged_before: i64) {
     let traffic = Traffic::start(nodes, game);
     tokio::time::sleep(Duration::from_secs(2)).await;
     pg.freeze();
@@ -612,4 +636,125 @@ async fn a_node_answers_every_press_in_time_while_postgresql_is_frozen() {
     let (game, version) = started_in_the_middle(&setup, &node, &client, "+79990009300").await;
 
     ride_out_a_freeze(&pg, &[&node], &game, version).await;
+}
+
+/// A partition between the node and PostgreSQL (its connections through a proxy that
+/// blackholes them: open, and nothing passes either way) is ridden out as a freeze is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_answers_every_press_in_time_while_its_postgresql_connections_are_blackholed() {
+    let Some(far) = BehindAProxy::start("+79990009400").await else { return };
+    ride_out_a_freeze(&far.proxy, &[&far.node], &far.game, far.version).await;
+}
+
+/// One node reaching a PostgreSQL of the test's own through a [`FaultProxy`], with a game
+/// started in the middle of its levels.
+struct BehindAProxy {
+    node: Node,
+    game: Ready,
+    /// The game's version once started.
+    version: i64,
+    proxy: FaultProxy,
+    _logs: tempfile::TempDir,
+    _pg: OwnPostgres,
+}
+
+impl BehindAProxy {
+    async fn start(phone: &str) -> Option<Self> {
+        let pg = OwnPostgres::start().await?;
+        let setup = spawn_on(&pg.url()).await;
+        let proxy = FaultProxy::start(&format!("127.0.0.1:{}", pg.port)).await;
+        let logs = tempfile::tempdir().expect("a folder for the logs");
+        let node = Node::start(&proxy.in_front_of(&pg.url(), pg.port), None, logs.path(), "proxied").await;
+        let (game, version) = started_in_the_middle(&setup, &node, &reqwest::Client::new(), phone).await;
+        Some(Self { node, game, version, proxy, _logs: logs, _pg: pg })
+    }
+}
+
+/// PostgreSQL 300 ms away (each answer held that long by the proxy, as a database in another
+/// region is): every press still goes through, applied once, and the probes stay green; the
+/// presses' times are reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn presses_go_through_with_postgresql_300_ms_away() {
+    let Some(far) = BehindAProxy::start("+79990009500").await else { return };
+    let (node, game, before) = (&far.node, &far.game, far.version);
+    let client = reqwest::Client::new();
+
+    far.proxy.delay(Duration::from_millis(300));
+    let level = game.path("level");
+    let mut took = Vec::new();
+    for n in 0..12 {
+        let direction = if n % 2 == 0 { "next" } else { "prev" };
+        let key = Uuid::new_v4().to_string();
+        let asked = Instant::now();
+        let pressed = send_press(&client, node, game, &level, json!({"direction": direction}), &key).await;
+        took.push(asked.elapsed());
+        let pressed = pressed.expect("an answer");
+        assert_eq!(version(pressed.assert_ok()), before + n + 1, "press {n} applied once, in order");
+    }
+    took.sort();
+    let (median, slowest) = (took[took.len() / 2], took[took.len() - 1]);
+    eprintln!("12 presses with PostgreSQL 300 ms away: median {median:?}, p99 (the slowest) {slowest:?}");
+    for path in ["/api/v1/health", "/ready"] {
+        let probe = Reply::read(client.get(format!("{}{path}", node.base)).send().await.expect("an answer")).await;
+        assert_eq!((probe.status.as_u16(), &probe.body["db"]), (200, &json!("ok")), "{path}: {probe:?}");
+    }
+}
+
+/// Readiness tells a node's own trouble from a shared one. PostgreSQL lost by one node while
+/// the other reaches it (its connections blackholed): that node's `/ready` turns `503`, so the
+/// balancer sends its clients to the other, and `200` again once it answers there. PostgreSQL
+/// lost by both (frozen): both stay in, degraded, since neither can be sent anything better.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readiness_takes_out_a_node_that_alone_lost_postgresql_and_no_node_for_a_shared_outage() {
+    let Some(redis) = test_redis_url().await else { return };
+    let Some(pg) = OwnPostgres::start().await else { return };
+    let _setup = spawn_on(&pg.url()).await;
+    let proxy = FaultProxy::start(&format!("127.0.0.1:{}", pg.port)).await;
+    let logs = tempfile::tempdir().expect("a folder for the logs");
+    let cut_off = Node::start(&proxy.in_front_of(&pg.url(), pg.port), Some(redis), logs.path(), "cut-off").await;
+    let connected = Node::start(&pg.url(), Some(redis), logs.path(), "connected").await;
+    let client = reqwest::Client::new();
+    let ready = |node: &Node| {
+        let asked = client.get(format!("{}/ready", node.base)).send();
+        async move { Reply::read(asked.await.expect("an answer")).await }
+    };
+
+    proxy.blackhole();
+    let cut = Instant::now();
+    let out = loop {
+        let probe = ready(&cut_off).await;
+        if probe.status == 503 {
+            break cut.elapsed();
+        }
+        assert!(cut.elapsed() < Duration::from_secs(6), "the cut-off node is taken out: {probe:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let probe = ready(&cut_off).await;
+    assert_eq!(probe.body["status"], "not_ready", "{probe:?}");
+    assert_eq!((&probe.body["db"], &probe.body["dbAnswersElsewhere"]), (&json!("error"), &json!(true)), "{probe:?}");
+    let other = ready(&connected).await;
+    assert_eq!((other.status.as_u16(), &other.body["status"]), (200, &json!("ready")), "{other:?}");
+    eprintln!("the node that alone lost PostgreSQL answered /ready 503 {out:?} after its connections were cut");
+
+    proxy.heal();
+    let healed = Instant::now();
+    while ready(&cut_off).await.status != 200 {
+        assert!(healed.elapsed() < Duration::from_secs(5), "back in once PostgreSQL answers it");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // Both lose it: for the outage's whole length neither is ever taken out.
+    pg.freeze();
+    let frozen = Instant::now();
+    let mut degraded = [false, false];
+    while frozen.elapsed() < Duration::from_secs(8) {
+        for (n, node) in [&cut_off, &connected].into_iter().enumerate() {
+            let probe = ready(node).await;
+            assert_eq!(probe.status, 200, "a shared outage takes no node out: {probe:?}");
+            degraded[n] |= probe.body["status"] == "degraded" && probe.body["db"] == "error";
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    pg.thaw();
+    assert_eq!(degraded, [true, true], "each said its database was down");
 }

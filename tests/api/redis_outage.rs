@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::failover::version;
+use crate::fault_proxy::FaultProxy;
 use crate::helpers::{Backend, spawn_app_with};
 use crate::live::{Ready, ready};
 use crate::nodes::{Node, metric, press};
@@ -265,5 +266,76 @@ async fn ten_seconds_without_redis_freeze_no_phone_and_take_no_node_out() {
     }
     for node in ["first", "second"] {
         assert_eq!(log_lines(logs.path(), node, "lost Redis"), 1, "{node} says it lost Redis once");
+    }
+}
+
+/// Redis blackholed for ten seconds (the nodes' connections to it through a proxy that lets
+/// nothing pass, open: a partition) instead of killed: the nodes notice by themselves, each
+/// press is acknowledged, and the other node's watcher still hears each one within 2 s; once
+/// the partition heals, every watcher ends at the last version.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_blackholed_for_ten_seconds_leaves_no_phone_behind() {
+    let Some(redis) = OwnRedis::start() else { return };
+    let Some(setup) = spawn_app_with(Backend::Postgres, &[]).await else { return };
+    let proxy = FaultProxy::start(&format!("127.0.0.1:{}", redis.port)).await;
+    let through = proxy.in_front_of(&redis.url(), redis.port);
+    let game = ready(&setup, "+79990007800", 780, 4).await;
+    let logs = tempfile::tempdir().expect("a folder for the logs");
+    let first = Node::start(&setup.database_url, Some(&through), logs.path(), "first").await;
+    let second = Node::start(&setup.database_url, Some(&through), logs.path(), "second").await;
+    let client = reqwest::Client::new();
+    let (status, started) = press(&client, &first, &game, &game.path("start"), json!({}), "start").await.expect("sent");
+    assert_eq!(status, 200, "{started}");
+    let (mut owners, _) = watcher_on(&setup, &first, &game).await;
+    let (mut followers, _) = watcher_on(&setup, &second, &game).await;
+
+    proxy.blackhole();
+    let outage_ends = Instant::now() + Duration::from_secs(10);
+    let nodes = [&first, &second];
+    let pressing = async {
+        let mut acknowledged = Vec::new();
+        let mut n = 0;
+        while Instant::now() < outage_ends {
+            let direction = if n % 2 == 0 { "next" } else { "prev" };
+            let key = Uuid::new_v4().to_string();
+            let asked = Instant::now();
+            let (status, state) =
+                press(&client, nodes[n % 2], &game, &game.path("level"), json!({"direction": direction}), &key)
+                    .await
+                    .expect("a press is answered");
+            assert_eq!(status, 200, "press {n} with Redis blackholed: {state}");
+            assert!(asked.elapsed() < Duration::from_secs(2), "press {n} took {:?}", asked.elapsed());
+            acknowledged.push((version(&state), Instant::now()));
+            n += 1;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        acknowledged
+    };
+    let following = heard_until(&mut followers, outage_ends + Duration::from_secs(2));
+    let (acknowledged, heard) = tokio::join!(pressing, following);
+    let mut slowest = Duration::ZERO;
+    for (pressed, at) in &acknowledged {
+        let reached = heard.iter().filter(|(seen, _)| seen >= pressed).map(|(_, when)| *when).min();
+        let reached = reached.unwrap_or_else(|| panic!("version {pressed} never reached the other node: {heard:?}"));
+        slowest = slowest.max(reached.saturating_duration_since(*at));
+    }
+    eprintln!(
+        "Redis blackholed: {} presses acknowledged, the other node's watcher heard each within {slowest:?}",
+        acknowledged.len()
+    );
+    assert!(slowest <= Duration::from_secs(2), "a press reached the other node's watcher {slowest:?} late");
+    for node in nodes {
+        assert_eq!(metric(&client, node, "floor_bus_up").await, Some(0.0), "{} noticed", node.base);
+    }
+
+    proxy.heal();
+    let last = acknowledged.last().map(|(version, _)| *version).expect("presses");
+    let key = Uuid::new_v4().to_string();
+    let (status, state) =
+        press(&client, &second, &game, &game.path("level"), json!({"direction": "next"}), &key).await.expect("sent");
+    assert_eq!((status, version(&state)), (200, last + 1), "{state}");
+    for (name, watcher) in [("the owner's", &mut owners), ("the other node's", &mut followers)] {
+        let heard = versions_until(watcher, last + 1, Duration::from_secs(5)).await;
+        assert!(heard.is_some(), "{name} watcher reaches version {} after the partition", last + 1);
     }
 }
