@@ -73,6 +73,9 @@ pub struct SocketBroadcaster {
     /// The version of each tournament another node runs that this node itself sent its own
     /// watchers, reading the database while Redis was unreachable: they need it no more.
     sent_here: Mutex<HashMap<Uuid, i64>>,
+    /// Held by the one catch-up running: the poller during an outage and the recovery after
+    /// it would otherwise both read a version and both send it.
+    catching_up: tokio::sync::Mutex<()>,
     /// How long each broadcast takes.
     metrics: Arc<Metrics>,
     /// The room's small events for this node's venue screens.
@@ -147,6 +150,7 @@ impl SocketBroadcaster {
             heard: Mutex::default(),
             last_sent: Mutex::default(),
             sent_here: Mutex::default(),
+            catching_up: tokio::sync::Mutex::default(),
             metrics,
             screens: Arc::new(ScreenFeed::default()),
         }
@@ -207,16 +211,18 @@ impl SocketBroadcaster {
         }
     }
 
-    /// Closes every live connection of this node (its clients reconnect, through the load
-    /// balancer, to a node that stays), within [`BROADCAST_TIMEOUT`].
+    /// Closes every live connection of this node: its clients reconnect, through the load
+    /// balancer, to a node that stays. The phones of `/live` go [`DRAIN_PER_TICK`] every
+    /// [`DRAIN_TICK`] (1,000 a second), so the node that takes them meets a stream, not a
+    /// wall: 5,000 phones reconnecting within the second that the apps' backoff spreads them
+    /// over kept the other node and the balancer saturated for seconds, every join's ack
+    /// waiting its turn. Those not yet closed keep hearing every change meanwhile. Then the
+    /// rest (the venue screens' sockets included) close at once, within [`BROADCAST_TIMEOUT`].
     pub async fn close_all(&self) {
-        let closed = match self.io.get() {
-            Some(LiveIo::Local(io)) => tokio::time::timeout(BROADCAST_TIMEOUT, io.close()).await,
-            Some(LiveIo::Redis(io)) => tokio::time::timeout(BROADCAST_TIMEOUT, io.close()).await,
-            None => return,
-        };
-        if closed.is_err() {
-            tracing::warn!("closing the live connections timed out");
+        match self.io.get() {
+            Some(LiveIo::Local(io)) => drain(io).await,
+            Some(LiveIo::Redis(io)) => drain(io).await,
+            None => {}
         }
     }
 
@@ -314,6 +320,7 @@ impl SocketBroadcaster {
     async fn catch_up_room(&self, live: &LiveRegistry, tournament_id: Uuid) {
         let (Some(LiveIo::Redis(io)), Some(link)) = (self.io.get(), self.link.get()) else { return };
         let Some(namespace) = io.of(NAMESPACE) else { return };
+        let _one_at_a_time = self.catching_up.lock().await;
         let outages = link.outages();
         let state = match live.read_again(tournament_id).await {
             // This node runs it: its sockets heard every change.
@@ -541,6 +548,31 @@ pub fn recover_after_outages(broadcaster: Arc<SocketBroadcaster>, live: LiveRegi
         }
     });
 }
+
+/// Closes the sockets of `/live` on this node a few at a time, then everything.
+async fn drain<A: Adapter>(io: &SocketIo<A>) {
+    let sockets = io.of(NAMESPACE).map(|namespace| namespace.local().sockets()).unwrap_or_default();
+    let started = tokio::time::Instant::now();
+    for (n, batch) in sockets.chunks(DRAIN_PER_TICK).enumerate() {
+        let due = started + DRAIN_TICK * u32::try_from(n).unwrap_or(u32::MAX);
+        tokio::time::sleep_until(due).await;
+        for socket in batch {
+            // Its transport's close is only begun here: the next batch does not wait on it.
+            let socket = socket.clone();
+            tokio::spawn(async move { socket.close_underlying_transport().await });
+        }
+    }
+    if !sockets.is_empty() {
+        tracing::info!(sockets = sockets.len(), took = ?started.elapsed(), "the live connections were closed a few at a time");
+    }
+    if tokio::time::timeout(BROADCAST_TIMEOUT, io.close()).await.is_err() {
+        tracing::warn!("closing the live connections timed out");
+    }
+}
+
+/// A leaving node closes its live connections [`DRAIN_PER_TICK`] every [`DRAIN_TICK`].
+const DRAIN_TICK: std::time::Duration = std::time::Duration::from_millis(50);
+const DRAIN_PER_TICK: usize = 50;
 
 /// How often, while Redis is unreachable, a node reads the version of each tournament another
 /// node runs that its own watchers watch, and sends them the state when it moved: one indexed

@@ -113,9 +113,17 @@ async fn a_terminated_owner_hands_its_tournament_over_without_losing_or_doubling
         if n == TERMINATE_AFTER {
             first.terminate();
             terminated = Some(Instant::now());
-            // The balancer's probe hears at once that the node takes nothing new.
-            let ready = client.get(format!("{}/ready", first.base)).send().await.expect("the leaving node answers");
-            assert_eq!(ready.status(), 503, "readiness turns 503 as the shutdown begins");
+            // The balancer's probe hears at once that the node takes nothing new (once the
+            // process has taken the signal in).
+            let signalled = Instant::now();
+            loop {
+                let ready = client.get(format!("{}/ready", first.base)).send().await.expect("the leaving node answers");
+                if ready.status() == 503 {
+                    break;
+                }
+                assert!(signalled.elapsed() < Duration::from_millis(500), "readiness turns 503 as the shutdown begins");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
         }
         let direction = if n % 2 == 0 { "next" } else { "prev" };
         let key = Uuid::new_v4().to_string();

@@ -846,8 +846,10 @@ where
             if self.has_h2_prefix() {
                 return Err(crate::Error::new_version_h2());
             }
-            if let Some(mut msg) = T::on_error(&err) {
+            if let Some(msg) = T::on_error(&err) {
                 // PATCH (floor): the headers of the answers hyper writes itself.
+                #[cfg(feature = "server")]
+                let mut msg = msg;
                 #[cfg(feature = "server")]
                 if let Some(headers) = &self.state.error_headers {
                     for (name, value) in headers.iter() {
