@@ -35,6 +35,7 @@ mod http_load;
 mod polling;
 mod reads;
 mod report;
+mod rolling;
 mod run;
 mod server;
 mod setup;
@@ -65,6 +66,39 @@ struct Cli {
 enum Mode {
     /// The reads of the apps beside `GET /health`, and a burst of registrations.
     Reads(Reads),
+    /// A rolling restart of two nodes behind HAProxy, and Redis killed, under N watchers.
+    Rolling(Rolling),
+}
+
+/// The rolling restart's options (see `rolling`).
+#[derive(clap::Args)]
+struct Rolling {
+    /// The floor binary [default: `floor` beside this executable].
+    #[arg(long)]
+    floor: Option<PathBuf>,
+    /// Watchers, through HAProxy, reconnecting as the apps do (HAProxy holds two open files
+    /// per connection: 9,900 fit an open-file limit of 20,000).
+    #[arg(long, default_value_t = 9_900)]
+    watchers: usize,
+    #[command(flatten)]
+    crowd: Crowd,
+    /// Where the fresh PostgreSQL database is made (and dropped after).
+    #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432/postgres")]
+    postgres_url: String,
+    #[arg(long, default_value = "/usr/sbin/haproxy")]
+    haproxy: PathBuf,
+    /// The balancer's configuration, run as it is.
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/haproxy.cfg"))]
+    haproxy_config: PathBuf,
+    /// The first node's port; the second node, HAProxy and Redis take the next three.
+    #[arg(long, default_value_t = 29125)]
+    port: u16,
+    /// Watchers join compact: the presses (pause, resume) reach them as a small `clock` event.
+    #[arg(long)]
+    compact: bool,
+    /// Also write the report to this file, as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
 }
 
 /// The fan-out benchmark's options (the default mode).
@@ -79,15 +113,8 @@ struct Fanout {
     /// Changes triggered per N (alternately pause and resume).
     #[arg(long, default_value_t = 20)]
     rounds: usize,
-    /// Walk-ins seated in the tournament.
-    #[arg(long, default_value_t = 470)]
-    players: usize,
-    /// Of them, eliminated before the watchers connect.
-    #[arg(long, default_value_t = 100)]
-    eliminated: usize,
-    /// The most handshakes (connect to join's ack) in flight at once.
-    #[arg(long, default_value_t = 500)]
-    ramp: usize,
+    #[command(flatten)]
+    crowd: Crowd,
     #[arg(long, value_enum, default_value_t = Transport::WebSocket)]
     transport: Transport,
     /// Run floor with socketioxide's Redis adapter on this Redis.
@@ -120,6 +147,32 @@ struct Fanout {
     /// The port floor serves on (the first node's).
     #[arg(long, default_value_t = 29125)]
     port: u16,
+}
+
+/// The tournament the watchers watch, and how they first connect.
+#[derive(clap::Args)]
+struct Crowd {
+    /// Walk-ins seated in the tournament.
+    #[arg(long, default_value_t = 470)]
+    players: usize,
+    /// Of them, eliminated before the watchers connect.
+    #[arg(long, default_value_t = 100)]
+    eliminated: usize,
+    /// The most handshakes (connect to join's ack) in flight at once.
+    #[arg(long, default_value_t = 500)]
+    ramp: usize,
+}
+
+impl Crowd {
+    fn check(&self) -> anyhow::Result<()> {
+        if self.ramp == 0 {
+            bail!("--ramp wants a number above 0");
+        }
+        if self.eliminated >= self.players {
+            bail!("--eliminated must leave players in the tournament");
+        }
+        Ok(())
+    }
 }
 
 /// The reads benchmark's options.
@@ -185,6 +238,7 @@ async fn main() -> ExitCode {
 async fn bench(cli: Cli) -> anyhow::Result<bool> {
     match cli.mode {
         Some(Mode::Reads(reads)) => bench_reads(reads).await,
+        Some(Mode::Rolling(rolling)) => bench_rolling(rolling).await,
         None => bench_fanout(cli.fanout).await,
     }
 }
@@ -261,6 +315,40 @@ async fn bench_reads(cli: Reads) -> anyhow::Result<bool> {
     Ok(reports.iter().all(|report| report.burst.ok))
 }
 
+/// The rolling restart; whether every watcher caught up after each event, nothing
+/// acknowledged was lost, no node logged an ERROR and no watcher heard a state again.
+async fn bench_rolling(cli: Rolling) -> anyhow::Result<bool> {
+    let (soft, _) = server::open_files_limit()?;
+    if (cli.watchers as u64).saturating_add(100) > soft {
+        bail!(
+            "the open-files limit is {soft}, too low for {} watchers: run `ulimit -n $(ulimit -Hn)` first",
+            cli.watchers
+        );
+    }
+    cli.crowd.check()?;
+    if cli.watchers == 0 {
+        bail!("--watchers wants a number above 0");
+    }
+    let settings = rolling::Settings {
+        floor: floor_binary(cli.floor.as_ref())?,
+        watchers: cli.watchers,
+        players: cli.crowd.players,
+        eliminated: cli.crowd.eliminated,
+        ramp: cli.crowd.ramp,
+        port: cli.port,
+        postgres_url: cli.postgres_url,
+        haproxy: cli.haproxy,
+        haproxy_config: cli.haproxy_config,
+        compact: cli.compact,
+    };
+    let report = rolling::measure(&settings).await?;
+    print!("{}", report.text());
+    if let Some(path) = &cli.json {
+        write_json(path, &report)?;
+    }
+    Ok(report.ok)
+}
+
 fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> anyhow::Result<()> {
     let json = serde_json::to_string_pretty(value)?;
     std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))
@@ -282,11 +370,9 @@ fn settings(cli: &Fanout) -> anyhow::Result<Settings> {
     if cli.watchers.is_empty() || cli.watchers.contains(&0) {
         bail!("--watchers wants numbers above 0");
     }
-    if cli.rounds == 0 || cli.ramp == 0 {
-        bail!("--rounds and --ramp want numbers above 0");
-    }
-    if cli.eliminated >= cli.players {
-        bail!("--eliminated must leave players in the tournament");
+    cli.crowd.check()?;
+    if cli.rounds == 0 {
+        bail!("--rounds wants a number above 0");
     }
     if cli.nodes == 0 {
         bail!("--nodes wants a number above 0");
@@ -313,9 +399,9 @@ fn settings(cli: &Fanout) -> anyhow::Result<Settings> {
     Ok(Settings {
         floor,
         rounds: cli.rounds,
-        players: cli.players,
-        eliminated: cli.eliminated,
-        ramp: cli.ramp,
+        players: cli.crowd.players,
+        eliminated: cli.crowd.eliminated,
+        ramp: cli.crowd.ramp,
         transport: cli.transport,
         redis_url: cli.redis_url.clone(),
         compact: cli.compact,

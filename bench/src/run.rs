@@ -90,7 +90,7 @@ impl Watchers {
     /// to its watcher.
     fn hear(&mut self, heard: Heard, current: Option<i64>) -> Option<(usize, Instant)> {
         match heard {
-            Heard::Joined { idx, version, at, deflate } => {
+            Heard::Joined { idx, version, at, deflate, .. } => {
                 self.joined_version[idx] = Some(version);
                 self.deflating += usize::from(deflate);
                 self.last_join = Some(self.last_join.map_or(at, |last| last.max(at)));

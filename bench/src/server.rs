@@ -185,6 +185,19 @@ impl Server {
         process_cpu_seconds(self.pid)
     }
 
+    /// Sends SIGTERM, as a container runtime does, and waits for the graceful shutdown's
+    /// exit (40 s at most, the grace of deploy/k8s): its status.
+    pub async fn terminate(&mut self) -> anyhow::Result<std::process::ExitStatus> {
+        let sent = std::process::Command::new("kill").args(["-TERM", &self.pid.to_string()]).status()?;
+        if !sent.success() {
+            bail!("kill -TERM {} failed", self.pid);
+        }
+        match tokio::time::timeout(Duration::from_secs(40), self.child.wait()).await {
+            Ok(status) => Ok(status?),
+            Err(_) => bail!("floor did not exit within 40 s of SIGTERM"),
+        }
+    }
+
     /// Kills the server and removes its directory.
     pub async fn stop(mut self) -> anyhow::Result<()> {
         self.child.start_kill()?;

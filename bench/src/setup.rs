@@ -162,6 +162,12 @@ impl Api {
         Self { http: self.http.clone(), base: format!("{origin}/api/v1"), token: self.token.clone() }
     }
 
+    /// The version of the tournament's LiveState now.
+    pub async fn live_version(&self, tournament_id: &str) -> anyhow::Result<i64> {
+        let answer = self.request(Method::GET, &format!("/tournaments/{tournament_id}/live"), None).await?;
+        Ok(serde_json::from_slice::<Versioned>(&answer).context("GET …/live: no version")?.version)
+    }
+
     pub async fn trigger(&self, path: &str) -> anyhow::Result<(i64, Instant)> {
         let answer = self.request(Method::POST, path, None).await?;
         let answered = Instant::now();

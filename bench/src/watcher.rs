@@ -53,14 +53,14 @@ pub struct Target {
 pub enum Report {
     /// The join's ack (of watcher `idx`) said ok, carrying this LiveState version;
     /// `deflate`: the connection negotiated permessage-deflate.
-    Joined { idx: usize, version: i64, at: Instant, deflate: bool },
+    Joined { idx: usize, version: i64, at: Instant, deflate: bool, ack: Duration },
     /// The watcher never joined; `reason` is short and stable, so failures group by it.
     Failed { reason: String },
     /// A `state`, `patch` or (`clock` true) `clock` update of this version was read whole, `wire`
     /// bytes of it on the connection (the WebSocket message's payload, or the polling packet).
     Delivered { idx: usize, version: i64, clock: bool, at: Instant, wire: usize },
     /// A joined watcher's connection ended before the benchmark closed it.
-    Closed { reason: String },
+    Closed { idx: usize, reason: String },
 }
 
 /// Up to the connect of `/live`: TCP, upgrade or first poll, Engine.IO open, Socket.IO connect.
@@ -74,9 +74,9 @@ pub async fn watch(idx: usize, target: Arc<Target>, permit: OwnedSemaphorePermit
     let joined = join(&target).await;
     let at = Instant::now();
     drop(permit);
-    let mut link = match joined {
-        Ok((link, version)) => {
-            let _ = reports.send(Report::Joined { idx, version, at, deflate: link.deflate() });
+    let link = match joined {
+        Ok((link, version, ack)) => {
+            let _ = reports.send(Report::Joined { idx, version, at, deflate: link.deflate(), ack });
             link
         }
         Err(reason) => {
@@ -84,7 +84,14 @@ pub async fn watch(idx: usize, target: Arc<Target>, permit: OwnedSemaphorePermit
             return;
         }
     };
-    let reason = loop {
+    let reason = follow(idx, link, &reports).await;
+    let _ = reports.send(Report::Closed { idx, reason });
+}
+
+/// Reports every change a joined watcher reads, answering the server's pings, until the
+/// connection ends: why it ended.
+pub async fn follow(idx: usize, mut link: Link, reports: &UnboundedSender<Report>) -> String {
+    loop {
         let action = match link.next_packet().await {
             Ok(Some(packet)) => Action::of(engineio::parse(packet), packet.len()),
             Ok(None) => break "closed by the server".to_owned(),
@@ -104,8 +111,7 @@ pub async fn watch(idx: usize, target: Arc<Target>, permit: OwnedSemaphorePermit
             Action::Stop(reason) => break reason.to_owned(),
             Action::Nothing => {}
         }
-    };
-    let _ = reports.send(Report::Closed { reason });
+    }
 }
 
 /// What a joined watcher does about one packet (owned, so the packet's borrow ends first).
@@ -139,14 +145,16 @@ impl Action {
     }
 }
 
-/// Connects and joins; the LiveState version of the ack, or why not.
-async fn join(target: &Target) -> Result<(Link, i64), String> {
+/// Connects and joins; the LiveState version of the ack and how long the ack took after the
+/// join was sent, or why not.
+pub async fn join(target: &Target) -> Result<(Link, i64, Duration), String> {
     let mut link = match timeout(HANDSHAKE_TIMEOUT, connect(target)).await {
         Ok(connected) => connected?,
         Err(_) => return Err("connect: timeout".to_owned()),
     };
     let join = engineio::join(&target.tournament_id, target.compact);
     link.send(join.as_bytes()).await.map_err(|err| cause("join", &err))?;
+    let sent = Instant::now();
     let ack = async {
         loop {
             match link.next_packet().await.map_err(|err| cause("join", &err))? {
@@ -167,7 +175,7 @@ async fn join(target: &Target) -> Result<(Link, i64), String> {
         }
     };
     match timeout(JOIN_TIMEOUT, ack).await {
-        Ok(version) => Ok((link, version?)),
+        Ok(version) => Ok((link, version?, sent.elapsed())),
         Err(_) => Err("join: timeout".to_owned()),
     }
 }
@@ -218,7 +226,7 @@ fn cause(step: &str, err: &anyhow::Error) -> String {
 }
 
 /// The transport under the Socket.IO packets.
-enum Link {
+pub enum Link {
     Ws(WsConn),
     Polling(PollConn),
 }
@@ -232,7 +240,7 @@ impl Link {
     }
 
     /// Whether the connection negotiated permessage-deflate.
-    fn deflate(&self) -> bool {
+    pub fn deflate(&self) -> bool {
         matches!(self, Self::Ws(conn) if conn.deflate)
     }
 
