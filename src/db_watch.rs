@@ -98,7 +98,7 @@ async fn look(
             *watch = Some(connection);
             Ok(())
         }
-        Ok(Err(err)) if crate::db::sqlx_is_unreachable(&err) => Err(err.to_string()),
+        Ok(Err(err)) if crate::db_unreachable::sqlx_is_unreachable(&err) => Err(err.to_string()),
         Ok(Err(_)) => Ok(()),
         Err(_) => Err(format!("no answer within {LOOK_TIMEOUT:?}")),
     }

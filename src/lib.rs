@@ -12,6 +12,7 @@ pub mod clubs;
 pub mod config;
 pub mod dashboard;
 pub mod db;
+pub mod db_unreachable;
 pub mod db_watch;
 pub mod domain;
 pub mod error;

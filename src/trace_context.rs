@@ -22,7 +22,7 @@ use opentelemetry_http::{HeaderExtractor, HeaderInjector};
 use tracing::Span;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
-use crate::live::forward::{NODE_KEY, is_node_key};
+use crate::live::node_key::{NODE_KEY, is_node_key};
 
 /// The header of the W3C trace context.
 const TRACEPARENT: &str = "traceparent";

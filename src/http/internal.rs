@@ -22,7 +22,8 @@ use crate::auth::permissions::ClubRule;
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::http::extract::Json;
 use crate::http::extract::club_role;
-use crate::live::forward::{Answered, Handed, INTERNAL_PATH, NODE_KEY, is_node_key, node_key};
+use crate::live::forward::{Answered, Handed, INTERNAL_PATH};
+use crate::live::node_key::{NODE_KEY, is_node_key, node_key};
 
 pub fn internal_router(state: AppState) -> axum::Router {
     if state.config.redis_url.is_none() {

@@ -167,7 +167,7 @@ pub fn router(state: AppState) -> Router {
     let account_deletion = pages::account_deletion::account_deletion_router(state.clone(), abuse_limits.clone());
     let idempotency = idempotency::Idempotency::new(state.clone(), &openapi);
     let trusted_callers = TrustedCallers::new(
-        crate::live::forward::node_key(state.config.jwt_secret.expose()),
+        crate::live::node_key::node_key(state.config.jwt_secret.expose()),
         state.config.telemetry.trusted_callers.clone(),
     );
     let api = api

@@ -24,18 +24,17 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use axum::http::{HeaderMap, HeaderName};
+use axum::http::HeaderMap;
 use floor_actors::error::{LiveError, LiveResult, Refusal};
 use floor_actors::live::{Command, Elimination, LiveState, Outcome};
 use floor_actors::rules::balance::BalanceHint;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use tracing::Instrument as _;
 use uuid::Uuid;
 
-/// The header that carries the nodes' key.
-pub const NODE_KEY: HeaderName = HeaderName::from_static("x-floor-node-key");
+use crate::live::node_key::NODE_KEY;
+
 /// The path of the internal call, under the owner's `NODE_URL`.
 pub const INTERNAL_PATH: &str = "/internal/live/{id}";
 /// The longest a call waits to connect: an owner that does not accept is taken for gone.
@@ -158,19 +157,6 @@ pub enum Sent {
     NotAnswering,
     /// The owner was reached and did not answer: the work may have been done.
     Lost(String),
-}
-
-/// The key every node presents to the others: a digest of the shared `JWT_SECRET`, so the
-/// secret itself never travels.
-pub fn node_key(jwt_secret: &str) -> String {
-    let digest = Sha256::new().chain_update(b"floor-node-key\0").chain_update(jwt_secret.as_bytes()).finalize();
-    digest.iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
-/// Whether `presented` is the nodes' key, compared as digests so the time taken says nothing
-/// about how much of it matched.
-pub fn is_node_key(presented: &str, key: &str) -> bool {
-    Sha256::digest(presented.as_bytes()) == Sha256::digest(key.as_bytes())
 }
 
 /// How a call that reached the owner and timed out is told.
@@ -321,15 +307,5 @@ mod tests {
             }
             other => panic!("unexpected {other:?}"),
         }
-    }
-
-    #[test]
-    fn the_key_is_a_digest_that_only_the_same_secret_matches() {
-        let key = node_key("a-secret");
-        assert_eq!(key.len(), 64);
-        assert!(!key.contains("a-secret"));
-        assert!(is_node_key(&key, &node_key("a-secret")));
-        assert!(!is_node_key(&node_key("another"), &key));
-        assert!(!is_node_key("", &key));
     }
 }

@@ -9,6 +9,7 @@ pub mod json;
 pub mod keeper;
 pub mod known;
 pub mod leases;
+pub mod node_key;
 pub mod patch;
 pub mod screen_feed;
 pub mod socket;

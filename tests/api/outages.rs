@@ -417,6 +417,14 @@ impl Traffic {
     }
 }
 
+/// The versions the presses answered `200` with, in order.
+fn acknowledged_versions(presses: &[Press]) -> Vec<i64> {
+    let mut acknowledged: Vec<i64> =
+        presses.iter().filter(|press| press.reply.status == 200).map(|press| version(&press.reply.body)).collect();
+    acknowledged.sort_unstable();
+    acknowledged
+}
+
 /// A moment of a test, in seconds from its start.
 fn seconds(at: Duration) -> String {
     format!("{:.2}", at.as_secs_f64())
@@ -480,9 +488,7 @@ async fn ride_out_an_outage(pg: &OwnPostgres, nodes: &[&Node], game: &Ready, ack
     }
 
     // Every press acknowledged is kept, once; none refused was applied.
-    let mut acknowledged: Vec<i64> =
-        presses.iter().filter(|press| press.reply.status == 200).map(|press| version(&press.reply.body)).collect();
-    acknowledged.sort_unstable();
+    let acknowledged = acknowledged_versions(&presses);
     let expected: Vec<i64> =
         (1..=i64::try_from(acknowledged.len()).expect("a count")).map(|n| acknowledged_before + n).collect();
     assert_eq!(acknowledged, expected, "one version per acknowledged press, none lost, none doubled");
@@ -600,9 +606,7 @@ async fn ride_out_a_freeze(pg: &dyn Freezes, nodes: &[&Node], game: &Ready, ackn
     }
 
     // Every press acknowledged is kept, once; a press of unknown outcome may have been applied.
-    let mut acknowledged: Vec<i64> =
-        presses.iter().filter(|press| press.reply.status == 200).map(|press| version(&press.reply.body)).collect();
-    acknowledged.sort_unstable();
+    let mut acknowledged = acknowledged_versions(&presses);
     acknowledged.dedup();
     assert_eq!(acknowledged.len(), presses.iter().filter(|press| press.reply.status == 200).count(), "none doubled");
     let last = acknowledged.last().copied().unwrap_or(acknowledged_before);
