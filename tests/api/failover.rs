@@ -121,7 +121,9 @@ async fn a_terminated_owner_hands_its_tournament_over_without_losing_or_doubling
                 if ready.status() == 503 {
                     break;
                 }
-                assert!(signalled.elapsed() < Duration::from_millis(500), "readiness turns 503 as the shutdown begins");
+                // Within a moment: two seconds leave room for a CI machine running every
+                // test at once (alone it takes a few milliseconds).
+                assert!(signalled.elapsed() < Duration::from_secs(2), "readiness turns 503 as the shutdown begins");
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
         }
@@ -129,7 +131,7 @@ async fn a_terminated_owner_hands_its_tournament_over_without_losing_or_doubling
         let key = Uuid::new_v4().to_string();
         let mut target = n % 2;
         let mut answered = None;
-        for _attempt in 0..20 {
+        for _attempt in 0..50 {
             match press(&client, nodes[target], &game, &game.path("level"), json!({"direction": direction}), &key).await
             {
                 Ok(answer) => {
@@ -158,14 +160,16 @@ async fn a_terminated_owner_hands_its_tournament_over_without_losing_or_doubling
     assert_eq!(seen, expected, "the staying node's watcher saw every press once, in order, across the hand-over");
 
     let since = terminated.expect("terminated");
-    while handed_over.is_none() && since.elapsed() < Duration::from_secs(5) {
+    while handed_over.is_none() && since.elapsed() < Duration::from_secs(10) {
         if live_actors(&client, &second).await == Some(1.0) {
             handed_over = Some(since.elapsed());
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let handed_over = handed_over.expect("the other node runs the tournament");
-    assert!(handed_over < Duration::from_secs(2), "the other node owned it {handed_over:?} after SIGTERM");
+    // Handed over, not taken once the lease ran out (5 s): alone it takes well under a
+    // second; the margin is for a CI machine running every test at once.
+    assert!(handed_over < Duration::from_secs(4), "the other node owned it {handed_over:?} after SIGTERM");
 
     let mut first = first;
     let exit = loop {
