@@ -59,7 +59,10 @@ pub async fn hold_account(tx: &DatabaseTransaction, user_id: Uuid) -> AppResult<
 }
 
 fn not_deleted(account: Option<users::Model>) -> AppResult<users::Model> {
-    account
-        .filter(|account| account.status != UserStatus::Deleted)
-        .ok_or_else(|| AppError::unauthorized("the account of this token no longer exists"))
+    account.filter(|account| account.status != UserStatus::Deleted).ok_or_else(account_gone)
+}
+
+/// The refusal of a change on behalf of an account deleted meanwhile.
+pub fn account_gone() -> AppError {
+    AppError::unauthorized("the account of this token no longer exists")
 }

@@ -19,6 +19,7 @@ use crate::metrics::Metrics;
 use crate::notifications::Notifier;
 use crate::read_cache::ReadCache;
 use crate::storage::Storage;
+use crate::tournaments::desk::Desks;
 
 /// Everything a request handler may need, built once.
 pub struct App {
@@ -58,6 +59,38 @@ pub struct App {
     pub shutdown: CancellationToken,
     /// What the node measures of itself (`GET /metrics`).
     pub metrics: Arc<Metrics>,
+    /// The registration desks: where the changes of who takes part are decided, a group at
+    /// a time per tournament.
+    pub desks: Desks,
+}
+
+/// Drops the cached public reads here at once, and tells the other nodes to drop theirs
+/// without waiting for Redis (a Redis that stopped answering must not hold a write's answer).
+pub fn drop_reads(read_cache: &ReadCache, bus: Option<&Arc<Bus>>) {
+    read_cache.invalidate();
+    if let Some(bus) = bus {
+        let bus = bus.clone();
+        tokio::spawn(async move { bus.announce(Change::Reads).await });
+    }
+}
+
+/// What the node does when a registration desk's group ends: the reads it changed are
+/// dropped once for the group, and the group is counted.
+pub struct DeskCommits {
+    pub read_cache: Arc<ReadCache>,
+    pub bus: Option<Arc<Bus>>,
+    pub metrics: Arc<Metrics>,
+}
+
+impl crate::tournaments::desk::Committed for DeskCommits {
+    fn committed(&self, decided: usize) {
+        drop_reads(&self.read_cache, self.bus.as_ref());
+        self.metrics.registration_group("committed", decided);
+    }
+
+    fn failed(&self, refused: usize) {
+        self.metrics.registration_group("failed", refused);
+    }
 }
 
 impl App {
@@ -65,11 +98,7 @@ impl App {
     /// tells the other nodes to drop theirs without waiting for Redis (a Redis that stopped
     /// answering must not hold every write's answer).
     pub fn reads_changed(&self) {
-        self.read_cache.invalidate();
-        if let Some(bus) = &self.bus {
-            let bus = bus.clone();
-            tokio::spawn(async move { bus.announce(Change::Reads).await });
-        }
+        drop_reads(&self.read_cache, self.bus.as_ref());
     }
 
     /// The pictures of these tournaments changed in the database outside any game (a deleted

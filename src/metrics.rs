@@ -19,6 +19,8 @@ pub struct Metrics {
     requests: Family<RequestLabels, Counter>,
     request_seconds: Family<RouteLabels, Histogram, fn() -> Histogram>,
     live_commands: Family<CommandLabels, Counter>,
+    registration_groups: Family<GroupLabels, Counter>,
+    registration_changes: Family<GroupLabels, Counter>,
     live_command_seconds: Family<CommandName, Histogram, fn() -> Histogram>,
     broadcast_seconds: Histogram,
     broadcast_errors: Counter,
@@ -27,6 +29,7 @@ pub struct Metrics {
     refusals: Family<RefusalLabels, Counter>,
     sockets: Gauge,
     live_actors: Gauge,
+    registration_desks: Gauge,
     db_connections: Family<PoolLabels, Gauge>,
     db_up: Gauge,
     /// Registered only on a node of several (`REDIS_URL`).
@@ -66,6 +69,12 @@ struct CommandLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct GroupLabels {
+    /// `committed`, or `failed` (refused as a whole: nothing of it written).
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CommandName {
     command: &'static str,
 }
@@ -101,6 +110,8 @@ pub struct PoolUse {
 pub struct NodeState {
     pub sockets: usize,
     pub live_actors: usize,
+    /// Registration desks open (tournaments with changes of who takes part coming).
+    pub registration_desks: usize,
     pub writer: PoolUse,
     /// `None` when reads share the writer's pool.
     pub readers: Option<PoolUse>,
@@ -138,6 +149,18 @@ impl Metrics {
             "Live commands run by the tournament actors, by command and outcome",
             live_commands.clone(),
         );
+        let registration_groups = Family::<GroupLabels, Counter>::default();
+        registry.register(
+            "floor_registration_groups",
+            "Transactions of the registration desks (each decides every change that arrived meanwhile), by outcome",
+            registration_groups.clone(),
+        );
+        let registration_changes = Family::<GroupLabels, Counter>::default();
+        registry.register(
+            "floor_registration_changes",
+            "Changes of who takes part decided by the registration desks, by their group's outcome",
+            registration_changes.clone(),
+        );
         let live_command_seconds = Family::<CommandName, Histogram, fn() -> Histogram>::new_with_constructor(latency);
         registry.register(
             "floor_live_command_duration_seconds",
@@ -174,6 +197,12 @@ impl Metrics {
         registry.register("floor_live_sockets", "Socket.IO connections of /live on this node", sockets.clone());
         let live_actors = Gauge::default();
         registry.register("floor_live_actors", "Tournament actors running on this node", live_actors.clone());
+        let registration_desks = Gauge::default();
+        registry.register(
+            "floor_registration_desks",
+            "Registration desks open on this node (each ends after 30 s without a change)",
+            registration_desks.clone(),
+        );
         let db_connections = Family::<PoolLabels, Gauge>::default();
         registry.register(
             "floor_db_connections",
@@ -204,12 +233,15 @@ impl Metrics {
             requests,
             request_seconds,
             live_commands,
+            registration_groups,
+            registration_changes,
             live_command_seconds,
             broadcast_seconds,
             job_runs,
             refusals,
             sockets,
             live_actors,
+            registration_desks,
             db_connections,
         }
     }
@@ -228,6 +260,13 @@ impl Metrics {
     pub fn live_command(&self, command: &'static str, outcome: &'static str, took: Duration) {
         self.live_commands.get_or_create(&CommandLabels { command, outcome }).inc();
         self.live_command_seconds.get_or_create(&CommandName { command }).observe(took.as_secs_f64());
+    }
+
+    /// A registration desk's group of `changes` ended: `committed` or `failed`.
+    pub fn registration_group(&self, outcome: &'static str, changes: usize) {
+        let labels = GroupLabels { outcome };
+        self.registration_groups.get_or_create(&labels).inc();
+        self.registration_changes.get_or_create(&labels).inc_by(changes as u64);
     }
 
     pub fn broadcast(&self, took: Duration) {
@@ -260,6 +299,7 @@ impl Metrics {
         let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
         self.sockets.set(count(now.sockets));
         self.live_actors.set(count(now.live_actors));
+        self.registration_desks.set(count(now.registration_desks));
         self.db_up.set(i64::from(now.db_up));
         if let (Some(gauge), Some(up)) = (&self.bus_up, now.bus_up) {
             gauge.set(i64::from(up));
@@ -288,9 +328,13 @@ mod tests {
         metrics.live_command("level", "INVALID_LEVEL", Duration::from_millis(1));
         metrics.broadcast(Duration::from_millis(2));
         metrics.job_run("season-rollover", "ran");
+        metrics.registration_group("committed", 200);
+        metrics.registration_group("committed", 50);
+        metrics.registration_group("failed", 7);
         let state = NodeState {
             sockets: 12,
             live_actors: 3,
+            registration_desks: 2,
             writer: PoolUse { open: 1, idle: 1 },
             readers: Some(PoolUse { open: 4, idle: 3 }),
             db_up: true,
@@ -306,6 +350,11 @@ mod tests {
             r#"floor_job_runs_total{job="season-rollover",outcome="ran"} 1"#,
             "floor_live_sockets 12",
             "floor_live_actors 3",
+            "floor_registration_desks 2",
+            r#"floor_registration_groups_total{outcome="committed"} 2"#,
+            r#"floor_registration_changes_total{outcome="committed"} 250"#,
+            r#"floor_registration_groups_total{outcome="failed"} 1"#,
+            r#"floor_registration_changes_total{outcome="failed"} 7"#,
             r#"floor_db_connections{pool="readers",state="idle"} 3"#,
             r#"floor_db_connections{pool="writer",state="open"} 1"#,
         ] {

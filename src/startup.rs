@@ -11,7 +11,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::app::{App, AppState};
+use crate::app::{App, AppState, DeskCommits};
 use crate::auth::SignIn;
 use crate::auth::delivery::DeliveryChain;
 use crate::auth::tokens::JwtKeys;
@@ -33,6 +33,7 @@ use crate::metrics::Metrics;
 use crate::notifications::Notifier;
 use crate::read_cache::ReadCache;
 use crate::storage::Storage;
+use crate::tournaments::desk::Desks;
 use crate::{db, http, jobs, live, seed};
 
 /// A built application bound to its port, not yet serving.
@@ -148,6 +149,8 @@ impl Application {
             }
         }
         let known_tournaments = Arc::new(KnownTournaments::new(reads.clone()));
+        let desk_commits = DeskCommits { read_cache: read_cache.clone(), bus: bus.clone(), metrics: metrics.clone() };
+        let desks = Desks::new(db.clone(), notifier.clone(), Arc::new(desk_commits));
         let screen_streams = ScreenStreams::new(&config.connections);
         let state = AppState(Arc::new(App {
             config,
@@ -167,6 +170,7 @@ impl Application {
             bus,
             shutdown,
             metrics,
+            desks,
         }));
         let setup = LiveSetup {
             live: state.live.registry().clone(),

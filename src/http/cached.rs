@@ -43,18 +43,24 @@ pub fn send(answer: &Answer, headers: &HeaderMap) -> Response {
 /// ones) drops the cached reads here and on every node. A refusal (4xx) changed nothing, so
 /// it drops nothing: a stream of bad requests cannot keep the cache empty. Nor does a `503`:
 /// the database was out of reach and nothing was written, and the kept reads are what still
-/// answers while it is.
+/// answers while it is. Nor does an answer marked [`ReadsDropped`].
 pub async fn drop_on_change(State(app): State<AppState>, request: Request, next: Next) -> Response {
     if request.method().is_safe() {
         return next.run(request).await;
     }
     let response = next.run(request).await;
     let status = response.status();
-    if !status.is_client_error() && status != StatusCode::SERVICE_UNAVAILABLE {
+    let dropped = response.extensions().get::<ReadsDropped>().is_some();
+    if !dropped && !status.is_client_error() && status != StatusCode::SERVICE_UNAVAILABLE {
         app.reads_changed();
     }
     response
 }
+
+/// Marks an answer whose change has dropped the cached reads already (a registration desk
+/// drops them once for its whole group), so the middleware leaves them be.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadsDropped;
 
 /// Whether the request's `Accept-Encoding` takes gzip.
 pub fn takes_gzip(headers: &HeaderMap) -> bool {

@@ -64,6 +64,7 @@ async fn scrape(
     let now = NodeState {
         sockets: app.live_sockets.connected_sockets(),
         live_actors: app.live.actor_count(),
+        registration_desks: app.desks.open_count(),
         writer: pool(&app.db),
         readers: db::has_own_readers(&app.config.database_url).then(|| pool(&app.reads)),
         db_up: app.db_watch.is_up(),

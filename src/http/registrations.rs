@@ -1,6 +1,7 @@
 //! Registration and the club's door: register and cancel (the player), check-in, cancel
 //! check-in and walk-in (the club), the club's list with phones.
 
+use axum::Extension;
 use axum::extract::State;
 use chrono::{DateTime, Utc};
 use floor_entities::enums::{RegistrationSource, RegistrationStatus};
@@ -12,6 +13,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use super::cached::ReadsDropped;
 use super::extract::{AuthUser, Json, Path, TournamentAccess, club};
 use super::validate::Problems;
 use super::views::ItemList;
@@ -20,6 +22,7 @@ use crate::app::AppState;
 use crate::db::find_where_in;
 use crate::error::{AppError, AppResult, ErrorBody};
 use crate::tournaments;
+use crate::tournaments::desk::Change;
 use crate::tournaments::registrations::waitlist_positions;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -116,13 +119,18 @@ pub async fn registration_view(conn: &impl ConnectionTrait, row: registrations::
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
         (status = 409, description = "REGISTRATION_CLOSED, ALREADY_REGISTERED", body = ErrorBody),
     ))]
-async fn register_player(
-    State(app): State<AppState>,
-    user: AuthUser,
-    Path(id): Path<Uuid>,
-) -> AppResult<Json<RegistrationView>> {
-    let registration = tournaments::registrations::register(&app.db, &app.notifier, id, &user.0).await?;
-    Ok(Json(registration_view(&app.db, registration).await?))
+async fn register_player(State(app): State<AppState>, user: AuthUser, Path(id): Path<Uuid>) -> AppResult<Decision> {
+    decide(&app, id, Change::Register { user_id: user.id() }).await
+}
+
+/// A change decided at the tournament's desk, answered with the registration as it now is.
+/// The desk has dropped the cached reads for its group: the answer says so, so the API's
+/// middleware does not drop them again for each change.
+type Decision = (Extension<ReadsDropped>, Json<RegistrationView>);
+
+async fn decide(app: &AppState, tournament_id: Uuid, change: Change) -> AppResult<Decision> {
+    let decided = app.desks.decide(tournament_id, change).await?;
+    Ok((Extension(ReadsDropped), Json(RegistrationView::new(decided.registration, decided.waitlist_position))))
 }
 
 /// Cancels the caller's registration; after the deadline, from a seat, it costs a strike.
@@ -134,13 +142,8 @@ async fn register_player(
         (status = 404, description = "NOT_FOUND: no registration", body = ErrorBody),
         (status = 409, description = "REGISTRATION_CLOSED, INVALID_STATUS (checked in or not active)", body = ErrorBody),
     ))]
-async fn cancel_registration(
-    State(app): State<AppState>,
-    user: AuthUser,
-    Path(id): Path<Uuid>,
-) -> AppResult<Json<RegistrationView>> {
-    let registration = tournaments::registrations::cancel(&app.db, &app.notifier, id, user.id()).await?;
-    Ok(Json(registration_view(&app.db, registration).await?))
+async fn cancel_registration(State(app): State<AppState>, user: AuthUser, Path(id): Path<Uuid>) -> AppResult<Decision> {
+    decide(&app, id, Change::Cancel { user_id: user.id() }).await
 }
 
 /// Marks an arrived player; only from `registered`, only while registration is open.
@@ -158,9 +161,8 @@ async fn check_in_player(
     State(app): State<AppState>,
     access: TournamentAccess<club::Staff>,
     Json(body): Json<RegistrationRef>,
-) -> AppResult<Json<RegistrationView>> {
-    let row = tournaments::registrations::check_in(&app.db, access.tournament.id, body.registration_id).await?;
-    Ok(Json(registration_view(&app.db, row).await?))
+) -> AppResult<Decision> {
+    decide(&app, access.tournament.id, Change::CheckIn { registration_id: body.registration_id }).await
 }
 
 /// Removes the arrival mark: back to the waitlist for a player promoted from it; a walk-in
@@ -180,11 +182,8 @@ async fn cancel_check_in(
     State(app): State<AppState>,
     access: TournamentAccess<club::Staff>,
     Json(body): Json<RegistrationRef>,
-) -> AppResult<Json<RegistrationView>> {
-    let row =
-        tournaments::registrations::cancel_check_in(&app.db, &app.notifier, access.tournament.id, body.registration_id)
-            .await?;
-    Ok(Json(registration_view(&app.db, row).await?))
+) -> AppResult<Decision> {
+    decide(&app, access.tournament.id, Change::CancelCheckIn { registration_id: body.registration_id }).await
 }
 
 /// Lets in a person at the door by phone: their account, or a guest. Capacity is not

@@ -1,9 +1,10 @@
 //! The tournament's one home. Its life as stored ([`lifecycle`]: create, edit, cancel, start,
-//! and the `live_version` protocol), who takes part ([`registrations`]), what they got
+//! and the `live_version` protocol), who takes part ([`registrations`], decided at its [`desk`]), what they got
 //! ([`results`]) and what they hear about it ([`notices`]); here, the reads they share: the one way to lock a tournament for a write,
 //! seat counts, the names players are shown under and the title a push names.
 
 pub mod announcements;
+pub mod desk;
 pub mod lifecycle;
 pub mod notices;
 pub mod registrations;

@@ -1,17 +1,16 @@
-//! Who takes part: every transition of the spec's registration table runs here in one write
-//! transaction holding the tournament's lock, so seat counts and writes never interleave
-//! (capacity is never exceeded; two simultaneous registrations give one row). The notices a
-//! transition owes (a promotion from the waitlist, a followee's registration) are journaled
-//! in its transaction and pushed after it commits.
+//! Who takes part: every transition of the spec's registration table. A player's and the
+//! club's changes while registration is open are decided at the tournament's desk
+//! ([`super::desk`]), in a write transaction holding the tournament's lock, so seat counts and
+//! writes never interleave (capacity is never exceeded; two simultaneous registrations give
+//! one row); the functions here run inside it. A walk-in takes the same lock on its own. The
+//! notices a transition owes (a promotion from the waitlist, a followee's registration) are
+//! journaled in its transaction and pushed after it commits.
 
 use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, Utc};
-use floor_actors::rules::strikes::is_banned;
 use floor_entities::enums::{RegistrationSource, RegistrationStatus, StrikeReason, TournamentStatus};
-use floor_entities::{
-    follows, guest_players, organizers, player_profiles, registrations, table_seats, tournaments, users,
-};
+use floor_entities::{follows, guest_players, organizers, registrations, table_seats, tournaments, users};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, QueryFilter,
@@ -21,10 +20,10 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::{UNNAMED_PLAYER, display_title, lock, taken_seats};
-use crate::accounts::{find_user, hold_account};
-use crate::db::IDS_PER_STATEMENT;
+use crate::accounts::find_user;
+use crate::db::{IDS_PER_STATEMENT, padded_ids};
 use crate::domain::Phone;
-use crate::error::{AppError, AppResult, ErrorCode, OnUniqueViolation};
+use crate::error::{AppError, AppResult, ErrorCode};
 use crate::notifications::{Journaled, Notice, NoticeKind, Notifier, PushMessage};
 use crate::{db, strikes};
 
@@ -37,36 +36,12 @@ pub fn is_late_cancellation(now: DateTime<Utc>, starts_at: DateTime<Utc>, deadli
     now >= starts_at - Duration::hours(i64::from(deadline_hours))
 }
 
-fn closed() -> AppError {
+pub fn closed() -> AppError {
     AppError::new(ErrorCode::RegistrationClosed, "the tournament is not open for registration")
 }
 
 fn wrong_status(what: &str) -> AppError {
     AppError::new(ErrorCode::InvalidStatus, what.to_owned())
-}
-
-/// Opens a write transaction holding the tournament's lock, refusing with
-/// `REGISTRATION_CLOSED` unless registration is open. `now` is taken under the lock, so the
-/// queue's order is the order the lock was granted in.
-async fn begin_while_open(
-    db: &DatabaseConnection,
-    tournament_id: Uuid,
-) -> AppResult<(DatabaseTransaction, tournaments::Model, DateTime<Utc>)> {
-    let tx = db::begin_write(db).await?;
-    let (tournament, now) = lock_while_open(&tx, tournament_id).await?;
-    Ok((tx, tournament, now))
-}
-
-/// [`begin_while_open`] in a transaction the caller began.
-async fn lock_while_open(
-    tx: &DatabaseTransaction,
-    tournament_id: Uuid,
-) -> AppResult<(tournaments::Model, DateTime<Utc>)> {
-    let tournament = lock(tx, tournament_id).await?;
-    if tournament.status != TournamentStatus::Registration {
-        return Err(closed());
-    }
-    Ok((tournament, Utc::now()))
 }
 
 /// Moves the first of the queue (by `createdAt`, then id) into free seats until none is left,
@@ -123,33 +98,41 @@ pub async fn fill_free_seats(
     Ok(Some(notifier.journal(tx, notice).await?))
 }
 
-/// The users who follow `user_id`: whom to tell when that player registers.
-pub async fn followers_of(conn: &impl ConnectionTrait, user_id: Uuid) -> AppResult<Vec<Uuid>> {
-    Ok(follows::Entity::find()
-        .select_only()
-        .column(follows::Column::FollowerId)
-        .filter(follows::Column::FolloweeId.eq(user_id))
-        .order_by_asc(follows::Column::CreatedAt)
-        .into_tuple()
-        .all(conn)
-        .await?)
+/// The followers of each of `user_ids` (oldest follow first): whom to tell when those
+/// players register. Players no one follows are left out.
+pub async fn followers_of_each(conn: &impl ConnectionTrait, user_ids: &[Uuid]) -> AppResult<HashMap<Uuid, Vec<Uuid>>> {
+    let mut followers: HashMap<Uuid, Vec<Uuid>> = HashMap::new();
+    for chunk in user_ids.chunks(IDS_PER_STATEMENT) {
+        let pairs: Vec<(Uuid, Uuid)> = follows::Entity::find()
+            .select_only()
+            .column(follows::Column::FolloweeId)
+            .column(follows::Column::FollowerId)
+            .filter(follows::Column::FolloweeId.is_in(padded_ids(chunk)))
+            .order_by_asc(follows::Column::CreatedAt)
+            .order_by_asc(follows::Column::FollowerId)
+            .into_tuple()
+            .all(conn)
+            .await?;
+        for (followee, follower) in pairs {
+            followers.entry(followee).or_default().push(follower);
+        }
+    }
+    Ok(followers)
 }
 
-/// Tells the player's followers that they registered (`followee.registered`): journaled in
-/// `tx`, returned to be pushed once `tx` has committed.
-async fn tell_followers(
+/// Tells `recipients`, the player's followers, that they registered (`followee.registered`
+/// in the tournament titled `title`): journaled in `tx`, returned to be pushed once `tx` has
+/// committed.
+pub async fn tell_followers(
     tx: &DatabaseTransaction,
     notifier: &Notifier,
     tournament_id: Uuid,
+    title: &str,
     player: &users::Model,
-) -> AppResult<Option<Journaled>> {
-    let recipients = followers_of(tx, player.id).await?;
-    if recipients.is_empty() {
-        return Ok(None);
-    }
+    recipients: Vec<Uuid>,
+) -> AppResult<Journaled> {
     let shown_name =
         player.nickname.clone().or_else(|| player.name.clone()).unwrap_or_else(|| UNNAMED_PLAYER.to_owned());
-    let title = display_title(tx, tournament_id).await?;
     let notice = Notice {
         kind: NoticeKind::FolloweeRegistered,
         recipients,
@@ -160,71 +143,33 @@ async fn tell_followers(
         }),
         dedup_key: None,
     };
-    Ok(Some(notifier.journal(tx, notice).await?))
+    notifier.journal(tx, notice).await
 }
 
-/// `register` by the player: a seat while `registered` + `checked_in` < capacity, else the
-/// waitlist. A cancelled registration is reused and goes to the end of the queue.
-pub async fn register(
-    db: &DatabaseConnection,
-    notifier: &Notifier,
-    tournament_id: Uuid,
-    player: &users::Model,
-) -> AppResult<registrations::Model> {
-    let user_id = player.id;
-    let tx = db::begin_write(db).await?;
-    // The account before the tournament: a deletion holds the row from its start and locks
-    // tournaments after it, so neither slips in beside the other, nor waits in a circle.
-    hold_account(&tx, user_id).await?;
-    let (tournament, now) = lock_while_open(&tx, tournament_id).await?;
-    let ban_until = player_profiles::Entity::find_by_id(user_id).one(&tx).await?.and_then(|p| p.ban_until);
-    if is_banned(ban_until, now) {
-        return Err(AppError::new(ErrorCode::RegistrationBanned, "registration is closed to you until your ban ends"));
-    }
-    let existing = registrations::Entity::find()
-        .filter(registrations::Column::TournamentId.eq(tournament.id))
-        .filter(registrations::Column::UserId.eq(user_id))
-        .one(&tx)
-        .await?;
-    if existing.as_ref().is_some_and(|row| LIVE.contains(&row.status)) {
-        return Err(already_registered());
-    }
-    // A seat freed earlier goes to the queue before a newcomer.
-    let promoted = fill_free_seats(&tx, notifier, &tournament, None).await?;
-    let status = if taken_seats(&tx, tournament.id).await? < i64::from(tournament.capacity) {
-        RegistrationStatus::Registered
-    } else {
-        RegistrationStatus::Waitlist
-    };
-    let registration = match existing {
-        Some(row) => {
-            let mut active: registrations::ActiveModel = row.into();
-            active.status = Set(status);
-            active.source = Set(RegistrationSource::App);
-            active.seated_from_waitlist = Set(false);
-            active.checked_in_at = Set(None);
-            active.cancelled_at = Set(None);
-            active.eliminated_at = Set(None);
-            active.created_at = Set(now);
-            active.updated_at = Set(now);
-            active.update(&tx).await?
-        }
-        None => new_registration(tournament.id, Some(user_id), None, status, RegistrationSource::App, now)
-            .insert(&tx)
-            .await
-            .on_unique_violation(ErrorCode::AlreadyRegistered, "you are already registered")?,
-    };
-    let followers = tell_followers(&tx, notifier, tournament.id, player).await?;
-    tx.commit().await?;
-    notifier.push_in_background(db, promoted.into_iter().chain(followers).collect());
-    Ok(registration)
+/// A cancelled registration of the same player taken up again: it goes to the end of the
+/// queue as if new (`created_at` is the new decision's).
+pub fn reregistration(
+    row: registrations::Model,
+    status: RegistrationStatus,
+    now: DateTime<Utc>,
+) -> registrations::ActiveModel {
+    let mut active: registrations::ActiveModel = row.into();
+    active.status = Set(status);
+    active.source = Set(RegistrationSource::App);
+    active.seated_from_waitlist = Set(false);
+    active.checked_in_at = Set(None);
+    active.cancelled_at = Set(None);
+    active.eliminated_at = Set(None);
+    active.created_at = Set(now);
+    active.updated_at = Set(now);
+    active
 }
 
-fn already_registered() -> AppError {
+pub fn already_registered() -> AppError {
     AppError::new(ErrorCode::AlreadyRegistered, "you are already registered")
 }
 
-fn new_registration(
+pub fn new_registration(
     tournament_id: Uuid,
     user_id: Option<Uuid>,
     guest_id: Option<Uuid>,
@@ -252,27 +197,27 @@ fn new_registration(
 /// `cancel-registration` by the player: from a seat after the deadline it costs a strike;
 /// from the waitlist never. A freed seat goes to the first of the queue.
 pub async fn cancel(
-    db: &DatabaseConnection,
+    tx: &DatabaseTransaction,
     notifier: &Notifier,
-    tournament_id: Uuid,
+    tournament: &tournaments::Model,
     user_id: Uuid,
-) -> AppResult<registrations::Model> {
-    let (tx, tournament, now) = begin_while_open(db, tournament_id).await?;
+    now: DateTime<Utc>,
+) -> AppResult<(registrations::Model, Option<Journaled>)> {
     let row = registrations::Entity::find()
         .filter(registrations::Column::TournamentId.eq(tournament.id))
         .filter(registrations::Column::UserId.eq(user_id))
-        .one(&tx)
+        .one(tx)
         .await?
         .ok_or_else(|| AppError::not_found("registration"))?;
     match row.status {
         RegistrationStatus::Registered => {
             let deadline_hours = organizers::Entity::find_by_id(tournament.organizer_id)
-                .one(&tx)
+                .one(tx)
                 .await?
                 .ok_or_else(|| AppError::Internal(anyhow::anyhow!("tournament {} has no club", tournament.id)))?
                 .cancel_deadline_hours;
             if is_late_cancellation(now, tournament.starts_at, deadline_hours) {
-                strikes::issue(&tx, user_id, tournament.id, row.id, StrikeReason::LateCancel, now).await?;
+                strikes::issue(tx, user_id, tournament.id, row.id, StrikeReason::LateCancel, now).await?;
             }
         }
         RegistrationStatus::Waitlist => {}
@@ -287,11 +232,9 @@ pub async fn cancel(
     active.status = Set(RegistrationStatus::Cancelled);
     active.cancelled_at = Set(Some(now));
     active.updated_at = Set(now);
-    let registration = active.update(&tx).await?;
-    let promoted = fill_free_seats(&tx, notifier, &tournament, None).await?;
-    tx.commit().await?;
-    notifier.push_in_background(db, promoted.into_iter().collect());
-    Ok(registration)
+    let registration = active.update(tx).await?;
+    let promoted = fill_free_seats(tx, notifier, tournament, None).await?;
+    Ok((registration, promoted))
 }
 
 /// The registration `registration_id` of the locked tournament, for the club's operations;
@@ -316,14 +259,14 @@ async fn club_row(
 
 /// `check-in` by the club: only from `registered`, only while registration is open.
 pub async fn check_in(
-    db: &DatabaseConnection,
-    tournament_id: Uuid,
+    tx: &DatabaseTransaction,
+    tournament: &tournaments::Model,
     registration_id: Uuid,
+    now: DateTime<Utc>,
 ) -> AppResult<registrations::Model> {
-    let (tx, tournament, now) = begin_while_open(db, tournament_id).await?;
     let row = club_row(
-        &tx,
-        &tournament,
+        tx,
+        tournament,
         registration_id,
         RegistrationStatus::Registered,
         "only a registered player can be checked in",
@@ -333,9 +276,7 @@ pub async fn check_in(
     active.status = Set(RegistrationStatus::CheckedIn);
     active.checked_in_at = Set(Some(now));
     active.updated_at = Set(now);
-    let registration = active.update(&tx).await?;
-    tx.commit().await?;
-    Ok(registration)
+    Ok(active.update(tx).await?)
 }
 
 /// `cancel-check-in` by the club: a player who came from the waitlist returns to it (keeping
@@ -344,14 +285,14 @@ pub async fn check_in(
 /// place the club could now hold against them as a no-show; anyone else returns to
 /// `registered`.
 pub async fn cancel_check_in(
-    db: &DatabaseConnection,
+    tx: &DatabaseTransaction,
     notifier: &Notifier,
-    tournament_id: Uuid,
+    tournament: &tournaments::Model,
     registration_id: Uuid,
-) -> AppResult<registrations::Model> {
-    let (tx, tournament, now) = begin_while_open(db, tournament_id).await?;
+    now: DateTime<Utc>,
+) -> AppResult<(registrations::Model, Option<Journaled>)> {
     let refusal = "only a checked-in player can have the check-in cancelled";
-    let row = club_row(&tx, &tournament, registration_id, RegistrationStatus::CheckedIn, refusal).await?;
+    let row = club_row(tx, tournament, registration_id, RegistrationStatus::CheckedIn, refusal).await?;
     let back_to = match (row.seated_from_waitlist, row.source) {
         (true, _) => RegistrationStatus::Waitlist,
         (false, RegistrationSource::WalkIn) => RegistrationStatus::Cancelled,
@@ -365,11 +306,9 @@ pub async fn cancel_check_in(
         active.cancelled_at = Set(Some(now));
     }
     active.updated_at = Set(now);
-    let registration = active.update(&tx).await?;
-    let promoted = fill_free_seats(&tx, notifier, &tournament, Some(registration.id)).await?;
-    tx.commit().await?;
-    notifier.push_in_background(db, promoted.into_iter().collect());
-    Ok(registration)
+    let registration = active.update(tx).await?;
+    let promoted = fill_free_seats(tx, notifier, tournament, Some(registration.id)).await?;
+    Ok((registration, promoted))
 }
 
 /// `walk-in` by the club: the person is at the door. An account with the phone gets the

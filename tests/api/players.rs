@@ -122,11 +122,13 @@ async fn followers_of_names_everyone_who_follows_a_player(backend: Backend) {
             .await
             .assert_ok();
     }
-    let mut followers =
-        floor::tournaments::registrations::followers_of(app.db(), boris.user_id).await.expect("a query");
+    let mut of_each = floor::tournaments::registrations::followers_of_each(app.db(), &[boris.user_id, anna.user_id])
+        .await
+        .expect("a query");
+    let mut followers = of_each.remove(&boris.user_id).expect("Boris has followers");
     followers.sort();
     let mut expected = vec![anna.user_id, clara.user_id];
     expected.sort();
     assert_eq!(followers, expected);
-    assert!(floor::tournaments::registrations::followers_of(app.db(), anna.user_id).await.expect("a query").is_empty());
+    assert!(of_each.is_empty(), "no one follows Anna: {of_each:?}");
 }

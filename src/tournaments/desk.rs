@@ -1,0 +1,569 @@
+//! The registration desk: one queue per tournament for every change of who takes part while
+//! registration is open (a player registers or cancels, the club checks a player in or
+//! cancels a check-in). The desk decides them in the order they arrived, many to a
+//! transaction: whatever arrived while a group was being written is the next group. A rush
+//! of thousands of registrations is tens of transactions, each taking the tournament's lock
+//! once, instead of thousands queueing for it one by one.
+//!
+//! A group is decided in one write transaction holding the tournament's lock, as a single
+//! change always was, so another node's desk (or a walk-in) waits for it and then sees it:
+//! the lock, not the node, keeps capacity and one place per person, whichever node took the
+//! request. A change that is refused (banned, already registered, a wrong status) is
+//! answered with its error and writes nothing; a club change that fails is rolled back to
+//! its savepoint and the group goes on. An answer is sent only once its group has
+//! committed, and a group that cannot commit is refused as a whole: nothing of it was
+//! written, so nothing acknowledged is lost. The public reads are dropped, and the notices
+//! pushed, once per group.
+//!
+//! A desk lives while changes come: it is started by the first and ends after [`IDLE_AFTER`]
+//! without one, holding nothing but its queue meanwhile.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use floor_actors::rules::strikes::is_banned;
+use floor_entities::enums::{RegistrationSource, RegistrationStatus, TournamentStatus, UserStatus};
+use floor_entities::{player_profiles, registrations, tournaments, users};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, QueryFilter, QuerySelect,
+    TransactionTrait,
+};
+use tokio::sync::{mpsc, oneshot};
+use tracing::Instrument;
+use uuid::Uuid;
+
+use super::registrations::{
+    LIVE, already_registered, cancel, cancel_check_in, check_in, closed, fill_free_seats, followers_of_each,
+    new_registration, reregistration, tell_followers, waitlist_positions,
+};
+use super::{display_title, lock, seat_counts};
+use crate::accounts::account_gone;
+use crate::db::{self, IDS_PER_STATEMENT, insert_in_chunks_of, padded_ids};
+use crate::error::{AppError, AppResult, ErrorCode};
+use crate::notifications::{Journaled, Notifier};
+
+/// A desk with nothing to decide for this long ends.
+pub const IDLE_AFTER: Duration = Duration::from_secs(30);
+/// The most changes decided in one transaction.
+const MOST_PER_GROUP: usize = 2_000;
+/// Changes that may wait at a desk; past it, callers wait for room (the HTTP server's own
+/// limits bound how many do).
+const QUEUE: usize = 10_000;
+
+/// A change of who takes part.
+#[derive(Clone, Copy, Debug)]
+pub enum Change {
+    /// The player registers: a seat while any is free, else the waitlist.
+    Register { user_id: Uuid },
+    /// The player cancels their registration.
+    Cancel { user_id: Uuid },
+    /// The club marks a registered player arrived.
+    CheckIn { registration_id: Uuid },
+    /// The club takes the arrival mark back.
+    CancelCheckIn { registration_id: Uuid },
+}
+
+/// A decided change: the registration as it now is, and its place in the waitlist (1 =
+/// next) when it is on it.
+#[derive(Clone, Debug)]
+pub struct Decided {
+    pub registration: registrations::Model,
+    pub waitlist_position: Option<i64>,
+}
+
+/// What a group did beside its answers: its commit, for the node to act on.
+pub trait Committed: Send + Sync + 'static {
+    /// A group of `decided` changes committed: the public reads it changed are to be dropped.
+    fn committed(&self, decided: usize);
+    /// A group could not be written: every change of it was refused.
+    fn failed(&self, refused: usize);
+}
+
+struct Ask {
+    change: Change,
+    answer: oneshot::Sender<AppResult<Decided>>,
+}
+
+/// The desks of this node, one per tournament that has changes coming.
+#[derive(Clone)]
+pub struct Desks {
+    open: Arc<Mutex<HashMap<Uuid, mpsc::Sender<Ask>>>>,
+    db: DatabaseConnection,
+    notifier: Notifier,
+    committed: Arc<dyn Committed>,
+}
+
+impl Desks {
+    pub fn new(db: DatabaseConnection, notifier: Notifier, committed: Arc<dyn Committed>) -> Self {
+        Self { open: Arc::default(), db, notifier, committed }
+    }
+
+    /// Decides `change` at the tournament's desk, in its turn, and answers once it is written.
+    pub async fn decide(&self, tournament_id: Uuid, change: Change) -> AppResult<Decided> {
+        // A desk that has just ended refuses the change untaken: the next one takes it.
+        for _ in 0..3 {
+            let desk = self.desk(tournament_id);
+            let (answer, answered) = oneshot::channel();
+            if desk.send(Ask { change, answer }).await.is_err() {
+                self.ended(tournament_id, &desk);
+                continue;
+            }
+            return answered.await.unwrap_or_else(|_| {
+                Err(AppError::Internal(anyhow::anyhow!("the registration desk stopped before it answered")))
+            });
+        }
+        Err(AppError::Internal(anyhow::anyhow!("the registration desk could not be reached")))
+    }
+
+    /// How many desks are open now.
+    pub fn open_count(&self) -> usize {
+        self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).len()
+    }
+
+    /// The queue of the tournament's desk, started if none runs.
+    fn desk(&self, tournament_id: Uuid) -> mpsc::Sender<Ask> {
+        let mut open = self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(desk) = open.get(&tournament_id)
+            && !desk.is_closed()
+        {
+            return desk.clone();
+        }
+        let (desk, queue) = mpsc::channel(QUEUE);
+        open.insert(tournament_id, desk.clone());
+        tokio::spawn(self.clone().serve(tournament_id, queue));
+        desk
+    }
+
+    /// Forgets `desk` if it is still the one listed for the tournament.
+    fn ended(&self, tournament_id: Uuid, desk: &mpsc::Sender<Ask>) {
+        let mut open = self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if open.get(&tournament_id).is_some_and(|listed| listed.same_channel(desk)) {
+            open.remove(&tournament_id);
+        }
+    }
+
+    /// A desk: takes what has arrived, decides it as one group, and again, until it sits idle.
+    async fn serve(self, tournament_id: Uuid, mut queue: mpsc::Receiver<Ask>) {
+        loop {
+            let first = match tokio::time::timeout(IDLE_AFTER, queue.recv()).await {
+                Ok(Some(ask)) => ask,
+                Ok(None) => return,
+                Err(_idle) => {
+                    // Closed and unlisted at once (a caller finding it closed would list a new
+                    // one); no change comes in after, and what came before is decided.
+                    {
+                        let mut open = self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                        queue.close();
+                        open.remove(&tournament_id);
+                    }
+                    let mut rest = Vec::new();
+                    while let Ok(ask) = queue.try_recv() {
+                        rest.push(ask);
+                    }
+                    if !rest.is_empty() {
+                        self.run_group(tournament_id, rest).await;
+                    }
+                    return;
+                }
+            };
+            let mut group = vec![first];
+            while group.len() < MOST_PER_GROUP {
+                match queue.try_recv() {
+                    Ok(ask) => group.push(ask),
+                    Err(_) => break,
+                }
+            }
+            let span = tracing::info_span!("registration.group", %tournament_id, changes = group.len());
+            self.run_group(tournament_id, group).instrument(span).await;
+        }
+    }
+
+    /// Decides a group, commits it and answers each change of it.
+    async fn run_group(&self, tournament_id: Uuid, group: Vec<Ask>) {
+        let changes: Vec<Change> = group.iter().map(|ask| ask.change).collect();
+        let outcome = async {
+            let tx = db::begin_write(&self.db).await?;
+            let (answers, notices) = decide_group(&tx, &self.notifier, tournament_id, &changes).await?;
+            tx.commit().await?;
+            Ok::<_, AppError>((answers, notices))
+        }
+        .await;
+        match outcome {
+            Ok((answers, notices)) => {
+                let decided = answers.iter().filter(|answer| answer.is_ok()).count();
+                if decided > 0 {
+                    self.committed.committed(decided);
+                }
+                self.notifier.push_in_background(&self.db, notices);
+                for (ask, answer) in group.into_iter().zip(answers) {
+                    let _ = ask.answer.send(answer);
+                }
+            }
+            Err(err) => {
+                if matches!(err, AppError::Internal(_)) && err.code() != ErrorCode::ServiceUnavailable {
+                    tracing::error!(%tournament_id, error = %err, changes = group.len(), "a registration group failed");
+                }
+                self.committed.failed(group.len());
+                let err = Arc::new(err);
+                for ask in group {
+                    let _ = ask.answer.send(Err(AppError::shared(err.clone())));
+                }
+            }
+        }
+    }
+}
+
+/// Times of decisions, strictly increasing within a group: the waitlist is ordered by
+/// `created_at`, and two decisions of one microsecond must still keep their order.
+struct Clock {
+    last: DateTime<Utc>,
+}
+
+impl Clock {
+    fn now(&mut self) -> DateTime<Utc> {
+        let now = Utc::now().max(self.last + chrono::Duration::microseconds(1));
+        self.last = now;
+        now
+    }
+}
+
+/// New registrations per `INSERT`: a size every group repeats, so PostgreSQL plans it once.
+const ROWS_PER_STATEMENT: usize = 64;
+
+/// What the group has decided to write of the registrations not yet written.
+#[derive(Default)]
+struct Pending {
+    inserts: Vec<registrations::ActiveModel>,
+}
+
+impl Pending {
+    async fn write(&mut self, tx: &DatabaseTransaction) -> AppResult<()> {
+        insert_in_chunks_of(tx, std::mem::take(&mut self.inserts), ROWS_PER_STATEMENT).await?;
+        Ok(())
+    }
+}
+
+/// Decides `changes` in order inside `tx`: an answer for each, and the notices they owe.
+/// An error is the group's: nothing of it may be committed.
+async fn decide_group(
+    tx: &DatabaseTransaction,
+    notifier: &Notifier,
+    tournament_id: Uuid,
+    changes: &[Change],
+) -> AppResult<(Vec<AppResult<Decided>>, Vec<Journaled>)> {
+    let registering: Vec<Uuid> = changes
+        .iter()
+        .filter_map(|change| match change {
+            Change::Register { user_id } => Some(*user_id),
+            _ => None,
+        })
+        .collect();
+    // The accounts before the tournament: a deletion holds its account from its start and
+    // locks tournaments after it, so neither slips in beside the other, nor waits in a circle.
+    let accounts = hold_accounts(tx, &registering).await?;
+    let tournament = match lock(tx, tournament_id).await {
+        Ok(tournament) if tournament.status == TournamentStatus::Registration => tournament,
+        Ok(_) => return Ok((refuse_all(changes, &accounts, closed), Vec::new())),
+        Err(err) if err.code() == ErrorCode::NotFound => {
+            return Ok((refuse_all(changes, &accounts, || AppError::not_found("tournament")), Vec::new()));
+        }
+        Err(err) => return Err(err),
+    };
+    let mut clock = Clock { last: Utc::now() - chrono::Duration::microseconds(1) };
+    let mut notices = Vec::new();
+    // A seat freed earlier goes to the queue before a newcomer.
+    if !registering.is_empty() {
+        notices.extend(fill_free_seats(tx, notifier, &tournament, None).await?);
+    }
+    let bans = bans_of(tx, &registering).await?;
+    let mut held = registrations_of(tx, tournament_id, &registering).await?;
+    let counts = seat_counts(tx, &[tournament_id]).await?.remove(&tournament_id).unwrap_or_default();
+    let (mut taken, mut waiting) = (counts.taken, counts.waitlist);
+    let capacity = i64::from(tournament.capacity);
+
+    let mut pending = Pending::default();
+    let mut answers = Vec::with_capacity(changes.len());
+    let mut registered = Vec::new();
+    for change in changes {
+        let now = clock.now();
+        let answer = match *change {
+            Change::Register { user_id } => match register(
+                accounts.contains_key(&user_id),
+                bans.get(&user_id).copied().flatten(),
+                held.get(&user_id),
+                now,
+            ) {
+                Err(refused) => Err(refused),
+                Ok(previous) => {
+                    let status = if taken < capacity {
+                        taken += 1;
+                        RegistrationStatus::Registered
+                    } else {
+                        waiting += 1;
+                        RegistrationStatus::Waitlist
+                    };
+                    let row = match previous {
+                        Some(row) => reregistration(row, status, now).update(tx).await?,
+                        None => {
+                            let row = new_registration(
+                                tournament_id,
+                                Some(user_id),
+                                None,
+                                status,
+                                RegistrationSource::App,
+                                now,
+                            );
+                            pending.inserts.push(row.clone());
+                            model_of(row)?
+                        }
+                    };
+                    held.insert(user_id, row.clone());
+                    registered.push(user_id);
+                    let waitlist_position = (status == RegistrationStatus::Waitlist).then_some(waiting);
+                    Ok(Decided { registration: row, waitlist_position })
+                }
+            },
+            club_or_cancel => {
+                // These read the registrations as written: what is pending goes first.
+                pending.write(tx).await?;
+                // Refused, it is rolled back alone and the group goes on.
+                let savepoint = tx.begin().await?;
+                let done = other_change(&savepoint, notifier, &tournament, club_or_cancel, now).await;
+                match &done {
+                    Ok(_) => savepoint.commit().await?,
+                    Err(_) => savepoint.rollback().await?,
+                }
+                let counts = seat_counts(tx, &[tournament_id]).await?.remove(&tournament_id).unwrap_or_default();
+                (taken, waiting) = (counts.taken, counts.waitlist);
+                match done {
+                    Ok((row, promoted)) => {
+                        notices.extend(promoted);
+                        if let Some(user_id) = row.user_id {
+                            held.insert(user_id, row.clone());
+                        }
+                        let waitlist_position = if row.status == RegistrationStatus::Waitlist {
+                            waitlist_positions(tx, tournament_id).await?.get(&row.id).copied()
+                        } else {
+                            None
+                        };
+                        Ok(Decided { registration: row, waitlist_position })
+                    }
+                    Err(refused) => Err(refused),
+                }
+            }
+        };
+        answers.push(answer);
+    }
+    pending.write(tx).await?;
+    notices.extend(tell_every_follower(tx, notifier, &tournament, &accounts, &registered).await?);
+    Ok((answers, notices))
+}
+
+/// A registration's decision without I/O, for a player whose account is live or not, banned
+/// until `ban_until`, holding `held` in the tournament: refused, or the player's earlier
+/// (cancelled) registration to take up again, if any.
+fn register(
+    account_live: bool,
+    ban_until: Option<DateTime<Utc>>,
+    held: Option<&registrations::Model>,
+    now: DateTime<Utc>,
+) -> AppResult<Option<registrations::Model>> {
+    if !account_live {
+        return Err(account_gone());
+    }
+    if is_banned(ban_until, now) {
+        return Err(AppError::new(ErrorCode::RegistrationBanned, "registration is closed to you until your ban ends"));
+    }
+    match held {
+        Some(row) if LIVE.contains(&row.status) => Err(already_registered()),
+        previous => Ok(previous.cloned()),
+    }
+}
+
+/// Every change refused with `refusal`, but a registration of an account deleted meanwhile
+/// with `401` as a single registration was.
+fn refuse_all(
+    changes: &[Change],
+    accounts: &HashMap<Uuid, users::Model>,
+    refusal: impl Fn() -> AppError,
+) -> Vec<AppResult<Decided>> {
+    changes
+        .iter()
+        .map(|change| match change {
+            Change::Register { user_id } if !accounts.contains_key(user_id) => Err(account_gone()),
+            _ => Err(refusal()),
+        })
+        .collect()
+}
+
+/// A cancellation or a club change, as a single change always ran.
+async fn other_change(
+    tx: &DatabaseTransaction,
+    notifier: &Notifier,
+    tournament: &tournaments::Model,
+    change: Change,
+    now: DateTime<Utc>,
+) -> AppResult<(registrations::Model, Option<Journaled>)> {
+    match change {
+        Change::Cancel { user_id } => cancel(tx, notifier, tournament, user_id, now).await,
+        Change::CheckIn { registration_id } => Ok((check_in(tx, tournament, registration_id, now).await?, None)),
+        Change::CancelCheckIn { registration_id } => {
+            cancel_check_in(tx, notifier, tournament, registration_id, now).await
+        }
+        Change::Register { .. } => Err(AppError::Internal(anyhow::anyhow!("a registration went the wrong way"))),
+    }
+}
+
+/// The live accounts of `user_ids`, held (shared) until `tx` ends.
+async fn hold_accounts(tx: &DatabaseTransaction, user_ids: &[Uuid]) -> AppResult<HashMap<Uuid, users::Model>> {
+    let mut accounts = HashMap::with_capacity(user_ids.len());
+    let distinct: Vec<Uuid> = user_ids.iter().copied().collect::<HashSet<_>>().into_iter().collect();
+    for chunk in distinct.chunks(IDS_PER_STATEMENT) {
+        let rows =
+            users::Entity::find().filter(users::Column::Id.is_in(padded_ids(chunk))).lock_shared().all(tx).await?;
+        accounts.extend(rows.into_iter().filter(|user| user.status != UserStatus::Deleted).map(|user| (user.id, user)));
+    }
+    Ok(accounts)
+}
+
+/// The end of each player's ban, if they have a profile.
+async fn bans_of(tx: &DatabaseTransaction, user_ids: &[Uuid]) -> AppResult<HashMap<Uuid, Option<DateTime<Utc>>>> {
+    let mut bans = HashMap::new();
+    for chunk in user_ids.chunks(IDS_PER_STATEMENT) {
+        let rows: Vec<(Uuid, Option<DateTime<Utc>>)> = player_profiles::Entity::find()
+            .select_only()
+            .column(player_profiles::Column::UserId)
+            .column(player_profiles::Column::BanUntil)
+            .filter(player_profiles::Column::UserId.is_in(padded_ids(chunk)))
+            .into_tuple()
+            .all(tx)
+            .await?;
+        bans.extend(rows);
+    }
+    Ok(bans)
+}
+
+/// The registrations of these players in the tournament, whatever their status.
+async fn registrations_of(
+    tx: &DatabaseTransaction,
+    tournament_id: Uuid,
+    user_ids: &[Uuid],
+) -> AppResult<HashMap<Uuid, registrations::Model>> {
+    let mut held = HashMap::new();
+    for chunk in user_ids.chunks(IDS_PER_STATEMENT) {
+        let rows = registrations::Entity::find()
+            .filter(registrations::Column::TournamentId.eq(tournament_id))
+            .filter(registrations::Column::UserId.is_in(padded_ids(chunk)))
+            .all(tx)
+            .await?;
+        held.extend(rows.into_iter().filter_map(|row| Some((row.user_id?, row))));
+    }
+    Ok(held)
+}
+
+/// Tells the followers of every player who registered in the group.
+async fn tell_every_follower(
+    tx: &DatabaseTransaction,
+    notifier: &Notifier,
+    tournament: &tournaments::Model,
+    accounts: &HashMap<Uuid, users::Model>,
+    registered: &[Uuid],
+) -> AppResult<Vec<Journaled>> {
+    let mut followers = followers_of_each(tx, registered).await?;
+    if followers.is_empty() {
+        return Ok(Vec::new());
+    }
+    let title = display_title(tx, tournament.id).await?;
+    let mut journaled = Vec::new();
+    for user_id in registered {
+        if let (Some(recipients), Some(player)) = (followers.remove(user_id), accounts.get(user_id)) {
+            journaled.push(tell_followers(tx, notifier, tournament.id, &title, player, recipients).await?);
+        }
+    }
+    Ok(journaled)
+}
+
+/// The row an insert will write, as the model it becomes.
+fn model_of(row: registrations::ActiveModel) -> AppResult<registrations::Model> {
+    use sea_orm::TryIntoModel;
+    row.try_into_model().map_err(|err| AppError::Internal(err.into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text).map(|t| t.with_timezone(&Utc)).expect("a time")
+    }
+
+    fn held(status: RegistrationStatus) -> registrations::Model {
+        let now = at("2026-11-28T12:00:00Z");
+        let row = new_registration(Uuid::now_v7(), Some(Uuid::now_v7()), None, status, RegistrationSource::App, now);
+        model_of(row).expect("a model")
+    }
+
+    fn code(decided: AppResult<Option<registrations::Model>>) -> Option<ErrorCode> {
+        decided.err().map(|err| err.code())
+    }
+
+    #[test]
+    fn a_newcomer_registers_with_a_new_row() {
+        let decided = register(true, None, None, at("2026-11-28T12:00:00Z"));
+        assert!(matches!(decided, Ok(None)));
+    }
+
+    #[test]
+    fn a_deleted_account_is_refused_before_anything_else() {
+        let live = held(RegistrationStatus::Registered);
+        let now = at("2026-11-28T12:00:00Z");
+        assert_eq!(
+            code(register(false, Some(at("2027-01-01T00:00:00Z")), Some(&live), now)),
+            Some(ErrorCode::Unauthorized)
+        );
+    }
+
+    #[test]
+    fn a_ban_refuses_until_it_ends() {
+        let until = at("2026-12-01T00:00:00Z");
+        assert_eq!(
+            code(register(true, Some(until), None, at("2026-11-30T23:59:59Z"))),
+            Some(ErrorCode::RegistrationBanned)
+        );
+        assert!(register(true, Some(until), None, until).is_ok(), "the ban ends at its end");
+    }
+
+    #[test]
+    fn every_place_held_refuses_a_second_registration() {
+        let now = at("2026-11-28T12:00:00Z");
+        for status in LIVE {
+            assert_eq!(
+                code(register(true, None, Some(&held(status)), now)),
+                Some(ErrorCode::AlreadyRegistered),
+                "{status:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_cancelled_or_no_show_registration_is_taken_up_again() {
+        let now = at("2026-11-28T12:00:00Z");
+        for status in [RegistrationStatus::Cancelled, RegistrationStatus::NoShow] {
+            let row = held(status);
+            let again = register(true, None, Some(&row), now).expect("taken up").expect("the same row");
+            assert_eq!(again.id, row.id, "{status:?}");
+        }
+    }
+
+    #[test]
+    fn decisions_get_strictly_increasing_times() {
+        let mut clock = Clock { last: Utc::now() + chrono::Duration::seconds(1) };
+        let times: Vec<DateTime<Utc>> = (0..1000).map(|_| clock.now()).collect();
+        assert!(
+            times.windows(2).all(|pair| pair[0] < pair[1]),
+            "each after the one before, even ahead of the wall clock"
+        );
+    }
+}
