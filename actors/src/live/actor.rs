@@ -386,7 +386,11 @@ impl<S: LiveStore, B: Broadcaster> Actor for TournamentActor<S, B> {
                     return Ok(());
                 }
                 let name = command.name();
-                let outcome = self.run(&myself, state, command, by).instrument(span.clone()).await;
+                // Boxed, here and below: the actor's message loop is one future kept for the
+                // actor's life, as large as the largest future awaited in it. A command's
+                // future (its transaction and the fan-out) lives on the heap while it runs
+                // instead, and an idle tournament holds a small loop.
+                let outcome = Box::pin(self.run(&myself, state, command, by)).instrument(span.clone()).await;
                 match &outcome {
                     Ok(done) => {
                         let version = done.state.version;
@@ -410,17 +414,17 @@ impl<S: LiveStore, B: Broadcaster> Actor for TournamentActor<S, B> {
             // A catch-up that fails leaves a state that is merely behind; one that was to
             // announce a change fails the actor, whose rebuild announces it.
             TournamentMsg::CatchUp => {
-                if let Err(err) = self.reload(&myself, state, false).await {
+                if let Err(err) = Box::pin(self.reload(&myself, state, false)).await {
                     tracing::warn!(tournament_id = %state.game.tournament_id, error = %err, "could not catch up with a change");
                 }
             }
             TournamentMsg::Announce { reply } => {
-                self.reload(&myself, state, true).await?;
+                Box::pin(self.reload(&myself, state, true)).await?;
                 if let Some(reply) = reply {
                     let _ = reply.send(());
                 }
             }
-            TournamentMsg::SegmentTimer => self.on_segment_timer(&myself, state).await,
+            TournamentMsg::SegmentTimer => Box::pin(self.on_segment_timer(&myself, state)).await,
         }
         Ok(())
     }

@@ -53,11 +53,13 @@ impl<B: Broadcaster> Fanout<B> {
         let (queue, mut states) = mpsc::channel::<Queued>(WAITING_STATES);
         let room = self.room.clone();
         tokio::spawn(async move {
+            // Boxed: the worker waits for the tournament's life, and its future would hold
+            // room for the largest send whether one runs or not.
             while let Some((state, began, span)) = states.recv().await {
                 if began {
-                    room.broadcast_began(state).instrument(span).await;
+                    Box::pin(room.broadcast_began(state)).instrument(span).await;
                 } else {
-                    room.broadcast(state).instrument(span).await;
+                    Box::pin(room.broadcast(state)).instrument(span).await;
                 }
             }
         });

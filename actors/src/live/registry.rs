@@ -99,7 +99,9 @@ impl Follower {
             async move {
                 loop {
                     wake.notified().await;
-                    match store.load(tournament_id).await {
+                    // Boxed: this task waits for the follower's life, and would otherwise keep
+                    // room for a whole load of the game while it waits.
+                    match Box::pin(store.load(tournament_id)).await {
                         Ok(Some(game)) => {
                             publish_if_newer(&published, Arc::new(LiveState::of(&game, to_millis(now()))))
                         }
