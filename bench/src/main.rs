@@ -28,6 +28,7 @@
 //! need an open-files limit above N (`ulimit -n $(ulimit -Hn)`); serve below the ephemeral
 //! port range (`--port`, default 29125).
 
+mod cost;
 mod database;
 mod engineio;
 mod frame;
@@ -68,6 +69,33 @@ enum Mode {
     Reads(Reads),
     /// A rolling restart of two nodes behind HAProxy, and Redis killed, under N watchers.
     Rolling(Rolling),
+    /// What a running and a registering tournament cost a node's memory.
+    Cost(Cost),
+}
+
+/// The memory cost's options (see `cost`).
+#[derive(clap::Args)]
+struct Cost {
+    /// The floor binary [default: `floor` beside this executable].
+    #[arg(long)]
+    floor: Option<PathBuf>,
+    /// Running tournaments.
+    #[arg(long, default_value_t = 500)]
+    running: usize,
+    /// Walk-ins seated in each running tournament.
+    #[arg(long, default_value_t = 9)]
+    players: usize,
+    /// Tournaments in registration.
+    #[arg(long, default_value_t = 100)]
+    registering: usize,
+    /// Players registering into each of them (their seats).
+    #[arg(long, default_value_t = 200)]
+    places: usize,
+    #[arg(long, default_value_t = 29125)]
+    port: u16,
+    /// Also write the report to this file, as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
 }
 
 /// The rolling restart's options (see `rolling`).
@@ -215,6 +243,10 @@ struct Reads {
     /// The burst: connections reading the agenda meanwhile.
     #[arg(long, default_value_t = 16)]
     burst_readers: usize,
+    /// The burst again, split between two nodes sharing the database and this Redis
+    /// (`--burst-redis-url ''` skips it).
+    #[arg(long, default_value = "redis://127.0.0.1:6379")]
+    burst_redis_url: String,
     /// Also write the reports to this file, as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -239,6 +271,7 @@ async fn bench(cli: Cli) -> anyhow::Result<bool> {
     match cli.mode {
         Some(Mode::Reads(reads)) => bench_reads(reads).await,
         Some(Mode::Rolling(rolling)) => bench_rolling(rolling).await,
+        Some(Mode::Cost(cost)) => bench_cost(cost).await,
         None => bench_fanout(cli.fanout).await,
     }
 }
@@ -259,6 +292,27 @@ async fn bench_fanout(cli: Fanout) -> anyhow::Result<bool> {
     Ok(reports.iter().all(|report| report.ok))
 }
 
+/// What the tournaments cost; always true once measured.
+async fn bench_cost(cli: Cost) -> anyhow::Result<bool> {
+    if cli.running == 0 || cli.registering == 0 || cli.players < 2 || cli.places == 0 {
+        bail!("--running, --registering and --places want numbers above 0, --players 2 or more");
+    }
+    let settings = cost::Settings {
+        floor: floor_binary(cli.floor.as_ref())?,
+        port: cli.port,
+        running: cli.running,
+        players: cli.players,
+        registering: cli.registering,
+        places: cli.places,
+    };
+    let report = cost::measure(&settings).await?;
+    print!("{}", report.text());
+    if let Some(path) = &cli.json {
+        write_json(path, &report)?;
+    }
+    Ok(true)
+}
+
 /// Runs the reads on every database; whether every burst came out exact.
 async fn bench_reads(cli: Reads) -> anyhow::Result<bool> {
     let settings = reads::Settings {
@@ -275,6 +329,7 @@ async fn bench_reads(cli: Reads) -> anyhow::Result<bool> {
             capacity: cli.burst_capacity,
             readers: cli.burst_readers,
         },
+        redis_url: Some(cli.burst_redis_url.clone()).filter(|url| !url.is_empty()),
     };
     if cli.connections == 0 || cli.seconds == 0 || cli.burst_clients == 0 || cli.burst_readers == 0 {
         bail!("--connections, --seconds, --burst-clients and --burst-readers want numbers above 0");
@@ -312,7 +367,7 @@ async fn bench_reads(cli: Reads) -> anyhow::Result<bool> {
             write_json(path, &serde_json::json!({ "peer": peer, "runs": reports }))?;
         }
     }
-    Ok(reports.iter().all(|report| report.burst.ok))
+    Ok(reports.iter().all(|report| report.burst.ok && report.two_nodes.as_ref().is_none_or(|burst| burst.ok)))
 }
 
 /// The rolling restart; whether every watcher caught up after each event, nothing

@@ -37,6 +37,8 @@ pub struct Settings {
     pub peer: Option<String>,
     /// The burst: players registering, clients at once, seats, agenda readers meanwhile.
     pub burst: Burst,
+    /// With a Redis: the burst again, split between two nodes.
+    pub redis_url: Option<String>,
 }
 
 #[derive(Clone, Copy, Serialize)]
@@ -87,6 +89,11 @@ pub struct BurstReport {
     pub registrations_per_second: f64,
     pub registration_p50_ms: f64,
     pub registration_p99_ms: f64,
+    pub registration_max_ms: f64,
+    /// The nodes the registrations were sent to, in turn.
+    pub nodes: usize,
+    /// Transactions the registration desks committed for the burst, on every node.
+    pub transactions: u64,
     /// Answers by status.
     pub statuses: BTreeMap<u16, usize>,
     /// Answers by the registration's status (`registered`, `waitlist`).
@@ -105,6 +112,8 @@ pub struct Report {
     pub live_bytes: usize,
     pub routes: Vec<RouteLoad>,
     pub burst: BurstReport,
+    /// The burst again, split between two nodes (with `--redis-url`).
+    pub two_nodes: Option<BurstReport>,
 }
 
 /// The Node peer's figures, measured with the same load.
@@ -200,10 +209,55 @@ pub async fn measure(settings: &Settings, database: &Database) -> anyhow::Result
         })
         .collect();
 
-    let burst = burst(&api, &mut server, &live.venue, addr, settings.burst).await.context("the burst")?;
+    let burst = burst(&api, &mut server, &live.venue, &[addr], settings.burst).await.context("the burst")?;
     server.stop().await?;
     made.drop_it().await;
-    Ok(Report { database: database.name(), live_bytes: live.live_bytes, routes, burst })
+    let two_nodes = match &settings.redis_url {
+        Some(redis_url) => {
+            Some(burst_on_two_nodes(settings, database, redis_url).await.context("the burst on two nodes")?)
+        }
+        None => None,
+    };
+    Ok(Report { database: database.name(), live_bytes: live.live_bytes, routes, burst, two_nodes })
+}
+
+/// The burst again, on a fresh database shared by two nodes (and Redis), the registrations
+/// sent to each in turn.
+async fn burst_on_two_nodes(settings: &Settings, database: &Database, redis_url: &str) -> anyhow::Result<BurstReport> {
+    let admin_url = match database {
+        Database::Sqlite => None,
+        Database::Postgres { admin_url } => Some(admin_url.as_str()),
+    };
+    let made = FreshDatabase::make(admin_url).await?;
+    let env: Vec<(&str, &str)> = LIMITS.iter().map(|name| (*name, UNLIMITED)).collect();
+    let node = |port: u16, database_url: Option<String>| {
+        let env = &env;
+        async move {
+            let settings = ServerSettings {
+                floor: &settings.floor,
+                port,
+                redis_url: Some(redis_url),
+                database_url: database_url.as_deref(),
+                env,
+            };
+            Server::start(&settings).await
+        }
+    };
+    let mut first = node(settings.port, made.url.clone()).await?;
+    let second = node(settings.port + 1, Some(first.database_url.clone())).await?;
+    let origin = format!("http://127.0.0.1:{}", settings.port);
+    let api = Api::sign_in(&mut first, &origin).await.context("signing the admin in")?;
+    let venue = api.venue().await?;
+    for n in 0..SCHEDULED {
+        let starts_in = chrono::Duration::hours(24 + n as i64);
+        api.schedule(&venue, starts_in, 100, &format!("Турнир выходного дня №{n}")).await?;
+    }
+    let addrs = [address_of(&origin)?, address_of(&format!("http://127.0.0.1:{}", settings.port + 1))?];
+    let burst = burst(&api, &mut first, &venue, &addrs, settings.burst).await;
+    second.stop().await?;
+    first.stop().await?;
+    made.drop_it().await;
+    burst
 }
 
 async fn load(request: Request, connections: usize, seconds: u64) -> anyhow::Result<Load> {
@@ -217,9 +271,10 @@ async fn burst(
     api: &Api,
     server: &mut Server,
     venue: &crate::setup::Venue,
-    addr: SocketAddr,
+    nodes: &[SocketAddr],
     burst: Burst,
 ) -> anyhow::Result<BurstReport> {
+    let addr = *nodes.first().context("a node to send the burst to")?;
     let tournament = api.schedule(venue, chrono::Duration::days(30), burst.capacity, "Пятничный наплыв").await?;
     let phones: Vec<String> = (0..burst.players).map(|n| format!("+7991{n:07}")).collect();
     let tokens = api.sign_in_players(server, &phones).await.context("signing the players in")?;
@@ -233,11 +288,13 @@ async fn burst(
     tokio::time::sleep(Duration::from_millis(200).saturating_sub(readers_started.elapsed())).await;
 
     let client = reqwest::Client::builder().pool_max_idle_per_host(burst.clients).build()?;
-    let url = format!("http://{addr}/api/v1/tournaments/{tournament}/register");
+    let urls: Vec<String> =
+        nodes.iter().map(|node| format!("http://{node}/api/v1/tournaments/{tournament}/register")).collect();
+    let groups_before = committed_groups(&client, nodes).await?;
     let started = Instant::now();
-    let answers: Vec<(u16, String, Duration)> = futures_util::stream::iter(&tokens)
-        .map(|token| {
-            let request = client.post(&url).bearer_auth(token).json(&serde_json::json!({}));
+    let answers: Vec<(u16, String, Duration)> = futures_util::stream::iter(tokens.iter().enumerate())
+        .map(|(n, token)| {
+            let request = client.post(&urls[n % urls.len()]).bearer_auth(token).json(&serde_json::json!({}));
             async move {
                 let sent = Instant::now();
                 match request.send().await {
@@ -256,6 +313,7 @@ async fn burst(
     let seconds = started.elapsed().as_secs_f64();
     readers_done.store(true, Ordering::Release);
     let agenda = reading.await??;
+    let transactions = committed_groups(&client, nodes).await?.saturating_sub(groups_before);
 
     let mut statuses = BTreeMap::new();
     let mut outcomes = BTreeMap::new();
@@ -291,12 +349,29 @@ async fn burst(
         registrations_per_second: answers.len() as f64 / seconds,
         registration_p50_ms: at(0.50),
         registration_p99_ms: at(0.99),
+        registration_max_ms: at(1.0),
+        nodes: nodes.len(),
+        transactions,
         statuses,
         outcomes,
         locked,
         agenda,
         ok,
     })
+}
+
+/// The registration groups the desks of `nodes` have committed so far, read off `/metrics`.
+async fn committed_groups(client: &reqwest::Client, nodes: &[SocketAddr]) -> anyhow::Result<u64> {
+    let mut groups = 0;
+    for node in nodes {
+        let text = client.get(format!("http://{node}/metrics")).send().await?.error_for_status()?.text().await?;
+        groups += text
+            .lines()
+            .filter(|line| line.starts_with("floor_registration_groups_total{outcome=\"committed\"}"))
+            .filter_map(|line| line.rsplit(' ').next()?.parse::<u64>().ok())
+            .sum::<u64>();
+    }
+    Ok(groups)
 }
 
 fn address_of(origin: &str) -> anyhow::Result<SocketAddr> {
@@ -326,30 +401,43 @@ impl Report {
                 statuses(&route.load.statuses),
             ));
         }
-        let burst = &self.burst;
-        text.push_str(&format!(
-            "burst: {} registrations from {} clients into {} seats in {:.2} s ({:.0}/s, p50 {:.1} ms, p99 {:.1} ms): \
-             {:?}, statuses {:?}, {} locked -> {}\n",
-            burst.settings.players,
-            burst.settings.clients,
-            burst.settings.capacity,
-            burst.seconds,
-            burst.registrations_per_second,
-            burst.registration_p50_ms,
-            burst.registration_p99_ms,
-            burst.outcomes,
-            burst.statuses,
-            burst.locked,
-            if burst.ok { "exact" } else { "WRONG" },
-        ));
+        text.push_str(&self.burst.text());
+        if let Some(two_nodes) = &self.two_nodes {
+            text.push_str(&two_nodes.text());
+        }
+        text
+    }
+}
+
+impl BurstReport {
+    /// The burst's figures as text.
+    pub fn text(&self) -> String {
+        let on = if self.nodes == 1 { "one node".to_owned() } else { format!("{} nodes", self.nodes) };
+        let mut text = format!(
+            "burst on {on}: {} registrations from {} clients into {} seats in {:.2} s ({:.0}/s, p50 {:.1} ms, \
+             p99 {:.1} ms, max {:.1} ms, {} transactions): {:?}, statuses {:?}, {} locked -> {}\n",
+            self.settings.players,
+            self.settings.clients,
+            self.settings.capacity,
+            self.seconds,
+            self.registrations_per_second,
+            self.registration_p50_ms,
+            self.registration_p99_ms,
+            self.registration_max_ms,
+            self.transactions,
+            self.outcomes,
+            self.statuses,
+            self.locked,
+            if self.ok { "exact" } else { "WRONG" },
+        );
         text.push_str(&format!(
             "  agenda meanwhile ({} connections): {:.0} req/s, p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms, {}\n",
-            burst.settings.readers,
-            burst.agenda.per_second,
-            burst.agenda.p50_ms,
-            burst.agenda.p99_ms,
-            burst.agenda.max_ms,
-            statuses(&burst.agenda.statuses),
+            self.settings.readers,
+            self.agenda.per_second,
+            self.agenda.p50_ms,
+            self.agenda.p99_ms,
+            self.agenda.max_ms,
+            statuses(&self.agenda.statuses),
         ));
         text
     }

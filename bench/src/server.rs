@@ -39,6 +39,8 @@ pub struct Server {
     child: Child,
     pid: u32,
     dir: PathBuf,
+    /// Its `DATABASE_URL`, for another node to share.
+    pub database_url: String,
     /// Sign-in codes as the server prints them, `(phone, code)`.
     codes: mpsc::UnboundedReceiver<(String, String)>,
     /// Everything else it prints: warnings and errors only (`RUST_LOG=warn`).
@@ -57,18 +59,16 @@ impl Server {
         }
         let dir = std::env::temp_dir().join(format!("floor-bench-{}-{}", std::process::id(), uuid::Uuid::new_v4()));
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let database_url = settings
+            .database_url
+            .map_or_else(|| format!("sqlite://{}/db.sqlite?mode=rwc", dir.display()), str::to_owned);
         let mut command = Command::new(settings.floor);
         command
             .arg("serve")
             .current_dir(&dir)
             .env("APP_ENV", "test")
             .env("PORT", port.to_string())
-            .env(
-                "DATABASE_URL",
-                settings
-                    .database_url
-                    .map_or_else(|| format!("sqlite://{}/db.sqlite?mode=rwc", dir.display()), str::to_owned),
-            )
+            .env("DATABASE_URL", &database_url)
             .env("OTP_LOG_CODES", "true")
             .env("PLATFORM_ADMIN_PHONES", ADMIN_PHONE)
             .env("JWT_SECRET", "bench-secret-bench-secret-bench-secret")
@@ -109,7 +109,7 @@ impl Server {
                 }
             }
         });
-        let server = Self { child, pid, dir, codes, log };
+        let server = Self { child, pid, dir, database_url, codes, log };
         server.wait_for_port(port).await
     }
 

@@ -62,8 +62,8 @@ impl Api {
         Ok(api)
     }
 
-    /// Prepares the tournament like `../shared/perf/setup-floor.py`.
-    pub async fn prepare(&self, players: usize, eliminated: usize) -> anyhow::Result<Tournament> {
+    /// A club with a hall and a blind template, for tournaments to be scheduled at.
+    pub async fn venue(&self) -> anyhow::Result<Venue> {
         let club = self
             .call(Method::POST, "/admin/organizers", Some(json!({ "name": "Perf club", "ownerPhone": ADMIN_PHONE })))
             .await?;
@@ -74,7 +74,12 @@ impl Api {
             "timezone": "Europe/Moscow", "lat": 55.75, "lng": 37.61 });
         let hall = self.call(Method::POST, &format!("/organizers/{club}/locations"), Some(hall)).await?;
         let templates = self.call(Method::GET, &format!("/organizers/{club}/blind-templates"), None).await?;
-        let venue = Venue { club, hall: hall["id"].clone(), template: templates["items"][0]["id"].clone() };
+        Ok(Venue { club, hall: hall["id"].clone(), template: templates["items"][0]["id"].clone() })
+    }
+
+    /// Prepares the tournament like `../shared/perf/setup-floor.py`.
+    pub async fn prepare(&self, players: usize, eliminated: usize) -> anyhow::Result<Tournament> {
+        let venue = self.venue().await?;
         let id = self.schedule(&venue, chrono::Duration::hours(6), players.max(2), "Замер").await?;
 
         let walk_in = format!("/tournaments/{id}/walk-in");
@@ -162,6 +167,11 @@ impl Api {
         Self { http: self.http.clone(), base: format!("{origin}/api/v1"), token: self.token.clone() }
     }
 
+    /// The same server, as the holder of `token` (a player).
+    pub fn as_holder_of(&self, token: &str) -> Self {
+        Self { http: self.http.clone(), base: self.base.clone(), token: token.to_owned() }
+    }
+
     /// The version of the tournament's LiveState now.
     pub async fn live_version(&self, tournament_id: &str) -> anyhow::Result<i64> {
         let answer = self.request(Method::GET, &format!("/tournaments/{tournament_id}/live"), None).await?;
@@ -176,7 +186,7 @@ impl Api {
         Ok((version.version, answered))
     }
 
-    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> anyhow::Result<Value> {
+    pub async fn call(&self, method: Method, path: &str, body: Option<Value>) -> anyhow::Result<Value> {
         let answer = self.request(method.clone(), path, body).await?;
         if answer.is_empty() {
             return Ok(Value::Null);
