@@ -30,6 +30,9 @@ pub struct App {
     /// the writer (WAL); on PostgreSQL the same pool as `db`. A handler that only reads
     /// uses this.
     pub reads: DatabaseConnection,
+    /// What the kept public reads (the agenda, a card) are built on: on a SQLite file a few
+    /// read-only connections of their own, which no burst of requests holds; else `reads`.
+    pub kept_reads: DatabaseConnection,
     /// Token keys, code channels and the platform's admin phones.
     pub sign_in: SignIn,
     /// This node's connection to Redis, present when `REDIS_URL` is set.

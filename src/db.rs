@@ -176,8 +176,29 @@ pub async fn connect_readers(url: &str, writer: &DatabaseConnection) -> anyhow::
     if !has_own_readers(url) {
         return Ok(writer.clone());
     }
+    sqlite_read_only(url, sqlite_readers()).await
+}
+
+/// Read-only connections of the SQLite file the kept public reads are built on.
+const KEPT_READ_CONNECTIONS: u32 = 2;
+
+/// The connections the kept public reads (the agenda, a card) are built on, beside `readers`
+/// (what [`connect_readers`] gave for the same `url`). On a SQLite file a few read-only
+/// connections of their own: the readers serve every request's sign-in check, and in a
+/// registration rush an agenda build queued behind hundreds of them (230 ms, every reader of
+/// the agenda waiting for that one build). Elsewhere `readers`: PostgreSQL's pool was measured
+/// not to hold the build up (the same p99 with a pool of its own; the build waits for the CPU).
+pub async fn connect_kept_reads(url: &str, readers: &DatabaseConnection) -> anyhow::Result<DatabaseConnection> {
+    if !has_own_readers(url) {
+        return Ok(readers.clone());
+    }
+    sqlite_read_only(url, KEPT_READ_CONNECTIONS).await
+}
+
+/// A pool of `connections` read-only connections of the SQLite file of `url`.
+async fn sqlite_read_only(url: &str, connections: u32) -> anyhow::Result<DatabaseConnection> {
     let mut options = base_options(url);
-    options.max_connections(sqlite_readers()).min_connections(1);
+    options.max_connections(connections).min_connections(1);
     options.map_sqlx_sqlite_opts(|opts: SqliteConnectOptions| {
         // The journal mode is the file's (the writer made it WAL); a reader cannot set it.
         opts.read_only(true).busy_timeout(SQLITE_BUSY_TIMEOUT)

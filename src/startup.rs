@@ -85,6 +85,7 @@ impl Application {
         codes: DeliveryChain,
     ) -> anyhow::Result<Self> {
         let reads = db::connect_readers(&config.database_url, &db).await?;
+        let kept_reads = db::connect_kept_reads(&config.database_url, &reads).await?;
         let sign_in = SignIn {
             jwt: Arc::new(JwtKeys::new(&config.jwt_secret)),
             codes,
@@ -156,6 +157,7 @@ impl Application {
             config,
             db,
             reads,
+            kept_reads,
             sign_in,
             link: link.clone(),
             db_watch,

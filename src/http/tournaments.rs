@@ -397,13 +397,13 @@ async fn get_tournament(
     let key = format!("GET /tournaments/{id}");
     let card = async {
         let model = tournaments::Entity::find_by_id(id)
-            .one(&app.reads)
+            .one(&app.kept_reads)
             .await?
             .ok_or_else(|| AppError::not_found("tournament"))?;
         Answer::json(&TournamentDetailView {
             screen_url: format!("{}{}", app.config.public_url, screen_path(model.id)),
             share_url: format!("{}{}", app.config.public_url, share_path(model.id)),
-            tournament: tournament_view(&app.reads, model).await?,
+            tournament: tournament_view(&app.kept_reads, model).await?,
             my_registration: None,
         })
     };
@@ -530,8 +530,8 @@ async fn list_agenda(
     // The cards everyone gets are kept; a signed-in caller's statuses are read each time.
     let key = format!("GET /tournaments {filter:?}");
     let cards = async {
-        let models = agenda_query(filter).all(&app.reads).await?;
-        Answer::json(&ItemList::new(tournament_views(&app.reads, models).await?))
+        let models = agenda_query(filter).all(&app.kept_reads).await?;
+        Answer::json(&ItemList::new(tournament_views(&app.kept_reads, models).await?))
     };
     let Some(user) = caller else { return cached::answer(&app, &headers, key, cards).await };
     let cards = app.read_cache.get_or_build(key, cards).await?;
