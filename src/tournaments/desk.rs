@@ -146,6 +146,7 @@ impl Desks {
 
     /// A desk: takes what has arrived, decides it as one group, and again, until it sits idle.
     async fn serve(self, tournament_id: Uuid, mut queue: mpsc::Receiver<Ask>) {
+        let mut clock = Clock::default();
         loop {
             let first = match tokio::time::timeout(IDLE_AFTER, queue.recv()).await {
                 Ok(Some(ask)) => ask,
@@ -163,7 +164,7 @@ impl Desks {
                         rest.push(ask);
                     }
                     if !rest.is_empty() {
-                        self.run_group(tournament_id, rest).await;
+                        self.run_group(tournament_id, rest, &mut clock).await;
                     }
                     return;
                 }
@@ -176,16 +177,16 @@ impl Desks {
                 }
             }
             let span = tracing::info_span!("registration.group", %tournament_id, changes = group.len());
-            self.run_group(tournament_id, group).instrument(span).await;
+            self.run_group(tournament_id, group, &mut clock).instrument(span).await;
         }
     }
 
     /// Decides a group, commits it and answers each change of it.
-    async fn run_group(&self, tournament_id: Uuid, group: Vec<Ask>) {
+    async fn run_group(&self, tournament_id: Uuid, group: Vec<Ask>, clock: &mut Clock) {
         let changes: Vec<Change> = group.iter().map(|ask| ask.change).collect();
         let outcome = async {
             let tx = db::begin_write(&self.db).await?;
-            let (answers, notices) = decide_group(&tx, &self.notifier, tournament_id, &changes).await?;
+            let (answers, notices) = decide_group(&tx, &self.notifier, tournament_id, &changes, clock).await?;
             tx.commit().await?;
             Ok::<_, AppError>((answers, notices))
         }
@@ -215,8 +216,11 @@ impl Desks {
     }
 }
 
-/// Times of decisions, strictly increasing within a group: the waitlist is ordered by
-/// `created_at`, and two decisions of one microsecond must still keep their order.
+/// Times of a desk's decisions, strictly increasing from group to group: the waitlist is
+/// ordered by `created_at`, and two decisions of one microsecond must still keep their order
+/// (a group deciding faster than a microsecond each runs a little ahead of the wall clock; the
+/// next group goes on from there).
+#[derive(Default)]
 struct Clock {
     last: DateTime<Utc>,
 }
@@ -252,6 +256,7 @@ async fn decide_group(
     notifier: &Notifier,
     tournament_id: Uuid,
     changes: &[Change],
+    clock: &mut Clock,
 ) -> AppResult<(Vec<AppResult<Decided>>, Vec<Journaled>)> {
     let registering: Vec<Uuid> = changes
         .iter()
@@ -271,7 +276,6 @@ async fn decide_group(
         }
         Err(err) => return Err(err),
     };
-    let mut clock = Clock { last: Utc::now() - chrono::Duration::microseconds(1) };
     let mut notices = Vec::new();
     // A seat freed earlier goes to the queue before a newcomer.
     if !registering.is_empty() {
