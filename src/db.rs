@@ -423,6 +423,8 @@ pub fn redact(url: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn id_lists_are_padded_to_a_few_sizes_with_the_same_ids() {
         let ids: Vec<uuid::Uuid> = (0..IDS_PER_STATEMENT).map(|_| uuid::Uuid::now_v7()).collect();
@@ -437,8 +439,6 @@ mod tests {
         }
         assert_eq!(sizes.into_iter().collect::<Vec<_>>(), [8, 16, 32, 64, 128, 256, IDS_PER_STATEMENT]);
     }
-
-    use super::*;
 
     #[test]
     fn advisory_keys_are_stable_and_distinct() {

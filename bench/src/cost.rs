@@ -14,7 +14,7 @@ use reqwest::Method;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::server::{Server, ServerSettings};
+use crate::server::{Server, ServerSettings, UNLIMITED_RATES};
 use crate::setup::Api;
 
 pub struct Settings {
@@ -57,14 +57,6 @@ pub struct Report {
 const AT_ONCE: usize = 32;
 /// Longer than a registration desk waits for a change before it ends.
 const DESKS_END_WITHIN: Duration = Duration::from_secs(35);
-/// The abuse limits of the measured server, out of the way (the load is one address).
-const UNLIMITED: [(&str, &str); 5] = [
-    ("RATE_LIMIT_PUBLIC_READS", "1000000/1s"),
-    ("RATE_LIMIT_CODE_REQUESTS", "1000000/1s"),
-    ("RATE_LIMIT_CODE_REQUESTS_GLOBAL", "1000000/1s"),
-    ("RATE_LIMIT_CODE_CHECKS", "1000000/1s"),
-    ("RATE_LIMIT_REFRESHES", "1000000/1s"),
-];
 
 pub async fn measure(settings: &Settings) -> anyhow::Result<Report> {
     let server_settings = ServerSettings {
@@ -72,7 +64,7 @@ pub async fn measure(settings: &Settings) -> anyhow::Result<Report> {
         port: settings.port,
         redis_url: None,
         database_url: None,
-        env: &UNLIMITED,
+        env: &UNLIMITED_RATES,
     };
     let mut server = Server::start(&server_settings).await?;
     let origin = format!("http://127.0.0.1:{}", settings.port);

@@ -22,7 +22,7 @@ use serde::Serialize;
 
 use crate::database::FreshDatabase;
 use crate::http_load::{self, Load, Request, Until};
-use crate::server::{Server, ServerSettings};
+use crate::server::{Server, ServerSettings, UNLIMITED_RATES};
 use crate::setup::Api;
 
 /// What every database's run shares.
@@ -60,6 +60,14 @@ pub enum Database {
 }
 
 impl Database {
+    /// The administration URL a fresh database is made through; `None` for SQLite.
+    fn admin_url(&self) -> Option<&str> {
+        match self {
+            Self::Sqlite => None,
+            Self::Postgres { admin_url } => Some(admin_url),
+        }
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             Self::Sqlite => "sqlite",
@@ -124,16 +132,6 @@ pub struct PeerReport {
     pub load: Load,
 }
 
-/// The abuse limits of the measured server: far above any load here (the benchmark is one
-/// address).
-const UNLIMITED: &str = "1000000/1s";
-const LIMITS: [&str; 5] = [
-    "RATE_LIMIT_PUBLIC_READS",
-    "RATE_LIMIT_CODE_REQUESTS",
-    "RATE_LIMIT_CODE_REQUESTS_GLOBAL",
-    "RATE_LIMIT_CODE_CHECKS",
-    "RATE_LIMIT_REFRESHES",
-];
 const WARM_UP: Duration = Duration::from_secs(1);
 /// Tournaments open for registration beside the running one: an agenda of 50 cards.
 const SCHEDULED: usize = 49;
@@ -148,18 +146,13 @@ pub async fn measure_peer(settings: &Settings, origin: &str) -> anyhow::Result<P
 
 /// Runs the routes and the burst on `database`.
 pub async fn measure(settings: &Settings, database: &Database) -> anyhow::Result<Report> {
-    let admin_url = match database {
-        Database::Sqlite => None,
-        Database::Postgres { admin_url } => Some(admin_url.as_str()),
-    };
-    let made = FreshDatabase::make(admin_url).await?;
-    let env: Vec<(&str, &str)> = LIMITS.iter().map(|name| (*name, UNLIMITED)).collect();
+    let made = FreshDatabase::make(database.admin_url()).await?;
     let server_settings = ServerSettings {
         floor: &settings.floor,
         port: settings.port,
         redis_url: None,
         database_url: made.url.as_deref(),
-        env: &env,
+        env: &UNLIMITED_RATES,
     };
     let mut server = Server::start(&server_settings).await?;
     let origin = format!("http://127.0.0.1:{}", settings.port);
@@ -224,24 +217,16 @@ pub async fn measure(settings: &Settings, database: &Database) -> anyhow::Result
 /// The burst again, on a fresh database shared by two nodes (and Redis), the registrations
 /// sent to each in turn.
 async fn burst_on_two_nodes(settings: &Settings, database: &Database, redis_url: &str) -> anyhow::Result<BurstReport> {
-    let admin_url = match database {
-        Database::Sqlite => None,
-        Database::Postgres { admin_url } => Some(admin_url.as_str()),
-    };
-    let made = FreshDatabase::make(admin_url).await?;
-    let env: Vec<(&str, &str)> = LIMITS.iter().map(|name| (*name, UNLIMITED)).collect();
-    let node = |port: u16, database_url: Option<String>| {
-        let env = &env;
-        async move {
-            let settings = ServerSettings {
-                floor: &settings.floor,
-                port,
-                redis_url: Some(redis_url),
-                database_url: database_url.as_deref(),
-                env,
-            };
-            Server::start(&settings).await
-        }
+    let made = FreshDatabase::make(database.admin_url()).await?;
+    let node = |port: u16, database_url: Option<String>| async move {
+        let settings = ServerSettings {
+            floor: &settings.floor,
+            port,
+            redis_url: Some(redis_url),
+            database_url: database_url.as_deref(),
+            env: &UNLIMITED_RATES,
+        };
+        Server::start(&settings).await
     };
     let mut first = node(settings.port, made.url.clone()).await?;
     let second = node(settings.port + 1, Some(first.database_url.clone())).await?;

@@ -19,7 +19,7 @@
 //! without one, holding nothing but its queue meanwhile.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -119,12 +119,18 @@ impl Desks {
 
     /// How many desks are open now.
     pub fn open_count(&self) -> usize {
-        self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).len()
+        self.open().len()
+    }
+
+    /// The open desks. The map stays whole whatever panicked while holding it (single inserts
+    /// and removals), so a poisoned lock is taken over.
+    fn open(&self) -> MutexGuard<'_, HashMap<Uuid, mpsc::Sender<Ask>>> {
+        self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The queue of the tournament's desk, started if none runs.
     fn desk(&self, tournament_id: Uuid) -> mpsc::Sender<Ask> {
-        let mut open = self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut open = self.open();
         if let Some(desk) = open.get(&tournament_id)
             && !desk.is_closed()
         {
@@ -138,7 +144,7 @@ impl Desks {
 
     /// Forgets `desk` if it is still the one listed for the tournament.
     fn ended(&self, tournament_id: Uuid, desk: &mpsc::Sender<Ask>) {
-        let mut open = self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut open = self.open();
         if open.get(&tournament_id).is_some_and(|listed| listed.same_channel(desk)) {
             open.remove(&tournament_id);
         }
@@ -150,23 +156,16 @@ impl Desks {
         loop {
             let first = match tokio::time::timeout(IDLE_AFTER, queue.recv()).await {
                 Ok(Some(ask)) => ask,
+                // Closed, and what came before it decided.
                 Ok(None) => return,
                 Err(_idle) => {
                     // Closed and unlisted at once (a caller finding it closed would list a new
-                    // one); no change comes in after, and what came before is decided.
-                    {
-                        let mut open = self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                        queue.close();
-                        open.remove(&tournament_id);
-                    }
-                    let mut rest = Vec::new();
-                    while let Ok(ask) = queue.try_recv() {
-                        rest.push(ask);
-                    }
-                    if !rest.is_empty() {
-                        self.run_group(tournament_id, rest, &mut clock).await;
-                    }
-                    return;
+                    // one); no change comes in after, and the queue still yields what came
+                    // before, then ends.
+                    let mut open = self.open();
+                    queue.close();
+                    open.remove(&tournament_id);
+                    continue;
                 }
             };
             let mut group = vec![first];
@@ -335,14 +334,16 @@ async fn decide_group(
                 // Refused, it is rolled back alone and the group goes on.
                 let savepoint = tx.begin().await?;
                 let done = other_change(&savepoint, notifier, &tournament, club_or_cancel, now).await;
-                match &done {
-                    Ok(_) => savepoint.commit().await?,
-                    Err(_) => savepoint.rollback().await?,
-                }
-                let counts = seat_counts(tx, &[tournament_id]).await?.remove(&tournament_id).unwrap_or_default();
-                (taken, waiting) = (counts.taken, counts.waitlist);
                 match done {
+                    Err(refused) => {
+                        savepoint.rollback().await?;
+                        Err(refused)
+                    }
                     Ok((row, promoted)) => {
+                        savepoint.commit().await?;
+                        let counts =
+                            seat_counts(tx, &[tournament_id]).await?.remove(&tournament_id).unwrap_or_default();
+                        (taken, waiting) = (counts.taken, counts.waitlist);
                         notices.extend(promoted);
                         if let Some(user_id) = row.user_id {
                             held.insert(user_id, row.clone());
@@ -354,7 +355,6 @@ async fn decide_group(
                         };
                         Ok(Decided { registration: row, waitlist_position })
                     }
-                    Err(refused) => Err(refused),
                 }
             }
         };
