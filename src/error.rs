@@ -6,6 +6,8 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use floor_actors::live::LiveState;
+
 use crate::db;
 
 /// Every error code of the contract. Clients branch on these names: renaming one is a
@@ -36,6 +38,10 @@ pub enum ErrorCode {
     InvalidLevel,
     InvalidLevels,
     ResultsAlreadyConfirmed,
+    /// A live command stated to have happened (`occurredAt`) before a command already
+    /// applied to the tournament (beyond the contract's table): `details.state` is the
+    /// LiveState now.
+    ConflictingChange,
     /// An `Idempotency-Key` sent again with another request (beyond the contract's table).
     IdempotencyKeyReused,
     /// Deleting the account of a club's only owner (beyond the contract's table): transfer
@@ -57,7 +63,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, for the documents that name them.
-    pub const ALL: [Self; 32] = [
+    pub const ALL: [Self; 33] = [
         Self::ValidationError,
         Self::Unauthorized,
         Self::Forbidden,
@@ -81,6 +87,7 @@ impl ErrorCode {
         Self::InvalidLevel,
         Self::InvalidLevels,
         Self::ResultsAlreadyConfirmed,
+        Self::ConflictingChange,
         Self::IdempotencyKeyReused,
         Self::SoleOwner,
         Self::PlayingNow,
@@ -113,6 +120,7 @@ impl ErrorCode {
             | SeatTaken
             | InvalidLevel
             | ResultsAlreadyConfirmed
+            | ConflictingChange
             | IdempotencyKeyReused
             | SoleOwner
             | PlayingNow => StatusCode::CONFLICT,
@@ -152,6 +160,7 @@ impl ErrorCode {
             InvalidLevel => "INVALID_LEVEL",
             InvalidLevels => "INVALID_LEVELS",
             ResultsAlreadyConfirmed => "RESULTS_ALREADY_CONFIRMED",
+            ConflictingChange => "CONFLICTING_CHANGE",
             IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
             SoleOwner => "SOLE_OWNER",
             PlayingNow => "PLAYING_NOW",
@@ -195,12 +204,22 @@ impl FieldProblem {
     }
 }
 
+/// What an error adds to its code and message.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum ErrorDetails {
+    /// `VALIDATION_ERROR` and `INVALID_LEVELS`: one entry per wrong field.
+    Fields(Vec<FieldProblem>),
+    /// `CONFLICTING_CHANGE`: the tournament's LiveState now, to show what happened meanwhile.
+    State { state: Box<LiveState> },
+}
+
 /// The error of every handler and service function.
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
     /// A failure the client caused or may act on: sent as it is.
     #[error("{code}: {message}")]
-    Api { code: ErrorCode, message: String, details: Option<Vec<FieldProblem>> },
+    Api { code: ErrorCode, message: String, details: Option<ErrorDetails> },
     /// Anything unexpected: logged with its cause, sent as a bare `INTERNAL_ERROR`.
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
@@ -218,7 +237,7 @@ impl AppError {
             [one] => format!("{}: {}", one.field, one.problem),
             _ => "the request has invalid fields".to_owned(),
         };
-        Self::Api { code: ErrorCode::ValidationError, message, details: Some(details) }
+        Self::Api { code: ErrorCode::ValidationError, message, details: Some(ErrorDetails::Fields(details)) }
     }
 
     pub fn invalid_field(field: impl Into<String>, problem: impl Into<String>) -> Self {
@@ -267,7 +286,7 @@ impl AppError {
     /// unexpected failure goes to the log instead (it may name tables, queries or secrets),
     /// and so does an unreachable database's, reported once in a while rather than at each
     /// request it turns away.
-    pub fn into_public(self) -> (ErrorCode, String, Option<Vec<FieldProblem>>) {
+    pub fn into_public(self) -> (ErrorCode, String, Option<ErrorDetails>) {
         match self {
             Self::Api { code, message, details } => (code, message, details),
             Self::Internal(cause) if db::is_unreachable(&cause) => {
@@ -352,7 +371,7 @@ pub struct ErrorObject {
     pub code: ErrorCode,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub details: Option<Vec<FieldProblem>>,
+    pub details: Option<ErrorDetails>,
 }
 
 impl IntoResponse for AppError {

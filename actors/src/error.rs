@@ -14,6 +14,8 @@ pub enum Refusal {
     SeatTaken,
     InvalidLevel,
     ResultsAlreadyConfirmed,
+    /// A command stated to have happened (`occurredAt`) before a command already applied.
+    ConflictingChange,
     /// Too many callers wait for tournaments to be opened on this node; come back shortly.
     Busy,
     /// The store cannot reach the database: nothing was done; come back shortly.

@@ -19,6 +19,7 @@
 //! cargo build --release -p floor -p floor-bench --bin floor --bin floor-bench
 //! target/release/floor-bench --watchers 1000,10000    # $CARGO_TARGET_DIR/release/… if set
 //! target/release/floor-bench reads --databases sqlite,postgres
+//! target/release/floor-bench replay
 //! ```
 //!
 //! (`--bin floor-bench` alone is not found: the root package is the default.)
@@ -35,6 +36,7 @@ mod frame;
 mod http_load;
 mod polling;
 mod reads;
+mod replay;
 mod report;
 mod rolling;
 mod run;
@@ -71,6 +73,55 @@ enum Mode {
     Rolling(Rolling),
     /// What a running and a registering tournament cost a node's memory.
     Cost(Cost),
+    /// An organizer's offline queue of 50 commands replayed in one request, against the same
+    /// commands sent live one at a time.
+    Replay(Replay),
+}
+
+/// The databases a benchmark runs on, one fresh server each.
+#[derive(clap::Args)]
+struct Databases {
+    /// `sqlite`, `postgres`, or both.
+    #[arg(long, value_delimiter = ',', default_value = "sqlite,postgres")]
+    databases: Vec<String>,
+    /// Where a fresh PostgreSQL database is made (and dropped after).
+    #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432/postgres")]
+    postgres_url: String,
+}
+
+impl Databases {
+    /// The databases named on the command line.
+    fn chosen(&self) -> anyhow::Result<Vec<reads::Database>> {
+        self.databases
+            .iter()
+            .map(|name| match name.as_str() {
+                "sqlite" => Ok(reads::Database::Sqlite),
+                "postgres" => Ok(reads::Database::Postgres { admin_url: self.postgres_url.clone() }),
+                other => bail!("--databases: {other} is neither sqlite nor postgres"),
+            })
+            .collect()
+    }
+}
+
+/// The replay benchmark's options (see `replay`).
+#[derive(clap::Args)]
+struct Replay {
+    /// The floor binary [default: `floor` beside this executable].
+    #[arg(long)]
+    floor: Option<PathBuf>,
+    #[command(flatten)]
+    databases: Databases,
+    /// Running tournaments: half replay their queue, half get it sent live.
+    #[arg(long, default_value_t = 200)]
+    tournaments: usize,
+    /// Walk-ins seated in each.
+    #[arg(long, default_value_t = 27)]
+    players: usize,
+    #[arg(long, default_value_t = 29125)]
+    port: u16,
+    /// Also write the reports to this file, as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
 }
 
 /// The memory cost's options (see `cost`).
@@ -209,12 +260,8 @@ struct Reads {
     /// The floor binary [default: `floor` beside this executable].
     #[arg(long)]
     floor: Option<PathBuf>,
-    /// The databases to run on, one fresh server each: `sqlite`, `postgres`.
-    #[arg(long, value_delimiter = ',', default_value = "sqlite,postgres")]
-    databases: Vec<String>,
-    /// Where a fresh PostgreSQL database is made (and dropped after).
-    #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432/postgres")]
-    postgres_url: String,
+    #[command(flatten)]
+    databases: Databases,
     /// Keep-alive connections loading each route (as `wrk -c`).
     #[arg(long, default_value_t = 64)]
     connections: usize,
@@ -272,6 +319,7 @@ async fn bench(cli: Cli) -> anyhow::Result<bool> {
         Some(Mode::Reads(reads)) => bench_reads(reads).await,
         Some(Mode::Rolling(rolling)) => bench_rolling(rolling).await,
         Some(Mode::Cost(cost)) => bench_cost(cost).await,
+        Some(Mode::Replay(replay)) => bench_replay(replay).await,
         None => bench_fanout(cli.fanout).await,
     }
 }
@@ -313,6 +361,28 @@ async fn bench_cost(cli: Cost) -> anyhow::Result<bool> {
     Ok(true)
 }
 
+/// Replays the queues on every database; whether every command was applied exactly once.
+async fn bench_replay(cli: Replay) -> anyhow::Result<bool> {
+    let settings = replay::Settings {
+        floor: floor_binary(cli.floor.as_ref())?,
+        port: cli.port,
+        tournaments: cli.tournaments,
+        players: cli.players,
+    };
+    let databases = cli.databases.chosen()?;
+    let mut reports = Vec::with_capacity(databases.len());
+    for database in &databases {
+        let report =
+            replay::measure(&settings, database).await.with_context(|| format!("replay on {}", database.name()))?;
+        print!("{}", report.text());
+        reports.push(report);
+        if let Some(path) = &cli.json {
+            write_json(path, &reports)?;
+        }
+    }
+    Ok(reports.iter().all(|report| report.ok))
+}
+
 /// Runs the reads on every database; whether every burst came out exact.
 async fn bench_reads(cli: Reads) -> anyhow::Result<bool> {
     let settings = reads::Settings {
@@ -340,15 +410,7 @@ async fn bench_reads(cli: Reads) -> anyhow::Result<bool> {
     if cli.eliminated >= cli.players {
         bail!("--eliminated must leave players in the tournament");
     }
-    let databases = cli
-        .databases
-        .iter()
-        .map(|name| match name.as_str() {
-            "sqlite" => Ok(reads::Database::Sqlite),
-            "postgres" => Ok(reads::Database::Postgres { admin_url: cli.postgres_url.clone() }),
-            other => bail!("--databases: {other} is neither sqlite nor postgres"),
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let databases = cli.databases.chosen()?;
     let peer = match &settings.peer {
         Some(origin) => {
             let peer = reads::measure_peer(&settings, origin).await.context("the Node peer")?;

@@ -61,7 +61,7 @@ pub enum Database {
 
 impl Database {
     /// The administration URL a fresh database is made through; `None` for SQLite.
-    fn admin_url(&self) -> Option<&str> {
+    pub fn admin_url(&self) -> Option<&str> {
         match self {
             Self::Sqlite => None,
             Self::Postgres { admin_url } => Some(admin_url),

@@ -18,8 +18,11 @@ pub struct Model {
     pub status_code: Option<i32>,
     /// The first answer's JSON body.
     pub response_body: Option<String>,
-    /// When the first request came: the key expires ten minutes later.
+    /// When the first request came: the key expires ten minutes later, unless `kept_until`.
     pub created_at: DateTimeUtc,
+    /// Set for a command made offline (`occurredAt`): the key is kept until then, as long as
+    /// its command may still be replayed.
+    pub kept_until: Option<DateTimeUtc>,
     pub finished_at: Option<DateTimeUtc>,
 }
 

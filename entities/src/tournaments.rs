@@ -38,6 +38,9 @@ pub struct Model {
     pub level_started_at: Option<DateTimeUtc>,
     /// Set while the clock is paused, null while it runs.
     pub paused_at: Option<DateTimeUtc>,
+    /// The moment the latest live command was applied as of (its `occurredAt`, or its
+    /// arrival); a command stated to have happened before it is refused as a conflict.
+    pub last_command_at: Option<DateTimeUtc>,
     /// Starting stack times checked-in players, set at start.
     pub chips_in_play: i64,
     /// Version of the last broadcast LiveState; bumped on every change and persisted so that

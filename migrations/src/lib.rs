@@ -28,6 +28,7 @@ mod m20261125_000017_keep_consent_and_deletion;
 mod m20261126_000018_keep_push_tokens_per_account;
 mod m20261127_000019_index_audit_log_by_target;
 mod m20261127_000020_create_phone_bans;
+mod m20261128_000021_keep_offline_commands;
 
 /// Every table the migrations create, in creation order.
 pub const TABLES: &[&str] = &[
@@ -94,6 +95,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261126_000018_keep_push_tokens_per_account::Migration),
             Box::new(m20261127_000019_index_audit_log_by_target::Migration),
             Box::new(m20261127_000020_create_phone_bans::Migration),
+            Box::new(m20261128_000021_keep_offline_commands::Migration),
         ]
     }
 }

@@ -19,7 +19,7 @@ use super::extract::{Json, OrganizerAccess, club};
 use super::validate::Problems;
 use super::views::ItemList;
 use crate::app::AppState;
-use crate::error::{AppError, AppResult, ErrorBody, ErrorCode, FieldProblem};
+use crate::error::{AppError, AppResult, ErrorBody, ErrorCode, ErrorDetails, FieldProblem};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_blind_templates, create_blind_template))
@@ -175,7 +175,7 @@ async fn create_blind_template(
     let segments = parse_levels(&body.levels).map_err(|problems| {
         let details: Vec<_> = problems.into_iter().map(|p| FieldProblem::new(p.field, p.problem)).collect();
         let message = details.first().map_or_else(String::new, |first| format!("{}: {}", first.field, first.problem));
-        AppError::Api { code: ErrorCode::InvalidLevels, message, details: Some(details) }
+        AppError::Api { code: ErrorCode::InvalidLevels, message, details: Some(ErrorDetails::Fields(details)) }
     })?;
     let mut problems = Problems::default();
     let name = problems.text("name", &body.name, 1, 120);

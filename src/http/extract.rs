@@ -32,36 +32,62 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
     type Rejection = AppError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, AppError> {
-        let is_json = req
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.split(';').next())
-            .is_some_and(|mime| {
-                let mime = mime.trim();
-                mime.eq_ignore_ascii_case("application/json") || mime.ends_with("+json")
-            });
-        if !is_json {
-            return Err(AppError::new(
-                ErrorCode::UnsupportedMediaType,
-                "the body must be JSON with Content-Type: application/json",
-            ));
+        if !is_json(&req) {
+            return Err(not_json());
         }
         let bytes = read_body(req, state).await?;
-        let mut document: serde_json::Value = serde_json::from_slice(&bytes).map_err(|err| {
-            let message = err.to_string();
-            let problem = message.split(" at line ").next().unwrap_or(&message);
-            AppError::invalid_field("body", format!("malformed JSON: {problem}"))
-        })?;
-        if let Some(field) = text_with_nul(&document, String::new()) {
-            return Err(AppError::invalid_field(field, "must not contain the NUL character (U+0000)"));
-        }
-        whole_numbers_as_integers(&mut document);
-        match serde_path_to_error::deserialize(ObjectsOnly(document)) {
-            Ok(value) => Ok(Json(value)),
-            Err(err) => Err(AppError::validation(vec![json_problem(&err)])),
-        }
+        parse(&bytes).map(Json)
     }
+}
+
+/// A body that may be left out (`Option<Json<T>>`): an empty body (or JSON's `null`) is
+/// `None`, as a command that takes no body has always been sent; one that is there is read as
+/// [`Json`] reads it.
+impl<T: DeserializeOwned, S: Send + Sync> axum::extract::OptionalFromRequest<S> for Json<T> {
+    type Rejection = AppError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Option<Self>, AppError> {
+        let json = is_json(&req);
+        let bytes = read_body(req, state).await?;
+        if bytes.trim_ascii().is_empty() || (json && bytes.trim_ascii() == b"null") {
+            return Ok(None);
+        }
+        if !json {
+            return Err(not_json());
+        }
+        parse(&bytes).map(|value| Some(Json(value)))
+    }
+}
+
+/// Whether the request says its body is JSON.
+fn is_json(req: &Request) -> bool {
+    req.headers()
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|mime| {
+            let mime = mime.trim();
+            mime.eq_ignore_ascii_case("application/json") || mime.ends_with("+json")
+        })
+}
+
+fn not_json() -> AppError {
+    AppError::new(ErrorCode::UnsupportedMediaType, "the body must be JSON with Content-Type: application/json")
+}
+
+/// A JSON body read into `T`, each problem named by its field.
+fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {
+    let mut document: serde_json::Value = serde_json::from_slice(bytes).map_err(|err| {
+        let message = err.to_string();
+        let problem = message.split(" at line ").next().unwrap_or(&message);
+        AppError::invalid_field("body", format!("malformed JSON: {problem}"))
+    })?;
+    if let Some(field) = text_with_nul(&document, String::new()) {
+        return Err(AppError::invalid_field(field, "must not contain the NUL character (U+0000)"));
+    }
+    whole_numbers_as_integers(&mut document);
+    serde_path_to_error::deserialize(ObjectsOnly(document))
+        .map_err(|err| AppError::validation(vec![json_problem(&err)]))
 }
 
 /// The path of a text (a value or a key) holding U+0000, which PostgreSQL cannot store in

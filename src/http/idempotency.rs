@@ -20,7 +20,7 @@ use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use floor_entities::idempotency_keys;
 use sea_orm::sea_query::{Expr, OnConflict};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, ExprTrait, QueryFilter, Set};
 use sha2::{Digest, Sha256};
 use tracing::Instrument as _;
 use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
@@ -38,6 +38,10 @@ pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key
 pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 /// How long a key holds its first answer.
 pub const KEEP: chrono::Duration = chrono::Duration::minutes(10);
+/// How long the key of a command made offline (`occurredAt`) holds it: as long as the
+/// command may still be replayed, so a queue sent again hours later applies nothing twice.
+pub const KEEP_OFFLINE: chrono::Duration =
+    floor_actors::live::command::BACK_AT_MOST.checked_add(&chrono::Duration::minutes(10)).expect("in range");
 /// The longest a key may be: room for a UUID or a client's own scheme.
 const MAX_KEY_LEN: usize = 255;
 /// What [`MAX_KEY_LEN`]'s characters may be, as the contract's pattern.
@@ -46,8 +50,8 @@ const VISIBLE_ASCII: &str = "^[!-~]+$";
 const MAX_BODY: usize = 64 * 1024;
 /// How long a retry waits for the first request's answer: longer than a command may take
 /// (30 seconds), so only a first request whose node died is not waited out.
-const WAIT_FOR_FIRST: Duration = Duration::from_secs(40);
-const POLL_EVERY: Duration = Duration::from_millis(50);
+pub const WAIT_FOR_FIRST: Duration = Duration::from_secs(40);
+pub const POLL_EVERY: Duration = Duration::from_millis(50);
 /// The operations that accept the header: the live commands.
 const TAG: &str = "live";
 
@@ -132,12 +136,14 @@ async fn remembered(app: &AppState, request: Request, next: Next) -> AppResult<R
             false => AppError::new(ErrorCode::PayloadTooLarge, "a live command's body is at most 64 KiB"),
         })?;
     let fingerprint = fingerprint(&parts.method, parts.uri.path(), &body);
+    let offline = made_offline(&body);
     let request = Request::from_parts(parts, Body::from(body));
 
     let deadline = tokio::time::Instant::now() + WAIT_FOR_FIRST;
     loop {
         let now = Utc::now();
-        if claim(&app.db, user, &key, &fingerprint, now).await? {
+        let kept_until = offline.then(|| now + KEEP_OFFLINE);
+        if claim(&app.db, user, &key, &fingerprint, now, kept_until).await? {
             return first_answer(app, user, key, request, next).await;
         }
         // Gone between the claim and the read: expired, or let go after a `429`.
@@ -186,7 +192,7 @@ async fn first_answer(app: &AppState, user: Uuid, key: String, request: Request,
 
 /// Whether an answer says the command was not run, so a retry with the same key must run it:
 /// `429` (the engine was too busy to take it) and `503` (the database was out of reach).
-fn did_nothing(status: StatusCode) -> bool {
+pub fn did_nothing(status: StatusCode) -> bool {
     status == StatusCode::TOO_MANY_REQUESTS || status == StatusCode::SERVICE_UNAVAILABLE
 }
 
@@ -219,10 +225,15 @@ async fn let_go(db: &impl ConnectionTrait, user: Uuid, key: &str) {
 /// The key as sent: 1 to 255 visible ASCII characters.
 fn key_of(header: Option<&HeaderValue>) -> AppResult<String> {
     let key = header.and_then(|value| value.to_str().ok()).unwrap_or_default();
-    if key.is_empty() || key.len() > MAX_KEY_LEN || !key.bytes().all(|byte| byte.is_ascii_graphic()) {
+    if !is_key(key) {
         return Err(AppError::invalid_field("Idempotency-Key", "must be 1 to 255 visible ASCII characters"));
     }
     Ok(key.to_owned())
+}
+
+/// Whether `key` may be a key: 1 to 255 visible ASCII characters.
+pub fn is_key(key: &str) -> bool {
+    !key.is_empty() && key.len() <= MAX_KEY_LEN && key.bytes().all(|byte| byte.is_ascii_graphic())
 }
 
 /// What makes two requests the same command: method, path (with the tournament) and body.
@@ -236,6 +247,12 @@ fn fingerprint(method: &Method, path: &str, body: &[u8]) -> String {
     hex::encode(digest.finalize())
 }
 
+/// Whether a command's body says it was made offline (it states `occurredAt`).
+fn made_offline(body: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(body)
+        .is_ok_and(|body| body.get("occurredAt").is_some_and(|at| !at.is_null()))
+}
+
 /// Claims `(user, key)` for a first request: true when this call made the claim. Expired
 /// keys of everyone are forgotten first, so an old key starts afresh.
 async fn claim(
@@ -244,21 +261,38 @@ async fn claim(
     key: &str,
     fingerprint: &str,
     now: DateTime<Utc>,
+    kept_until: Option<DateTime<Utc>>,
 ) -> AppResult<bool> {
+    let inserted = claim_all(db, user, &[key.to_owned()], fingerprint, now, kept_until).await?;
+    Ok(inserted == 1)
+}
+
+/// Claims each of `keys` of `user` not claimed yet, for one request (`fingerprint`), after
+/// forgetting the expired keys of everyone: how many it claimed.
+pub async fn claim_all(
+    db: &impl ConnectionTrait,
+    user: Uuid,
+    keys: &[String],
+    fingerprint: &str,
+    now: DateTime<Utc>,
+    kept_until: Option<DateTime<Utc>>,
+) -> AppResult<u64> {
     idempotency_keys::Entity::delete_many()
         .filter(idempotency_keys::Column::CreatedAt.lte(now - KEEP))
+        .filter(idempotency_keys::Column::KeptUntil.is_null().or(idempotency_keys::Column::KeptUntil.lte(now)))
         .exec(db)
         .await?;
-    let row = idempotency_keys::ActiveModel {
+    let rows = keys.iter().map(|key| idempotency_keys::ActiveModel {
         user_id: Set(user),
-        key: Set(key.to_owned()),
+        key: Set(key.clone()),
         fingerprint: Set(fingerprint.to_owned()),
         status_code: Set(None),
         response_body: Set(None),
         created_at: Set(now),
         finished_at: Set(None),
-    };
-    let inserted = idempotency_keys::Entity::insert(row)
+        kept_until: Set(kept_until),
+    });
+    let inserted = idempotency_keys::Entity::insert_many(rows)
         .on_conflict(
             OnConflict::columns([idempotency_keys::Column::UserId, idempotency_keys::Column::Key])
                 .do_nothing()
@@ -266,7 +300,12 @@ async fn claim(
         )
         .exec_without_returning(db)
         .await?;
-    Ok(inserted == 1)
+    Ok(inserted)
+}
+
+/// Whether a claim made at `now` or before still holds.
+fn unexpired(first: &idempotency_keys::Model, now: DateTime<Utc>) -> bool {
+    first.created_at > now - KEEP || first.kept_until.is_some_and(|until| until > now)
 }
 
 /// The unexpired claim of `(user, key)`.
@@ -279,7 +318,79 @@ async fn find(
     Ok(idempotency_keys::Entity::find_by_id((user, key.to_owned()))
         .one(db)
         .await?
-        .filter(|first| first.created_at > now - KEEP))
+        .filter(|first| unexpired(first, now)))
+}
+
+/// The unexpired claims of `user` among `keys`.
+pub async fn find_all(
+    db: &impl ConnectionTrait,
+    user: Uuid,
+    keys: &[String],
+    now: DateTime<Utc>,
+) -> AppResult<Vec<idempotency_keys::Model>> {
+    let mut found = Vec::with_capacity(keys.len());
+    for chunk in keys.chunks(crate::db::IDS_PER_STATEMENT) {
+        found.extend(
+            idempotency_keys::Entity::find()
+                .filter(idempotency_keys::Column::UserId.eq(user))
+                .filter(idempotency_keys::Column::Key.is_in(chunk.iter().cloned()))
+                .all(db)
+                .await?
+                .into_iter()
+                .filter(|first| unexpired(first, now)),
+        );
+    }
+    Ok(found)
+}
+
+/// Keeps the first answers of several keys of `user` at once: `(key, status, body)`.
+pub async fn record_all(
+    db: &impl ConnectionTrait,
+    user: Uuid,
+    answers: &[(String, StatusCode, String)],
+    fingerprint: &str,
+    now: DateTime<Utc>,
+    kept_until: Option<DateTime<Utc>>,
+) -> AppResult<()> {
+    if answers.is_empty() {
+        return Ok(());
+    }
+    let rows = answers.iter().map(|(key, status, body)| idempotency_keys::ActiveModel {
+        user_id: Set(user),
+        key: Set(key.clone()),
+        fingerprint: Set(fingerprint.to_owned()),
+        status_code: Set(Some(i32::from(status.as_u16()))),
+        response_body: Set(Some(body.clone())),
+        created_at: Set(now),
+        finished_at: Set(Some(Utc::now())),
+        kept_until: Set(kept_until),
+    });
+    let columns = [
+        idempotency_keys::Column::StatusCode,
+        idempotency_keys::Column::ResponseBody,
+        idempotency_keys::Column::FinishedAt,
+    ];
+    idempotency_keys::Entity::insert_many(rows)
+        .on_conflict(
+            OnConflict::columns([idempotency_keys::Column::UserId, idempotency_keys::Column::Key])
+                .update_columns(columns)
+                .to_owned(),
+        )
+        .exec_without_returning(db)
+        .await?;
+    Ok(())
+}
+
+/// Forgets the claims of `keys` of `user` whose commands did nothing, so they may run again.
+pub async fn let_go_all(db: &impl ConnectionTrait, user: Uuid, keys: &[String]) -> AppResult<()> {
+    for chunk in keys.chunks(crate::db::IDS_PER_STATEMENT) {
+        idempotency_keys::Entity::delete_many()
+            .filter(idempotency_keys::Column::UserId.eq(user))
+            .filter(idempotency_keys::Column::Key.is_in(chunk.iter().cloned()))
+            .exec(db)
+            .await?;
+    }
+    Ok(())
 }
 
 /// Keeps the first answer (of a command that ran, or was refused by a rule).
@@ -337,6 +448,34 @@ mod tests {
     }
 
     #[test]
+    fn a_body_stating_its_moment_is_a_command_made_offline() {
+        assert!(made_offline(br#"{"occurredAt":"2026-11-28T21:30:00Z"}"#));
+        assert!(made_offline(br#"{"direction":"next","occurredAt":"2026-11-28T21:30:00Z"}"#));
+        assert!(!made_offline(br#"{"occurredAt":null}"#));
+        assert!(!made_offline(br#"{"direction":"next"}"#));
+        assert!(!made_offline(b""));
+    }
+
+    #[test]
+    fn a_key_holds_ten_minutes_or_until_it_is_kept() {
+        let now = Utc::now();
+        let first = |created_ago: i64, kept_for: Option<i64>| idempotency_keys::Model {
+            user_id: Uuid::nil(),
+            key: "k".to_owned(),
+            fingerprint: String::new(),
+            status_code: Some(200),
+            response_body: None,
+            created_at: now - chrono::Duration::minutes(created_ago),
+            finished_at: None,
+            kept_until: kept_for.map(|minutes| now + chrono::Duration::minutes(minutes)),
+        };
+        assert!(unexpired(&first(9, None), now));
+        assert!(!unexpired(&first(10, None), now));
+        assert!(unexpired(&first(300, Some(1)), now), "a command made offline is kept longer");
+        assert!(!unexpired(&first(300, Some(0)), now));
+    }
+
+    #[test]
     fn a_replay_carries_the_first_status_and_body() {
         let first = idempotency_keys::Model {
             user_id: Uuid::nil(),
@@ -346,6 +485,7 @@ mod tests {
             response_body: Some(r#"{"error":{"code":"ALREADY_ELIMINATED","message":"m"}}"#.to_owned()),
             created_at: Utc::now(),
             finished_at: Some(Utc::now()),
+            kept_until: None,
         };
         let response = replay(&first).expect("an ended answer");
         assert_eq!(response.status(), StatusCode::CONFLICT);

@@ -54,7 +54,7 @@ async fn run_handed(
     Json(work): Json<Handed>,
 ) -> axum::Json<Answered> {
     super::request_span::name_by_route(&axum::http::Method::POST, INTERNAL_PATH);
-    if let Handed::Command { by, .. } = &work {
+    if let Handed::Command { by, .. } | Handed::Replay { by, .. } = &work {
         // The check's own failure crosses as the engine speaks it: a database out of reach is
         // `503` on the calling node too, not a refused call (a `500`).
         let refusal = refusal_of_actor(&app, tournament_id, *by).await.unwrap_or_else(|err| Some(err.into_live()));

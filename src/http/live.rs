@@ -10,7 +10,7 @@ use axum::http::header::{CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG, VA
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
-use floor_actors::live::{Command, LiveState, Outcome, Seat};
+use floor_actors::live::{Command, LiveState, Order, Outcome, Seat, Timed};
 use floor_actors::rules::balance::Move;
 use floor_actors::rules::clock::Direction;
 use floor_actors::rules::table_break::{self, TableBreak};
@@ -27,7 +27,7 @@ use super::extract::{AuthUser, Json, Path, TournamentAccess, authorize_in_club, 
 use super::views::ItemList;
 use super::{cached, etag};
 use crate::app::AppState;
-use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
+use crate::error::{AppError, AppResult, ErrorBody, ErrorCode, ErrorDetails};
 use crate::tournaments::results::{ResultView, tournament_results};
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -47,7 +47,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// The LiveState as of now: `serverTime` is the moment of the answer.
-fn current(state: &LiveState) -> LiveState {
+pub(super) fn current(state: &LiveState) -> LiveState {
     LiveState { server_time: Utc::now(), ..state.clone() }
 }
 
@@ -94,20 +94,50 @@ async fn get_live_state(State(app): State<AppState>, Path(id): Path<Uuid>, heade
 }
 
 /// Runs one command through the tournament's actor and answers its LiveState.
-async fn run(app: &AppState, tournament_id: Uuid, user: &AuthUser, command: Command) -> AppResult<Json<LiveState>> {
-    let outcome = command_actor(app, tournament_id, command, user.id()).await?;
+async fn run(
+    app: &AppState,
+    tournament_id: Uuid,
+    user: &AuthUser,
+    command: impl Into<Timed>,
+) -> AppResult<Json<LiveState>> {
+    let outcome = command_actor(app, tournament_id, Order::One(command.into()), user.id()).await?;
     Ok(Json(current(&outcome.state)))
 }
 
-/// Hands `command` to the tournament's actor, counted and timed in the metrics by its name
-/// and outcome (`ok` or the contract code it was refused with).
-async fn command_actor(app: &AppState, tournament_id: Uuid, command: Command, by: Uuid) -> AppResult<Outcome> {
-    let name = command.name();
+/// Hands `order` to the tournament's actor, counted and timed in the metrics by its name
+/// and outcome (`ok` or the contract code it was refused with). A command in conflict with
+/// one applied meanwhile is answered with the state now, to show the organizer what happened.
+pub(super) async fn command_actor(app: &AppState, tournament_id: Uuid, order: Order, by: Uuid) -> AppResult<Outcome> {
+    let name = order.name();
     let started = Instant::now();
-    let outcome = app.live.command(tournament_id, command, by).await.map_err(AppError::from);
+    let outcome = app.live.command(tournament_id, order, by).await.map_err(AppError::from);
     let label = outcome.as_ref().map_or_else(|err| err.code().as_str(), |_| "ok");
     app.metrics.live_command(name, label, started.elapsed());
-    outcome
+    match outcome {
+        Err(AppError::Api { code: ErrorCode::ConflictingChange, message, .. }) => {
+            let state = app.live.snapshot(tournament_id).await?;
+            let details = ErrorDetails::State { state: Box::new(current(&state)) };
+            Err(AppError::Api { code: ErrorCode::ConflictingChange, message, details: Some(details) })
+        }
+        outcome => outcome,
+    }
+}
+
+/// When a command made offline happened (see "Commands made offline" in the contract).
+#[derive(Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct WhenMade {
+    /// RFC 3339: the organizer device's clock corrected by the server time it last saw. The
+    /// command is applied as of that moment; at most 5 s ahead, at most 6 hours old, and not
+    /// before a command already applied to the tournament (`409 CONFLICTING_CHANGE`).
+    pub(super) occurred_at: Option<DateTime<Utc>>,
+}
+
+impl WhenMade {
+    /// `command`, made when the optional body says.
+    fn of(body: Option<Json<WhenMade>>, command: Command) -> Timed {
+        Timed { command, occurred_at: body.and_then(|Json(body)| body.occurred_at) }
+    }
 }
 
 /// Starts the tournament in one operation: the checked-in players are shuffled and seated
@@ -129,35 +159,46 @@ async fn start_tournament(
     run(&app, access.tournament.id, &access.user, Command::Start).await
 }
 
-/// Pauses the clock; pausing a paused clock changes nothing (same version).
+/// Pauses the clock; pausing a paused clock changes nothing (same version). With
+/// `occurredAt`, paused as of that moment (the level then running, `pausedAt` then).
 #[utoipa::path(post, path = "/tournaments/{id}/pause", tag = "live", security(("bearer" = [])),
     params(("id" = Uuid, Path)),
+    request_body = Option<WhenMade>,
     responses(
         (status = 200, body = LiveState),
+        (status = 400, description = "VALIDATION_ERROR: a field that does not match its schema, or `occurredAt` more than 5 s ahead or more than 6 hours old", body = ErrorBody),
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
         (status = 403, description = "FORBIDDEN", body = ErrorBody),
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
-        (status = 409, description = "TOURNAMENT_NOT_RUNNING", body = ErrorBody),
+        (status = 409, description = "TOURNAMENT_NOT_RUNNING, CONFLICTING_CHANGE (`occurredAt` before a command already applied; `details.state` is the state now)", body = ErrorBody),
     ))]
-async fn pause_clock(State(app): State<AppState>, access: TournamentAccess<club::Staff>) -> AppResult<Json<LiveState>> {
-    run(&app, access.tournament.id, &access.user, Command::Pause).await
+async fn pause_clock(
+    State(app): State<AppState>,
+    access: TournamentAccess<club::Staff>,
+    body: Option<Json<WhenMade>>,
+) -> AppResult<Json<LiveState>> {
+    run(&app, access.tournament.id, &access.user, WhenMade::of(body, Command::Pause)).await
 }
 
 /// Resumes the clock (paused time does not count); resuming a running clock changes nothing.
+/// With `occurredAt`, resumed as of that moment, and run on to now.
 #[utoipa::path(post, path = "/tournaments/{id}/resume", tag = "live", security(("bearer" = [])),
     params(("id" = Uuid, Path)),
+    request_body = Option<WhenMade>,
     responses(
         (status = 200, body = LiveState),
+        (status = 400, description = "VALIDATION_ERROR: a field that does not match its schema, or `occurredAt` more than 5 s ahead or more than 6 hours old", body = ErrorBody),
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
         (status = 403, description = "FORBIDDEN", body = ErrorBody),
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
-        (status = 409, description = "TOURNAMENT_NOT_RUNNING", body = ErrorBody),
+        (status = 409, description = "TOURNAMENT_NOT_RUNNING, CONFLICTING_CHANGE (`occurredAt` before a command already applied; `details.state` is the state now)", body = ErrorBody),
     ))]
 async fn resume_clock(
     State(app): State<AppState>,
     access: TournamentAccess<club::Staff>,
+    body: Option<Json<WhenMade>>,
 ) -> AppResult<Json<LiveState>> {
-    run(&app, access.tournament.id, &access.user, Command::Resume).await
+    run(&app, access.tournament.id, &access.user, WhenMade::of(body, Command::Resume)).await
 }
 
 #[derive(Clone, Copy, Deserialize, ToSchema)]
@@ -168,8 +209,20 @@ enum LevelDirection {
 }
 
 #[derive(Deserialize, ToSchema)]
-struct LevelChange {
+#[serde(rename_all = "camelCase")]
+pub(super) struct LevelChange {
     direction: LevelDirection,
+    /// When it happened, if made offline (see `pause`).
+    occurred_at: Option<DateTime<Utc>>,
+}
+
+impl LevelChange {
+    pub(super) fn command(&self) -> Command {
+        Command::Level(match self.direction {
+            LevelDirection::Next => Direction::Next,
+            LevelDirection::Prev => Direction::Prev,
+        })
+    }
 }
 
 /// Moves the clock exactly one segment. While paused it stays paused and the new segment
@@ -183,18 +236,15 @@ struct LevelChange {
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
         (status = 403, description = "FORBIDDEN", body = ErrorBody),
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
-        (status = 409, description = "INVALID_LEVEL (no segment that way), TOURNAMENT_NOT_RUNNING", body = ErrorBody),
+        (status = 409, description = "INVALID_LEVEL (no segment that way), TOURNAMENT_NOT_RUNNING, CONFLICTING_CHANGE (`occurredAt` before a command already applied; `details.state` is the state now)", body = ErrorBody),
     ))]
 async fn change_level(
     State(app): State<AppState>,
     access: TournamentAccess<club::Staff>,
     Json(body): Json<LevelChange>,
 ) -> AppResult<Json<LiveState>> {
-    let direction = match body.direction {
-        LevelDirection::Next => Direction::Next,
-        LevelDirection::Prev => Direction::Prev,
-    };
-    run(&app, access.tournament.id, &access.user, Command::Level(direction)).await
+    let timed = Timed { command: body.command(), occurred_at: body.occurred_at };
+    run(&app, access.tournament.id, &access.user, timed).await
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -202,6 +252,9 @@ async fn change_level(
 struct EliminationRequest {
     tournament_id: Uuid,
     registration_id: Uuid,
+    /// When it happened, if made offline: the elimination is stamped then, and keeps its
+    /// place in the order of arrival.
+    occurred_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -234,7 +287,7 @@ struct EliminationOutcome {
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
         (status = 403, description = "FORBIDDEN", body = ErrorBody),
         (status = 404, description = "NOT_FOUND: no such tournament, or no seated player with this registration", body = ErrorBody),
-        (status = 409, description = "ALREADY_ELIMINATED, INVALID_STATUS (the last player in), TOURNAMENT_NOT_RUNNING", body = ErrorBody),
+        (status = 409, description = "ALREADY_ELIMINATED, INVALID_STATUS (the last player in), TOURNAMENT_NOT_RUNNING, CONFLICTING_CHANGE (`occurredAt` before a command already applied; `details.state` is the state now)", body = ErrorBody),
     ))]
 async fn eliminate_player(
     State(app): State<AppState>,
@@ -246,7 +299,8 @@ async fn eliminate_player(
         .await?
         .ok_or_else(|| AppError::not_found("tournament"))?;
     authorize_in_club::<club::Staff>(&app, &user, tournament.organizer_id).await?;
-    let outcome = command_actor(&app, tournament.id, Command::Eliminate(body.registration_id), user.id()).await?;
+    let timed = Timed { command: Command::Eliminate(body.registration_id), occurred_at: body.occurred_at };
+    let outcome = command_actor(&app, tournament.id, Order::One(timed), user.id()).await?;
     let (elimination, balance) = outcome
         .elimination
         .ok_or_else(|| AppError::Internal(anyhow::anyhow!("an elimination answered without its record")))?;
@@ -265,18 +319,21 @@ async fn eliminate_player(
 /// to the first free seat of the same table, else of the lowest-numbered table with room.
 #[utoipa::path(post, path = "/tournaments/{id}/eliminations/undo", tag = "live", security(("bearer" = [])),
     params(("id" = Uuid, Path)),
+    request_body = Option<WhenMade>,
     responses(
         (status = 200, body = LiveState),
+        (status = 400, description = "VALIDATION_ERROR: a field that does not match its schema, or `occurredAt` more than 5 s ahead or more than 6 hours old", body = ErrorBody),
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
         (status = 403, description = "FORBIDDEN", body = ErrorBody),
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
-        (status = 409, description = "NOTHING_TO_UNDO, TOURNAMENT_NOT_RUNNING", body = ErrorBody),
+        (status = 409, description = "NOTHING_TO_UNDO, TOURNAMENT_NOT_RUNNING, CONFLICTING_CHANGE (`occurredAt` before a command already applied; `details.state` is the state now)", body = ErrorBody),
     ))]
 async fn undo_elimination(
     State(app): State<AppState>,
     access: TournamentAccess<club::Staff>,
+    body: Option<Json<WhenMade>>,
 ) -> AppResult<Json<LiveState>> {
-    run(&app, access.tournament.id, &access.user, Command::Undo).await
+    run(&app, access.tournament.id, &access.user, WhenMade::of(body, Command::Undo)).await
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -310,7 +367,7 @@ async fn reorder_eliminations(
 
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct ReseatRequest {
+pub(super) struct ReseatRequest {
     registration_id: Uuid,
     /// 1 up to the tables the tournament has.
     #[schema(minimum = 1)]
@@ -318,6 +375,14 @@ struct ReseatRequest {
     /// 1 to 9.
     #[schema(minimum = 1, maximum = 9)]
     seat_no: i32,
+    /// When it happened, if made offline (see `pause`).
+    occurred_at: Option<DateTime<Utc>>,
+}
+
+impl ReseatRequest {
+    pub(super) fn command(&self) -> Command {
+        Command::Reseat(self.registration_id, Seat { table_no: self.table_no, seat_no: self.seat_no })
+    }
 }
 
 // The seats' `maximum` in the schemas above and below is a literal: it must stay the rule's.
@@ -333,15 +398,15 @@ const _: () = assert!(floor_actors::rules::seating::SEATS_PER_TABLE == 9);
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
         (status = 403, description = "FORBIDDEN", body = ErrorBody),
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
-        (status = 409, description = "SEAT_TAKEN, ALREADY_ELIMINATED, TOURNAMENT_NOT_RUNNING", body = ErrorBody),
+        (status = 409, description = "SEAT_TAKEN, ALREADY_ELIMINATED, TOURNAMENT_NOT_RUNNING, CONFLICTING_CHANGE (`occurredAt` before a command already applied; `details.state` is the state now)", body = ErrorBody),
     ))]
 async fn reseat_player(
     State(app): State<AppState>,
     access: TournamentAccess<club::Staff>,
     Json(body): Json<ReseatRequest>,
 ) -> AppResult<Json<LiveState>> {
-    let seat = Seat { table_no: body.table_no, seat_no: body.seat_no };
-    run(&app, access.tournament.id, &access.user, Command::Reseat(body.registration_id, seat)).await
+    let timed = Timed { command: body.command(), occurred_at: body.occurred_at };
+    run(&app, access.tournament.id, &access.user, timed).await
 }
 
 /// One move of a player, with the names the floor calls people by.
@@ -485,6 +550,6 @@ async fn confirm_results(
     State(app): State<AppState>,
     access: TournamentAccess<club::Staff>,
 ) -> AppResult<Json<ItemList<ResultView>>> {
-    command_actor(&app, access.tournament.id, Command::ConfirmResults, access.user.id()).await?;
+    command_actor(&app, access.tournament.id, Command::ConfirmResults.into(), access.user.id()).await?;
     Ok(Json(ItemList { items: tournament_results(&app.db, access.tournament.id).await? }))
 }

@@ -34,6 +34,7 @@ mod pages;
 mod players;
 mod reference;
 mod registrations;
+mod replay;
 mod request_span;
 mod results;
 mod search;
@@ -119,6 +120,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(registrations::router())
         .merge(my_registrations::router())
         .merge(live::router())
+        .merge(replay::router())
         .merge(announcements::router())
         .merge(results::router())
         .merge(exports::router())

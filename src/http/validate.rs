@@ -303,7 +303,7 @@ mod tests {
         url(&mut problems, "avatarUrl", "javascript:alert(1)");
         let err = problems.into_result().expect_err("two problems");
         match err {
-            AppError::Api { code, details: Some(details), .. } => {
+            AppError::Api { code, details: Some(crate::error::ErrorDetails::Fields(details)), .. } => {
                 assert_eq!(code, ErrorCode::ValidationError);
                 let fields: Vec<_> = details.iter().map(|d| d.field.as_str()).collect();
                 assert_eq!(fields, ["name", "avatarUrl"]);

@@ -418,6 +418,11 @@ server_no_context_takeover; client_no_context_takeover`: each message is compres
 client keeps no window between messages. A compressed message from a client is held to the same 100,000 bytes \
 once inflated (1009 past it).
 
+A queue of commands an organizer's app made offline (`POST /api/v1/tournaments/{id}/replay`) is applied in one \
+turn of the tournament: a room hears one `state` (or one `patch`) for the whole queue, with its final version. \
+Every LiveState carries `serverTime`: an app corrects its device's clock by it to stamp the `occurredAt` of the \
+commands it makes while offline.
+
 Every payload is JSON with camelCase fields; times are RFC 3339 UTC strings.";
 
 const SERVER_DESCRIPTION: &str = "The HTTP API's own origin (the same host and port as `/api/v1`); Engine.IO \

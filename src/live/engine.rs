@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use floor_actors::error::{LiveError, LiveResult, Refusal};
-use floor_actors::live::{Command, Outcome, Snapshot};
+use floor_actors::live::{Order, Outcome, Snapshot, Timed};
 use tokio::time::Instant;
 use uuid::Uuid;
 
@@ -62,9 +62,10 @@ impl Live {
         self.registry.snapshot(tournament_id).await
     }
 
-    /// Runs a live command through the tournament's actor, wherever it runs.
-    pub async fn command(&self, tournament_id: Uuid, command: Command, by: Uuid) -> LiveResult<Outcome> {
-        match self.on_owner(tournament_id, Handed::Command { command, by }).await? {
+    /// Runs a live command, or a replayed queue, through the tournament's actor, wherever it
+    /// runs.
+    pub async fn command(&self, tournament_id: Uuid, order: impl Into<Order>, by: Uuid) -> LiveResult<Outcome> {
+        match self.on_owner(tournament_id, Handed::order(order.into(), by)).await? {
             Done::Command(outcome) => Ok(outcome),
             Done::Announced => Err(LiveError::Internal(anyhow::anyhow!("a command was answered as an announcement"))),
         }
@@ -82,8 +83,12 @@ impl Live {
     /// it on: what the internal call runs on the owner.
     pub async fn here(&self, tournament_id: Uuid, work: Handed) -> LiveResult<Done> {
         match work {
-            Handed::Command { command, by } => {
-                self.registry.command(tournament_id, command, by).await.map(Done::Command)
+            Handed::Command { command, by, occurred_at } => {
+                let order = Order::One(Timed { command, occurred_at });
+                self.registry.command(tournament_id, order, by).await.map(Done::Command)
+            }
+            Handed::Replay { commands, by } => {
+                self.registry.command(tournament_id, Order::Queue(commands), by).await.map(Done::Command)
             }
             Handed::Announce => self.registry.reload(tournament_id).await.map(|()| Done::Announced),
         }

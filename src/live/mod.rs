@@ -82,6 +82,7 @@ fn code_of(refusal: Refusal) -> ErrorCode {
         Refusal::SeatTaken => ErrorCode::SeatTaken,
         Refusal::InvalidLevel => ErrorCode::InvalidLevel,
         Refusal::ResultsAlreadyConfirmed => ErrorCode::ResultsAlreadyConfirmed,
+        Refusal::ConflictingChange => ErrorCode::ConflictingChange,
         Refusal::Busy => ErrorCode::RateLimited,
         Refusal::Unavailable => ErrorCode::ServiceUnavailable,
         Refusal::Forbidden => ErrorCode::Forbidden,

@@ -654,6 +654,7 @@ mod tests {
             levels,
             chips_in_play: count as i64 * 20_000,
             players,
+            last_command_at: None,
         }
     }
 

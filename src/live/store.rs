@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use floor_actors::error::{LiveError, LiveResult, Refusal};
-use floor_actors::live::{Change, Game, LiveStore, Owner, Persisted, Player, Seat};
+use floor_actors::live::{Change, Game, LiveStore, Made, Owner, Persisted, Player, Seat};
 use floor_actors::rules::clock::Clock;
 use floor_actors::rules::structure::Segment;
 use floor_entities::enums::TournamentStatus;
@@ -25,7 +25,7 @@ use crate::audit;
 use crate::db::{self, find_where_in};
 use crate::error::{AppError, AppResult, ErrorCode, OnUniqueViolation, UNREACHABLE};
 use crate::notifications::{Journaled, Notifier};
-use crate::tournaments::lifecycle::{self, advance_live_version};
+use crate::tournaments::lifecycle::{self, advance_live_version_by};
 use crate::tournaments::{UNNAMED_PLAYER, display_title, notices, player_names, results};
 
 /// The database behind every tournament actor.
@@ -110,9 +110,13 @@ impl LiveStore for SeaOrmStore {
             .await
     }
 
-    async fn persist(&self, game: &Game, change: &Change, by: Option<Uuid>) -> LiveResult<Persisted> {
-        let span = transaction_span(game.tournament_id, change.audit_action(), Some(game.version + 1));
-        self.breaker.guard(persist_change(self, game, change, by)).instrument(span).await
+    async fn persist(&self, game: &Game, changes: &[(Change, Option<Made>)]) -> LiveResult<Persisted> {
+        let name = match changes {
+            [(change, _)] => change.audit_action(),
+            _ => "tournament.replay",
+        };
+        let span = transaction_span(game.tournament_id, name, Some(game.version + changes.len() as i64));
+        self.breaker.guard(persist_changes(self, game, changes)).instrument(span).await
     }
 
     async fn start(&self, tournament_id: Uuid, by: Uuid, now: DateTime<Utc>) -> LiveResult<()> {
@@ -187,14 +191,19 @@ pub async fn load_game(conn: &impl ConnectionTrait, tournament_id: Uuid) -> AppR
         levels,
         chips_in_play: tournament.chips_in_play,
         players,
+        last_command_at: tournament.last_command_at,
     }))
 }
 
-/// Writes one change of a running game in one transaction, if the stored version is still
-/// the game's (the version check is what makes a stale decision harmless) and, with several
-/// nodes, if this node still holds the tournament. The players it moves are told where to go
+/// Writes changes of a running game in one transaction, if the stored version is still the
+/// game's (the version check is what makes a stale decision harmless) and, with several
+/// nodes, if this node still holds the tournament. The players they move are told where to go
 /// once it has committed.
-async fn persist_change(store: &SeaOrmStore, game: &Game, change: &Change, by: Option<Uuid>) -> LiveResult<Persisted> {
+async fn persist_changes(
+    store: &SeaOrmStore,
+    game: &Game,
+    changes: &[(Change, Option<Made>)],
+) -> LiveResult<Persisted> {
     let tx = db::begin_write(&store.db).await.map_err(|err| AppError::from(err).into_live())?;
     if let Some(leases) = &store.leases {
         let fence = tracing::info_span!("live.lease_fence", tournament_id = %game.tournament_id);
@@ -202,23 +211,27 @@ async fn persist_change(store: &SeaOrmStore, game: &Game, change: &Change, by: O
             return Err(LiveError::Elsewhere { owner: None });
         }
     }
-    let (persisted, told) = write_change(tx, &store.notifier, game, change, by).await.map_err(AppError::into_live)?;
+    let (persisted, told) = write_changes(tx, &store.notifier, game, changes).await.map_err(AppError::into_live)?;
     store.notifier.push_in_background(&store.db, told);
     Ok(persisted)
 }
 
-/// [`persist_change`] inside its transaction: what was written, and the seat notices it
-/// journaled.
-async fn write_change(
+/// [`persist_changes`] inside its transaction: what was written, and the seat notices it
+/// journaled. The tournament's row moves on once, by the count of changes, with the clock and
+/// the latest command's moment as the last of them leaves them.
+async fn write_changes(
     tx: sea_orm::DatabaseTransaction,
     notifier: &Notifier,
     game: &Game,
-    change: &Change,
-    by: Option<Uuid>,
+    changes: &[(Change, Option<Made>)],
 ) -> AppResult<(Persisted, Vec<Journaled>)> {
     let now = Utc::now();
+    let mut after = game.clone();
+    after.apply_all(changes);
     let mut columns = tournaments::Entity::update_many();
-    if let Change::Clock { clock, .. } = change {
+    if after.clock != game.clock
+        && let Some(clock) = after.clock
+    {
         columns = columns
             .col_expr(
                 tournaments::Column::CurrentLevelIdx,
@@ -227,44 +240,73 @@ async fn write_change(
             .col_expr(tournaments::Column::LevelStartedAt, Expr::value(clock.level_started_at))
             .col_expr(tournaments::Column::PausedAt, Expr::value(clock.paused_at));
     }
+    if after.last_command_at != game.last_command_at {
+        columns = columns.col_expr(tournaments::Column::LastCommandAt, Expr::value(after.last_command_at));
+    }
     let decided_on = (game.version, TournamentStatus::Running);
-    if !advance_live_version(&tx, game.tournament_id, decided_on, columns, now).await? {
+    let count = i64::try_from(changes.len()).unwrap_or(i64::MAX);
+    if !advance_live_version_by(&tx, game.tournament_id, decided_on, count, columns, now).await? {
         return Ok((Persisted::Stale, Vec::new()));
     }
-    let details = match change {
+    let mut before = game.clone();
+    let mut told = Vec::new();
+    for (change, made) in changes {
+        write_change(&tx, &before, change, *made, now).await?;
+        told.extend(tell_moved(&tx, notifier, &before, change).await?);
+        before.apply(change);
+    }
+    // A connection lost during the commit leaves its outcome unknown: not a `503` (which says
+    // nothing was done, so try again) but a failure whose answer says to read the live state.
+    // The actor finds out by its version guard at the next change.
+    tx.commit().await.map_err(|err| {
+        AppError::Internal(anyhow::anyhow!("committing a live change failed, so its outcome is unknown: {err}"))
+    })?;
+    Ok((Persisted::Written, told))
+}
+
+/// The rows one change touches beside the tournament's, and its audit record: who made it,
+/// and when it happened when its sender said (the record's own time is its arrival).
+async fn write_change(
+    tx: &sea_orm::DatabaseTransaction,
+    game: &Game,
+    change: &Change,
+    made: Option<Made>,
+    now: DateTime<Utc>,
+) -> AppResult<()> {
+    let mut details = match change {
         Change::Clock { clock, .. } => json!({
             "currentLevelIdx": clock.current_level_idx,
             "levelStartedAt": clock.level_started_at,
             "pausedAt": clock.paused_at,
         }),
         Change::Eliminate { registration_id, eliminated_at, place } => {
-            set_eliminated_at(&tx, *registration_id, Some(*eliminated_at), now).await?;
-            set_seat(&tx, *registration_id, None, false, now).await?;
+            set_eliminated_at(tx, *registration_id, Some(*eliminated_at), now).await?;
+            set_seat(tx, *registration_id, None, false, now).await?;
             json!({"registrationId": registration_id, "place": place, "eliminatedAt": eliminated_at})
         }
         Change::Undo { registration_id, seat } => {
-            set_eliminated_at(&tx, *registration_id, None, now).await?;
-            set_seat(&tx, *registration_id, Some(*seat), true, now).await?;
+            set_eliminated_at(tx, *registration_id, None, now).await?;
+            set_seat(tx, *registration_id, Some(*seat), true, now).await?;
             json!({"registrationId": registration_id, "tableNo": seat.table_no, "seatNo": seat.seat_no})
         }
         Change::Reorder { stamps } => {
             for (registration_id, stamp) in stamps {
-                set_eliminated_at(&tx, *registration_id, Some(*stamp), now).await?;
+                set_eliminated_at(tx, *registration_id, Some(*stamp), now).await?;
             }
             json!({"registrationIds": stamps.iter().map(|(id, _)| id).collect::<Vec<_>>()})
         }
         Change::Reseat { registration_id, seat } => {
-            set_seat(&tx, *registration_id, Some(*seat), true, now).await?;
+            set_seat(tx, *registration_id, Some(*seat), true, now).await?;
             json!({"registrationId": registration_id, "tableNo": seat.table_no, "seatNo": seat.seat_no})
         }
         Change::ReseatBatch { moves } => {
             // Every mover leaves first, so the batch may send one into a seat another leaves
             // (the occupied-seat index holds only active seats).
             for (registration_id, _) in moves {
-                set_seat(&tx, *registration_id, None, false, now).await?;
+                set_seat(tx, *registration_id, None, false, now).await?;
             }
             for (registration_id, seat) in moves {
-                set_seat(&tx, *registration_id, Some(*seat), true, now).await?;
+                set_seat(tx, *registration_id, Some(*seat), true, now).await?;
             }
             let moves: Vec<_> = moves
                 .iter()
@@ -273,15 +315,14 @@ async fn write_change(
             json!({"moves": moves})
         }
     };
-    audit::record(&tx, by, change.audit_action(), ("tournament", game.tournament_id.to_string()), details).await?;
-    let told = tell_moved(&tx, notifier, game, change).await?;
-    // A connection lost during the commit leaves its outcome unknown: not a `503` (which says
-    // nothing was done, so try again) but a failure whose answer says to read the live state.
-    // The actor finds out by its version guard at the next change.
-    tx.commit().await.map_err(|err| {
-        AppError::Internal(anyhow::anyhow!("committing a live change failed, so its outcome is unknown: {err}"))
-    })?;
-    Ok((Persisted::Written, told))
+    if let Some(made) = made.filter(|made| made.stated)
+        && let Some(details) = details.as_object_mut()
+    {
+        details.insert("occurredAt".to_owned(), json!(made.at));
+    }
+    let by = made.map(|made| made.by);
+    audit::record(tx, by, change.audit_action(), ("tournament", game.tournament_id.to_string()), details).await?;
+    Ok(())
 }
 
 /// Tells each player with an account that `change` moves where to go now (`seat.moved`),

@@ -47,9 +47,21 @@ pub async fn advance_live_version(
     change: UpdateMany<tournaments::Entity>,
     now: DateTime<Utc>,
 ) -> AppResult<bool> {
+    advance_live_version_by(conn, tournament_id, decided_on, 1, change, now).await
+}
+
+/// [`advance_live_version`] by `changes` versions at once: several changes written together.
+pub async fn advance_live_version_by(
+    conn: &impl ConnectionTrait,
+    tournament_id: Uuid,
+    decided_on: (i64, TournamentStatus),
+    changes: i64,
+    change: UpdateMany<tournaments::Entity>,
+    now: DateTime<Utc>,
+) -> AppResult<bool> {
     let (version, status) = decided_on;
     let written = change
-        .col_expr(tournaments::Column::LiveVersion, Expr::value(version + 1))
+        .col_expr(tournaments::Column::LiveVersion, Expr::value(version + changes))
         .col_expr(tournaments::Column::UpdatedAt, Expr::value(now))
         .filter(tournaments::Column::Id.eq(tournament_id))
         .filter(tournaments::Column::LiveVersion.eq(version))
@@ -193,6 +205,7 @@ pub async fn create(
         current_level_idx: Set(0),
         level_started_at: Set(None),
         paused_at: Set(None),
+        last_command_at: Set(None),
         chips_in_play: Set(0),
         live_version: Set(FIRST_LIVE_VERSION),
         started_at: Set(None),
@@ -504,6 +517,7 @@ pub async fn start(
         .col_expr(tournaments::Column::ClockLevels, Expr::value(template.levels.clone()))
         .col_expr(tournaments::Column::CurrentLevelIdx, Expr::value(0))
         .col_expr(tournaments::Column::LevelStartedAt, Expr::value(now))
+        .col_expr(tournaments::Column::LastCommandAt, Expr::value(now))
         .col_expr(tournaments::Column::PausedAt, Expr::value(Option::<DateTime<Utc>>::None))
         .col_expr(tournaments::Column::ChipsInPlay, Expr::value(template.starting_stack.saturating_mul(players)));
     let decided_on = (tournament.live_version, TournamentStatus::Registration);

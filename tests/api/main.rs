@@ -52,6 +52,7 @@ mod metrics;
 mod moderation;
 mod nodes;
 mod notifications;
+mod offline;
 mod openapi;
 mod organizers;
 mod outages;

@@ -110,6 +110,7 @@ const EXTENSION_PATHS: &[(&str, &[&str])] = &[
     ("/me/calendar-link", &["post", "delete"]),
     ("/me/delete", &["post"]),
     ("/me/export", &["get"]),
+    ("/tournaments/{id}/replay", &["post"]),
 ];
 
 #[test]

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, DurationRound, TimeDelta, Utc};
+use chrono::{DateTime, Utc};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -14,50 +14,15 @@ use tracing::{Instrument as _, Span};
 use uuid::Uuid;
 
 use crate::error::{LiveError, LiveResult};
-use crate::live::game::{Change, Game, Seat};
+use crate::live::command::{self, Command, Order, Timed};
+use crate::live::game::{Change, Game, Made};
 use crate::live::state::{LiveState, Snapshot, began_segment};
 use crate::live::store::{Broadcaster, LiveStore, Persisted};
 use crate::rules::balance::BalanceHint;
-use crate::rules::clock::Direction;
+pub use crate::rules::clock::to_millis;
 
 /// Where the actor reads the time; tests hand in tokio's paused clock.
 pub type TimeSource = fn() -> DateTime<Utc>;
-
-/// The live commands of the contract, sent by `owner` or `td` (and handed between nodes in
-/// this JSON form).
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "kind", content = "args", rename_all = "camelCase")]
-pub enum Command {
-    Start,
-    Pause,
-    Resume,
-    Level(Direction),
-    Eliminate(Uuid),
-    Undo,
-    Reorder(Vec<Uuid>),
-    Reseat(Uuid, Seat),
-    /// Several moves at once, all or none (a table broken).
-    ReseatBatch(Vec<(Uuid, Seat)>),
-    ConfirmResults,
-}
-
-impl Command {
-    /// The command's name, as metrics and logs call it.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Self::Start => "start",
-            Self::Pause => "pause",
-            Self::Resume => "resume",
-            Self::Level(_) => "level",
-            Self::Eliminate(_) => "eliminate",
-            Self::Undo => "undo",
-            Self::Reorder(_) => "reorder",
-            Self::Reseat(..) => "reseat",
-            Self::ReseatBatch(_) => "reseat_batch",
-            Self::ConfirmResults => "confirm_results",
-        }
-    }
-}
 
 /// A recorded elimination, as the elimination response shows it.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -69,11 +34,12 @@ pub struct Elimination {
 }
 
 /// What a command answers: the state after it, and for an elimination the elimination and
-/// the balance hint.
-#[derive(Clone, Debug)]
+/// the balance hint; for a replayed queue, what each of its commands came to, in order.
+#[derive(Debug)]
 pub struct Outcome {
     pub state: Snapshot,
     pub elimination: Option<(Elimination, Option<BalanceHint<Uuid>>)>,
+    pub queue: Vec<LiveResult<i64>>,
 }
 
 /// A command's place in its caller's trace: the span it was sent from, and the span of its
@@ -84,20 +50,20 @@ pub struct Traced {
 }
 
 impl Traced {
-    /// A command of `tournament_id` about to be sent from the current span.
-    pub fn waiting(tournament_id: Uuid, command: &Command) -> Self {
-        let queued = tracing::info_span!("live.queue", %tournament_id, command = command.name());
+    /// An order for `tournament_id` about to be sent from the current span.
+    pub fn waiting(tournament_id: Uuid, order: &Order) -> Self {
+        let queued = tracing::info_span!("live.queue", %tournament_id, command = order.name());
         Self { caller: Span::current(), queued }
     }
 
-    /// Ends the wait; the span the command is handled in, beside it under the caller's.
-    fn taken(self, tournament_id: Uuid, command: &Command) -> Span {
+    /// Ends the wait; the span the order is handled in, beside it under the caller's.
+    fn taken(self, tournament_id: Uuid, order: &Order) -> Span {
         drop(self.queued);
         tracing::info_span!(
             parent: &self.caller,
             "live.command",
             %tournament_id,
-            command = command.name(),
+            command = order.name(),
             version = Empty,
             otel.status_code = Empty,
         )
@@ -105,8 +71,9 @@ impl Traced {
 }
 
 pub enum TournamentMsg {
-    /// A command of a member of the club (`by`), and where it stands in its caller's trace.
-    Command { command: Command, by: Uuid, reply: RpcReplyPort<LiveResult<Outcome>>, traced: Traced },
+    /// A command, or a queue of them made offline, of a member of the club (`by`), and where
+    /// it stands in its caller's trace.
+    Command { order: Order, by: Uuid, reply: RpcReplyPort<LiveResult<Outcome>>, traced: Traced },
     /// The tournament changed outside the actor, on another node: read it again.
     CatchUp,
     /// This node changed the tournament outside the actor (a cancel, an edit): read it
@@ -136,12 +103,6 @@ pub struct TournamentState {
     out_of_step: bool,
 }
 
-/// Times are kept to the millisecond, as the database and JSON keep them, so a rebuilt
-/// actor shows exactly what the old one did.
-pub fn to_millis(time: DateTime<Utc>) -> DateTime<Utc> {
-    time.duration_trunc(TimeDelta::milliseconds(1)).unwrap_or(time)
-}
-
 /// How long the actor waits before trying a clock write again after a failure.
 const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -154,13 +115,12 @@ impl<S: LiveStore, B: Broadcaster> TournamentActor<S, B> {
         &self,
         myself: &ActorRef<TournamentMsg>,
         state: &mut TournamentState,
-        command: Command,
+        order: Order,
         by: Uuid,
     ) -> LiveResult<Outcome> {
-        let tournament_id = state.game.tournament_id;
-        let mut elimination = None;
-        match command {
-            Command::Start | Command::ConfirmResults => {
+        match order {
+            Order::One(Timed { command: command @ (Command::Start | Command::ConfirmResults), .. }) => {
+                let tournament_id = state.game.tournament_id;
                 if command == Command::Start {
                     self.store.start(tournament_id, by, self.now()).await?;
                 } else {
@@ -175,48 +135,93 @@ impl<S: LiveStore, B: Broadcaster> TournamentActor<S, B> {
                         "the command was applied but the tournament could not be read back ({err}); read the live state"
                     )));
                 }
+                Ok(self.outcome(state, None, Vec::new()))
             }
-            command => {
-                // A segment that ran out before this command is moved on first, so a press
-                // acts on the segment that is really running.
-                self.catch_up(myself, state).await?;
-                // A stale game (changed outside the actor: a cancel, another node) is reloaded
-                // and checked once more. A write finds out by its version guard; a refusal or a
-                // no-change answer, which writes nothing, asks for the stored version first.
-                let mut settled = false;
-                for _ in 0..2 {
-                    let change = match self.decide(&state.game, &command) {
-                        Ok(Some(change)) => change,
-                        Ok(None) | Err(LiveError::Refused { .. }) if self.is_stale(&state.game).await? => {
-                            self.reload(myself, state, false).await?;
-                            continue;
-                        }
-                        Ok(None) => {
-                            settled = true;
-                            break;
-                        }
-                        Err(err) => return Err(err),
-                    };
-                    match self.store.persist(&state.game, &change, Some(by)).await? {
-                        Persisted::Written => {
-                            state.game.apply(&change);
-                            self.publish(myself, state).await;
-                            if let Change::Eliminate { registration_id, eliminated_at, place } = change {
-                                let hint = state.game.balance();
-                                elimination = Some((Elimination { registration_id, place, eliminated_at }, hint));
-                            }
-                            settled = true;
-                            break;
-                        }
-                        Persisted::Stale => self.reload(myself, state, false).await?,
+            Order::One(timed) => {
+                let mut answers = self.apply_in_turn(myself, state, std::slice::from_ref(&timed), by).await?;
+                let answer = answers.pop().unwrap_or_else(|| Err(LiveError::Internal(anyhow::anyhow!("no answer"))));
+                let elimination = match answer?.0 {
+                    Some(Change::Eliminate { registration_id, eliminated_at, place }) => {
+                        Some((Elimination { registration_id, place, eliminated_at }, state.game.balance()))
                     }
-                }
-                if !settled {
-                    return Err(LiveError::Internal(anyhow::anyhow!("the tournament kept changing under the command")));
-                }
+                    _ => None,
+                };
+                Ok(self.outcome(state, elimination, Vec::new()))
+            }
+            Order::Queue(queue) => {
+                let answers = self.apply_in_turn(myself, state, &queue, by).await?;
+                let queue = answers.into_iter().map(|answer| answer.map(|(_, version)| version)).collect();
+                Ok(self.outcome(state, None, queue))
             }
         }
-        Ok(Outcome { state: state.published.borrow().clone(), elimination })
+    }
+
+    /// Decides `timed` in order on the game, each on its own (a refused one is left out),
+    /// writes every change in one transaction and publishes the result once. A stale game
+    /// (changed outside the actor: a cancel, another node) is read again and the whole turn
+    /// decided once more: a write finds out by its version guard, and a refusal, which writes
+    /// nothing, asks for the stored version first. Each answer is the change its command
+    /// made (`None` when it changed nothing) with the version after it, or why it was refused.
+    async fn apply_in_turn(
+        &self,
+        myself: &ActorRef<TournamentMsg>,
+        state: &mut TournamentState,
+        queue: &[Timed],
+        by: Uuid,
+    ) -> LiveResult<Vec<LiveResult<(Option<Change>, i64)>>> {
+        for _ in 0..2 {
+            let now = self.now();
+            let mut game = state.game.clone();
+            let mut writes: Vec<(Change, Option<Made>)> = Vec::new();
+            // A segment that ran out before the commands is moved on first, in the same write
+            // (one broadcast), so a press acts on the segment that is really running.
+            if let Some(moved) = game.elapsed_segments(now) {
+                game.apply(&moved);
+                writes.push((moved, None));
+            }
+            let mut answers = Vec::with_capacity(queue.len());
+            for timed in queue {
+                match command::decide(&game, timed, by, now) {
+                    Ok((Some(change), made)) => {
+                        game.apply(&change);
+                        game.record(made);
+                        writes.push((change.clone(), Some(made)));
+                        answers.push(Ok((Some(change), game.version)));
+                    }
+                    Ok((None, _)) => answers.push(Ok((None, game.version))),
+                    Err(err) => answers.push(Err(err)),
+                }
+            }
+            let refused = answers.iter().any(|answer| matches!(answer, Err(LiveError::Refused { .. })));
+            if writes.is_empty() {
+                if (refused || answers.iter().any(|answer| matches!(answer, Ok((None, _)))))
+                    && self.is_stale(&state.game).await?
+                {
+                    self.reload(myself, state, false).await?;
+                    continue;
+                }
+                return Ok(answers);
+            }
+            match self.store.persist(&state.game, &writes).await? {
+                Persisted::Written => {
+                    state.game = game;
+                    self.publish(myself, state).await;
+                    return Ok(answers);
+                }
+                Persisted::Stale => self.reload(myself, state, false).await?,
+            }
+        }
+        Err(LiveError::Internal(anyhow::anyhow!("the tournament kept changing under the command")))
+    }
+
+    /// The answer of an order: the state published now.
+    fn outcome(
+        &self,
+        state: &TournamentState,
+        elimination: Option<(Elimination, Option<BalanceHint<Uuid>>)>,
+        queue: Vec<LiveResult<i64>>,
+    ) -> Outcome {
+        Outcome { state: state.published.borrow().clone(), elimination, queue }
     }
 
     /// Whether the stored tournament has moved on from `game`.
@@ -224,36 +229,9 @@ impl<S: LiveStore, B: Broadcaster> TournamentActor<S, B> {
         Ok(self.store.version(game.tournament_id).await? != Some(game.version))
     }
 
-    /// The change a command makes, or `None` when it changes nothing (a pause while paused).
-    fn decide(&self, game: &Game, command: &Command) -> LiveResult<Option<Change>> {
-        let now = self.now();
-        match command {
-            Command::Pause => game.pause(now),
-            Command::Resume => game.resume(now),
-            Command::Level(direction) => game.step_level(*direction, now).map(Some),
-            Command::Eliminate(registration_id) => game.eliminate(*registration_id, now).map(Some),
-            Command::Undo => game.undo().map(Some),
-            Command::Reorder(ids) => game.reorder(ids).map(Some),
-            Command::Reseat(registration_id, seat) => game.reseat(*registration_id, *seat),
-            Command::ReseatBatch(moves) => game.reseat_batch(moves),
-            Command::Start | Command::ConfirmResults => Ok(None),
-        }
-    }
-
     /// Moves the clock past every segment that ran out, in one change.
     async fn catch_up(&self, myself: &ActorRef<TournamentMsg>, state: &mut TournamentState) -> LiveResult<()> {
-        for _ in 0..2 {
-            let Some(change) = state.game.elapsed_segments(self.now()) else { return Ok(()) };
-            match self.store.persist(&state.game, &change, None).await? {
-                Persisted::Written => {
-                    state.game.apply(&change);
-                    self.publish(myself, state).await;
-                    return Ok(());
-                }
-                Persisted::Stale => self.reload(myself, state, false).await?,
-            }
-        }
-        Ok(())
+        self.apply_in_turn(myself, state, &[], Uuid::nil()).await.map(drop)
     }
 
     /// The timer's turn: catch up and wait for the next segment end. A failed write is not
@@ -374,23 +352,23 @@ impl<S: LiveStore, B: Broadcaster> Actor for TournamentActor<S, B> {
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         match message {
-            TournamentMsg::Command { command, by, reply, traced } => {
+            TournamentMsg::Command { order, by, reply, traced } => {
                 let tournament_id = state.game.tournament_id;
-                let span = traced.taken(tournament_id, &command);
+                let span = traced.taken(tournament_id, &order);
                 // A caller that gave up waiting (its request timed out) has been told it
                 // failed; doing the command now would surprise it when it presses again.
                 if reply.is_closed() {
                     span.in_scope(
-                        || tracing::warn!(%tournament_id, ?command, "a command whose caller gave up was dropped"),
+                        || tracing::warn!(%tournament_id, ?order, "a command whose caller gave up was dropped"),
                     );
                     return Ok(());
                 }
-                let name = command.name();
+                let name = order.name();
                 // Boxed, here and below: the actor's message loop is one future kept for the
                 // actor's life, as large as the largest future awaited in it. A command's
                 // future (its transaction and the fan-out) lives on the heap while it runs
                 // instead, and an idle tournament holds a small loop.
-                let outcome = Box::pin(self.run(&myself, state, command, by)).instrument(span.clone()).await;
+                let outcome = Box::pin(self.run(&myself, state, order, by)).instrument(span.clone()).await;
                 match &outcome {
                     Ok(done) => {
                         let version = done.state.version;

@@ -12,8 +12,10 @@ use floor_entities::enums::TournamentStatus;
 use tokio::sync::mpsc;
 use uuid::Uuid;
 
-use crate::error::{LiveError, LiveResult};
-use crate::live::{Broadcaster, Change, Command, Game, LiveStore, Persisted, Player, Registry, Seat, Snapshot};
+use crate::error::{LiveError, LiveResult, Refusal};
+use crate::live::{
+    Broadcaster, Change, Command, Game, LiveStore, Made, Order, Persisted, Player, Registry, Seat, Snapshot, Timed,
+};
 use crate::rules::clock::{Clock, Direction};
 use crate::rules::structure::Segment;
 
@@ -62,7 +64,7 @@ impl LiveStore for MemoryStore {
         Ok(self.load(tournament_id).await?.map(|game| game.version))
     }
 
-    async fn persist(&self, game: &Game, change: &Change, _by: Option<Uuid>) -> LiveResult<Persisted> {
+    async fn persist(&self, game: &Game, changes: &[(Change, Option<Made>)]) -> LiveResult<Persisted> {
         if self.failing_writes.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok() {
             return Err(LiveError::Internal(anyhow::anyhow!("the database is away")));
         }
@@ -71,7 +73,7 @@ impl LiveStore for MemoryStore {
         if stored.version != game.version || stored.status != TournamentStatus::Running {
             return Ok(Persisted::Stale);
         }
-        stored.apply(change);
+        stored.apply_all(changes);
         Ok(Persisted::Written)
     }
 
@@ -118,6 +120,7 @@ fn running_game(level_started_at: DateTime<Utc>) -> Game {
         levels: structure(),
         chips_in_play: 40_000,
         players: vec![player(1, 1), player(2, 2)],
+        last_command_at: None,
     }
 }
 
@@ -233,8 +236,8 @@ async fn a_failed_clock_write_is_tried_again_and_a_press_first_moves_the_clock_o
     assert_eq!(stepped.clock.current_level_idx, 2, "the press acts on the break that began at 20:00");
     assert_eq!(stepped.clock.level_started_at, Some(start + minutes(20) + TimeDelta::seconds(2)));
     assert_eq!(stepped.version, 3, "one change for the catch-up, one for the press");
-    assert_eq!(next_broadcast(&mut broadcasts).await.clock.current_level_idx, 1);
-    assert_eq!(next_broadcast(&mut broadcasts).await.clock.current_level_idx, 2);
+    let heard = next_broadcast(&mut broadcasts).await;
+    assert_eq!((heard.clock.current_level_idx, heard.version), (2, 3), "both written at once, one broadcast");
     assert_eq!(
         registry.actor_of(id).map(|actor| actor.get_id()),
         Some(actor),
@@ -279,4 +282,46 @@ async fn the_registry_lets_go_of_ended_and_idle_tournaments_but_keeps_running_on
     assert!(registry.actor_of(running).is_some(), "a running clock keeps its actor");
     // A tournament let go comes back on its next read.
     assert_eq!(registry.snapshot(finished.tournament_id).await.expect("reloaded").status, TournamentStatus::Finished);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_queue_made_offline_is_one_turn_one_write_and_one_broadcast() {
+    let start = paused_now();
+    let game = Game { last_command_at: Some(start), ..running_game(start) };
+    let (registry, mut broadcasts, id) = live(game).await;
+    tokio::time::sleep(Duration::from_secs(30 * 60)).await;
+    assert_eq!(next_broadcast(&mut broadcasts).await.clock.current_level_idx, 1, "the break began at 20:00");
+    let at = |minute: i64| Some(start + minutes(minute));
+    let queue = vec![
+        Timed { command: Command::Pause, occurred_at: at(5) },
+        Timed { command: Command::Resume, occurred_at: at(8) },
+        Timed { command: Command::Level(Direction::Next), occurred_at: at(10) },
+        Timed { command: Command::Eliminate(Uuid::from_u128(1)), occurred_at: at(12) },
+        Timed { command: Command::Pause, occurred_at: at(11) },
+        Timed { command: Command::Level(Direction::Prev), occurred_at: at(13) },
+    ];
+    let outcome = registry.command(id, Order::Queue(queue), Uuid::from_u128(99)).await.expect("replayed");
+    let answers: Vec<Result<i64, Option<Refusal>>> = outcome
+        .queue
+        .iter()
+        .map(|answer| {
+            answer.as_ref().copied().map_err(|err| match err {
+                LiveError::Refused { refusal, .. } => Some(*refusal),
+                _ => None,
+            })
+        })
+        .collect();
+    let conflict = Err(Some(Refusal::ConflictingChange));
+    // Version 2 began the break; each change of the queue takes the next version.
+    assert_eq!(answers, vec![Ok(3), Ok(4), Ok(5), Ok(6), conflict, Ok(7)], "each answered on its own");
+    // Paused 5 to 8: the level would have run to 23; stepped on at 10 to the break, back at 13
+    // to the first level, which runs from there (to 33; it is 30 now).
+    let state = outcome.state;
+    assert_eq!(state.version, 7);
+    assert_eq!(state.clock.current_level_idx, 0, "the level running since 20:00 was taken back");
+    assert_eq!(state.clock.level_started_at, Some(start + minutes(13)));
+    assert_eq!(state.eliminations.first().map(|e| e.eliminated_at), Some(start + minutes(12)));
+    let heard = next_broadcast(&mut broadcasts).await;
+    assert_eq!(heard.version, 7);
+    assert!(silent_for(&mut broadcasts, Duration::from_secs(60)).await, "one broadcast for the whole queue");
 }

@@ -55,6 +55,9 @@ pub struct Game {
     pub chips_in_play: i64,
     /// Everyone seated at start, in seating order (table, then seat).
     pub players: Vec<Player>,
+    /// The moment the latest command was applied as of (its `occurredAt`, or its arrival); the
+    /// clock's own moves do not count. A command stated to have happened earlier conflicts.
+    pub last_command_at: Option<DateTime<Utc>>,
 }
 
 /// What the clock operation was, for the audit record.
@@ -78,6 +81,15 @@ impl ClockAction {
             Self::SegmentEnded => "tournament.level_elapsed",
         }
     }
+}
+
+/// Who made a change and the moment it is applied as of; `None` for the clock's own moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Made {
+    pub by: Uuid,
+    pub at: DateTime<Utc>,
+    /// Whether the sender stated the moment (`occurredAt`), rather than it being the arrival.
+    pub stated: bool,
 }
 
 /// One accepted change of a running game: what the store writes and the actor applies.
@@ -371,6 +383,28 @@ impl Game {
         balance_hint(&self.seated())
     }
 
+    /// The game as it stood at `at`, for a command stated to have happened then: the clock
+    /// without the segments it moved on to since (see [`Clock::as_of`]).
+    pub fn as_of(&self, at: DateTime<Utc>) -> Game {
+        let clock = self.clock.map(|clock| clock.as_of(&self.levels, at));
+        Game { clock, ..self.clone() }
+    }
+
+    /// Notes the command a persisted change came from.
+    pub fn record(&mut self, made: Made) {
+        self.last_command_at = Some(self.last_command_at.map_or(made.at, |last| last.max(made.at)));
+    }
+
+    /// Applies persisted changes in order, each with the command it came from, if any.
+    pub fn apply_all(&mut self, changes: &[(Change, Option<Made>)]) {
+        for (change, made) in changes {
+            self.apply(change);
+            if let Some(made) = made {
+                self.record(*made);
+            }
+        }
+    }
+
     /// Applies a persisted change and moves the version on.
     pub fn apply(&mut self, change: &Change) {
         match change {
@@ -449,6 +483,7 @@ mod tests {
             levels: vec![Segment::Level { duration_min: 20, small_blind: 100, big_blind: 200, ante: None, note: None }],
             chips_in_play: 1000,
             players,
+            last_command_at: Some(at(0)),
         }
     }
 

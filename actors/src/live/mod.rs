@@ -2,6 +2,7 @@
 //! LiveState it publishes, and the ports it persists and broadcasts through.
 
 pub mod actor;
+pub mod command;
 pub mod fanout;
 pub mod game;
 pub mod registry;
@@ -15,9 +16,10 @@ mod ownership_tests;
 #[cfg(test)]
 mod registry_tests;
 
-pub use actor::{Command, Elimination, Outcome, TournamentActor, TournamentMsg, Traced};
+pub use actor::{Elimination, Outcome, TournamentActor, TournamentMsg, Traced};
+pub use command::{Command, Order, Timed};
 pub use fanout::Fanout;
-pub use game::{Change, ClockAction, Game, Player, Seat};
+pub use game::{Change, ClockAction, Game, Made, Player, Seat};
 pub use registry::Registry;
 pub use state::{LiveState, Snapshot};
 pub use store::{Broadcaster, LiveStore, Owner, Persisted};

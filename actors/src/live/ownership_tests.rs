@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use crate::error::{LiveError, LiveResult};
 use crate::live::{
-    Broadcaster, Change, Command, Game, LiveState, LiveStore, Owner, Persisted, Player, Registry, Seat, Snapshot,
+    Broadcaster, Change, Command, Game, LiveState, LiveStore, Made, Owner, Persisted, Player, Registry, Seat, Snapshot,
 };
 use crate::rules::clock::Clock;
 use crate::rules::structure::Segment;
@@ -44,6 +44,7 @@ impl SharedStore {
             levels: vec![Segment::Level { duration_min: 60, small_blind: 100, big_blind: 200, ante: None, note: None }],
             chips_in_play: 20_000,
             players: vec![player(1, 1), player(2, 2)],
+            last_command_at: None,
         };
         Arc::new(Self { game: Mutex::new(game), owner: Mutex::new(owner), released: Mutex::default() })
     }
@@ -78,12 +79,12 @@ impl LiveStore for SharedStore {
         Ok(Some(self.game.lock().expect("a lock").version))
     }
 
-    async fn persist(&self, game: &Game, change: &Change, _: Option<Uuid>) -> LiveResult<Persisted> {
+    async fn persist(&self, game: &Game, changes: &[(Change, Option<Made>)]) -> LiveResult<Persisted> {
         let mut stored = self.game.lock().expect("a lock");
         if stored.version != game.version {
             return Ok(Persisted::Stale);
         }
-        stored.apply(change);
+        stored.apply_all(changes);
         Ok(Persisted::Written)
     }
 

@@ -26,7 +26,8 @@ use tokio::time::Instant;
 use uuid::Uuid;
 
 use crate::error::{LiveError, LiveResult, Refusal};
-use crate::live::actor::{Command, Outcome, TimeSource, TournamentActor, TournamentMsg, Traced, to_millis};
+use crate::live::actor::{Outcome, TimeSource, TournamentActor, TournamentMsg, Traced, to_millis};
+use crate::live::command::Order;
 use crate::live::game::Game;
 use crate::live::state::{LiveState, Snapshot};
 use crate::live::store::{Broadcaster, LiveStore, Owner};
@@ -225,16 +226,16 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
 
     /// Runs a live command through the tournament's actor and waits for its answer; when
     /// another node runs the tournament, [`LiveError::Elsewhere`] names it.
-    pub async fn command(&self, tournament_id: Uuid, command: Command, by: Uuid) -> LiveResult<Outcome> {
+    pub async fn command(&self, tournament_id: Uuid, order: impl Into<Order>, by: Uuid) -> LiveResult<Outcome> {
+        let order = order.into();
         // An actor that stopped before it took the command (let go, or died just then) is
         // replaced and asked once more. One that took it and died before answering may have
         // written it: asking again could apply it twice, so that is an error to the caller.
         for _ in 0..2 {
             let actor = self.owner_actor(tournament_id).await?;
-            let command = command.clone();
-            let traced = Traced::waiting(tournament_id, &command);
-            match actor.call(|reply| TournamentMsg::Command { command, by, reply, traced }, Some(COMMAND_TIMEOUT)).await
-            {
+            let order = order.clone();
+            let traced = Traced::waiting(tournament_id, &order);
+            match actor.call(|reply| TournamentMsg::Command { order, by, reply, traced }, Some(COMMAND_TIMEOUT)).await {
                 Ok(ractor::rpc::CallResult::Success(outcome)) => return outcome,
                 Ok(_) => {
                     return Err(LiveError::Internal(anyhow::anyhow!(

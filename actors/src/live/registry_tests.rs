@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use crate::error::{LiveError, LiveResult, Refusal};
 use crate::live::registry::COLD_START_QUEUE;
-use crate::live::{Broadcaster, Change, Game, LiveStore, Persisted, Registry, Snapshot};
+use crate::live::{Broadcaster, Change, Game, LiveStore, Made, Persisted, Registry, Snapshot};
 
 const KNOWN: Uuid = Uuid::from_u128(7);
 
@@ -52,6 +52,7 @@ impl GatedStore {
             levels: Vec::new(),
             chips_in_play: 0,
             players: Vec::new(),
+            last_command_at: None,
         }))
     }
 }
@@ -69,7 +70,7 @@ impl LiveStore for GatedStore {
         Ok(self.find(tournament_id).await?.map(|game| game.version))
     }
 
-    async fn persist(&self, _: &Game, _: &Change, _: Option<Uuid>) -> LiveResult<Persisted> {
+    async fn persist(&self, _: &Game, _: &[(Change, Option<Made>)]) -> LiveResult<Persisted> {
         Ok(Persisted::Stale)
     }
 

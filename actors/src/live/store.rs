@@ -9,13 +9,13 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::error::LiveResult;
-use crate::live::game::{Change, Game};
+use crate::live::game::{Change, Game, Made};
 use crate::live::state::Snapshot;
 
 /// What a guarded write found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Persisted {
-    /// Written; the stored version is now `game.version + 1`.
+    /// Written; the stored version is now `game.version` plus the changes written.
     Written,
     /// The stored tournament moved on without this actor (a cancel, another node): nothing
     /// was written and the actor must reload before it decides again.
@@ -52,13 +52,13 @@ pub trait LiveStore: Send + Sync + 'static {
     /// The stored `live_version`: whether a game held in memory is still current.
     fn version(&self, tournament_id: Uuid) -> impl Future<Output = LiveResult<Option<i64>>> + Send;
 
-    /// Writes `change`, with its audit record, only if the stored version is still
-    /// `game.version` and the tournament still runs.
+    /// Writes `changes` in order, in one transaction, each with its audit record and the
+    /// command it came from (`None` for the clock's own moves), only if the stored version is
+    /// still `game.version` and the tournament still runs.
     fn persist(
         &self,
         game: &Game,
-        change: &Change,
-        by: Option<Uuid>,
+        changes: &[(Change, Option<Made>)],
     ) -> impl Future<Output = LiveResult<Persisted>> + Send;
 
     /// Starts the tournament: seating, no-shows with strikes, chips and the clock, and the

@@ -3,10 +3,16 @@
 
 use std::fmt;
 
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::structure::Segment;
+
+/// Times are kept to the millisecond, as the database and JSON keep them, so a rebuilt
+/// actor shows exactly what the old one did.
+pub fn to_millis(time: DateTime<Utc>) -> DateTime<Utc> {
+    time.duration_trunc(TimeDelta::milliseconds(1)).unwrap_or(time)
+}
 
 /// The clock's state as stored and sent to clients.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -101,6 +107,24 @@ impl Clock {
             clock = Self { current_level_idx: clock.current_level_idx + 1, level_started_at: end, paused_at: None };
         }
         (clock != *self).then_some(clock)
+    }
+
+    /// The clock as it stood at `at`, for a command stated to have happened then, given that
+    /// only the clock's own moves came after `at` (a command after it conflicts, and is never
+    /// rewound): the segments it moved on to after `at` are taken back, each starting where
+    /// the one before it started, and those that ran out by `at` moved on.
+    pub fn as_of(&self, segments: &[Segment], at: DateTime<Utc>) -> Self {
+        let mut clock = *self;
+        while clock.paused_at.is_none() && clock.level_started_at > at {
+            let Some(previous) = clock.current_level_idx.checked_sub(1) else { break };
+            let Some(ran) = segments.get(previous).and_then(|segment| TimeDelta::try_minutes(segment.duration_min()))
+            else {
+                break;
+            };
+            clock =
+                Self { current_level_idx: previous, level_started_at: clock.level_started_at - ran, paused_at: None };
+        }
+        clock.catch_up(segments, at).unwrap_or(clock)
     }
 
     /// Time left in the current segment at `now` (at the pause while paused), never negative.
@@ -217,6 +241,46 @@ mod tests {
     fn catching_up_changes_nothing_before_the_end_or_while_paused() {
         assert_eq!(clock(0, 0, None).catch_up(&segments(), at(19)), None);
         assert_eq!(clock(0, 0, Some(5)).catch_up(&segments(), at(500)), None);
+    }
+
+    #[test]
+    fn the_clock_as_of_a_past_moment_takes_back_the_segments_begun_since() {
+        // At minute 57 the clock ran the last segment from minute 50; at minute 25 it ran the
+        // break from minute 20, and at minute 5 the first level from minute 0.
+        let now = clock(3, 50, None);
+        assert_eq!(now.as_of(&segments(), at(25)), clock(1, 20, None));
+        assert_eq!(now.as_of(&segments(), at(5)), clock(0, 0, None));
+        // A boundary counts as the next segment's start, as catching up does.
+        assert_eq!(now.as_of(&segments(), at(30)), clock(2, 30, None));
+        assert_eq!(now.as_of(&segments(), at(50)), clock(3, 50, None));
+    }
+
+    #[test]
+    fn the_clock_as_of_a_later_moment_moves_on_as_the_timer_would() {
+        assert_eq!(clock(0, 0, None).as_of(&segments(), at(25)), clock(1, 20, None));
+        assert_eq!(clock(0, 0, None).as_of(&segments(), at(10)), clock(0, 0, None));
+    }
+
+    #[test]
+    fn a_paused_clock_is_the_same_at_any_moment_after_its_pause() {
+        assert_eq!(clock(2, 30, Some(35)).as_of(&segments(), at(36)), clock(2, 30, Some(35)));
+        assert_eq!(clock(2, 30, Some(35)).as_of(&segments(), at(90)), clock(2, 30, Some(35)));
+    }
+
+    #[test]
+    fn rewinding_stops_at_the_first_segment() {
+        assert_eq!(clock(0, 10, None).as_of(&segments(), at(5)), clock(0, 10, None));
+        assert_eq!(clock(1, 20, None).as_of(&[], at(5)), clock(1, 20, None));
+    }
+
+    #[test]
+    fn a_resumed_clock_rewinds_along_its_shifted_segments() {
+        // Paused at 5 for 10 minutes: the first level ends at 30, the break at 40.
+        let resumed = clock(0, 0, Some(5)).resume(at(15)).expect("was paused");
+        let later = resumed.catch_up(&segments(), at(45)).expect("moved on");
+        assert_eq!(later, clock(2, 40, None));
+        assert_eq!(later.as_of(&segments(), at(33)), clock(1, 30, None));
+        assert_eq!(later.as_of(&segments(), at(20)), resumed);
     }
 
     #[test]

@@ -286,9 +286,11 @@ mod tests {
     fn problem_fields(settings: &RatingSettings) -> Vec<String> {
         match check_settings(settings).into_result() {
             Ok(()) => Vec::new(),
-            Err(AppError::Api { code: ErrorCode::ValidationError, details: Some(details), .. }) => {
-                details.into_iter().map(|d| d.field).collect()
-            }
+            Err(AppError::Api {
+                code: ErrorCode::ValidationError,
+                details: Some(crate::error::ErrorDetails::Fields(details)),
+                ..
+            }) => details.into_iter().map(|d| d.field).collect(),
             Err(other) => panic!("unexpected {other:?}"),
         }
     }
