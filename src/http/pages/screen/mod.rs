@@ -1,12 +1,13 @@
 //! `GET /screen/{tournamentId}`: the tournament clock for the venue's TV or projector, public
 //! like `GET …/live`. The page, its style, its script and its chime are built into the binary
 //! (venues are often offline-ish: nothing comes from another host). The script polls the
-//! public live state with its `ETag` every second and counts the clock down itself (see
-//! `screen.js` beside this file). Decided: polling the public snapshot rather than a Socket.IO
-//! screen token: a TV needs no account or token to expire, an unchanged state costs a `304`,
-//! and a poll that fails is the plain signal of a lost connection. The room's small events
-//! (`level`, `announcement`) come to it as Server-Sent Events (`/screen/{id}/events`): the
-//! chime plays on `level`.
+//! public live state with its `ETag` every second and counts the clock down itself, moving on
+//! through levels and breaks as the server's auto-advance does, so it keeps the time through
+//! a lost connection (see `screen.js` beside this file). Decided: polling the public snapshot
+//! rather than a Socket.IO screen token: a TV needs no account or token to expire, an
+//! unchanged state costs a `304`, and a poll that fails is the plain signal of a lost
+//! connection. The room's small events (`level`, `announcement`) come to it as Server-Sent
+//! Events (`/screen/{id}/events`): the chime plays on `level`.
 
 use std::net::SocketAddr;
 

@@ -1,18 +1,31 @@
 // The venue screen: the tournament's public live state, polled every second with its ETag
-// (an unchanged state costs a 304), and its clock counted down here from levelStartedAt,
-// pausedAt and the server's time. After 10 s without an answer the screen says "нет связи"
-// and stops showing a running clock, since it may be stale; it keeps asking by itself. The
-// room's events come as Server-Sent Events: the chime plays on `level`, an `announcement`
-// shows at once; the latest announcement is also asked for every 3 s.
+// (an unchanged state costs a 304), and its clock counted here from the last state it has.
+// `projected` moves a running clock on past every segment that ran out, each next segment
+// starting exactly where the previous one ended and the last one running on, as the server's
+// own auto-advance does (`Clock::catch_up` in actors/src/rules/clock.rs); a paused clock stays
+// put. Every render goes through it, so the screen never waits for the server to change a
+// level, and through a lost connection it keeps counting: levels and breaks change on time,
+// with their blinds, "next" and time to the break, and the chime rings as each begins. After
+// 10 s without an answer a quiet "нет связи" says the clock is the screen's own reckoning;
+// the next answer replaces it with the server's state, which always wins (a pause or a level
+// press made meanwhile shows then). A read stalled on a dead connection is given up after
+// 10 s, and the server's time is taken from quick answers only, so that one held up on the way
+// does not put the clock out. The room's events come as Server-Sent Events: `level`
+// rings the chime (once per segment start, whichever of the event and the screen's own
+// advance comes first), an `announcement` shows at once; the latest announcement is also
+// asked for every 3 s.
 (() => {
   'use strict';
 
   const POLL_MS = 1000;
+  const READ_TIMEOUT_MS = 10000;
+  const SURE_ROUND_TRIP_MS = 1000;
   const STALE_AFTER_MS = 10000;
   const CARD_EVERY_MS = 60000;
   const RENDER_MS = 250;
   const ANNOUNCEMENT_EVERY_MS = 3000;
   const ANNOUNCEMENT_SHOWN_MS = 5 * 60000;
+  const RELISTEN_MS = 10000;
 
   const tournamentId = decodeURIComponent(location.pathname.split('/').filter(Boolean)[1] || '');
   const api = `/api/v1/tournaments/${encodeURIComponent(tournamentId)}`;
@@ -23,9 +36,13 @@
   let card = null;
   let etag = null;
   let offsetMs = 0;
+  /** The round trip of the answer offsetMs was taken from: the server's time is somewhere in it. */
+  let offsetRoundTrip = Infinity;
   let lastNews = 0;
   let soundOn = false;
   let heardLevel = 0;
+  /** Segment starts the chime rang for, as `idx@startedAt` (ms). */
+  const rung = new Set();
   let shownAnnouncement = null;
   let announcementUntil = 0;
 
@@ -66,25 +83,61 @@
     return Date.now() + offsetMs;
   }
 
-  /** Milliseconds left in the running segment (frozen while paused). */
-  function leftInSegment(clock) {
-    const segment = clock.levels[clock.currentLevelIdx];
-    if (!segment || !clock.levelStartedAt) return 0;
-    const at = clock.pausedAt ? Date.parse(clock.pausedAt) : serverNow();
-    return Date.parse(clock.levelStartedAt) + segment.durationMin * 60000 - at;
+  /**
+   * The clock at `now` as the server's auto-advance has it (`Clock::catch_up`): while it runs,
+   * a segment that ran out hands over to the next at its exact end (`levelStartedAt` plus its
+   * duration, not the moment this runs), chained, up to the last segment, which runs on.
+   * `{idx, levelStartedAt}`, the start in ms; null before the start.
+   */
+  function projected(clock, now) {
+    let idx = clock.currentLevelIdx;
+    let levelStartedAt = clock.levelStartedAt ? Date.parse(clock.levelStartedAt) : null;
+    if (levelStartedAt === null || clock.pausedAt) return { idx, levelStartedAt };
+    while (idx + 1 < clock.levels.length) {
+      const end = levelStartedAt + clock.levels[idx].durationMin * 60000;
+      if (end > now) break;
+      idx += 1;
+      levelStartedAt = end;
+    }
+    return { idx, levelStartedAt };
   }
 
-  function renderLive(stale) {
+  /** Milliseconds left at `now` in the segment `at` (frozen at the pause while paused). */
+  function leftInSegment(clock, at, now) {
+    const segment = clock.levels[at.idx];
+    if (!segment || at.levelStartedAt === null) return 0;
+    const asOf = clock.pausedAt ? Date.parse(clock.pausedAt) : now;
+    return at.levelStartedAt + segment.durationMin * 60000 - asOf;
+  }
+
+  /**
+   * The chime for a segment that began, once: the server's `level` event and the screen's own
+   * advance name the same start alike (an advance starts at the previous end, to the ms), so
+   * whichever comes second, or the event heard late after a lost connection, stays silent.
+   */
+  function ring(idx, startedAt) {
+    const key = `${idx}@${startedAt}`;
+    if (rung.has(key)) return;
+    rung.add(key);
+    screen.dataset.levelRings = String(rung.size);
+    chime();
+  }
+
+  function renderLive() {
     const clock = live.clock;
     const levels = clock.levels;
-    const idx = clock.currentLevelIdx;
+    const now = serverNow();
+    const at = projected(clock, now);
+    const idx = at.idx;
+    if (idx !== clock.currentLevelIdx) ring(idx, at.levelStartedAt);
     const segment = levels[idx] || {};
     const isBreak = segment.kind === 'break';
     const paused = Boolean(clock.pausedAt);
+    const left = leftInSegment(clock, at, now);
     screen.dataset.break = String(isBreak);
     screen.dataset.paused = String(paused);
     text('segment', segmentName(levels, idx) + (paused ? ' · пауза' : ''));
-    text('timer', stale ? '--:--' : duration(leftInSegment(clock)));
+    text('timer', duration(left));
     text('blinds', isBreak ? 'Перерыв' : blindsOf(segment));
     text('ante', !isBreak && segment.ante ? `Анте ${number(segment.ante)}` : '');
     text('note', segment.note || '');
@@ -93,13 +146,13 @@
     text('next', !next ? '—' : next.kind === 'break' ? `Перерыв ${next.durationMin} мин` : blindsOf(next));
     let toBreak = null;
     if (!isBreak) {
-      let ms = leftInSegment(clock);
+      let ms = left;
       for (const later of levels.slice(idx + 1)) {
         if (later.kind === 'break') { toBreak = ms; break; }
         ms += later.durationMin * 60000;
       }
     }
-    text('to-break', toBreak === null || stale ? '—' : duration(toBreak));
+    text('to-break', toBreak === null ? '—' : duration(toBreak));
     text('players', `${live.remaining} / ${live.entrants}`);
     text('avg', number(live.avgStack));
     text('chips', number(live.chipsInPlay));
@@ -186,13 +239,14 @@
 
   function render() {
     if (!live) return;
+    // Only a mark: the clock goes on from the last state (see `projected`).
     const stale = Date.now() - lastNews > STALE_AFTER_MS;
     $('offline').hidden = !stale;
     screen.dataset.stale = String(stale);
     screen.dataset.state = live.status;
     if (live.status === 'running') {
       show('live');
-      renderLive(stale);
+      renderLive();
     } else if (live.status === 'finished' || live.status === 'cancelled') {
       show('after');
       renderAfter();
@@ -218,16 +272,27 @@
 
   /** Reads the live state once; false when the tournament does not exist. */
   async function read() {
+    // A request stalled on a connection the Wi-Fi dropped could hold the polling round long
+    // after the network is back: given up, and asked again.
+    const abort = new AbortController();
+    const giveUp = setTimeout(() => abort.abort(), READ_TIMEOUT_MS);
     try {
       const sent = Date.now();
-      const response = await fetch(`${api}/live`, { headers: etag ? { 'If-None-Match': etag } : {}, cache: 'no-store' });
+      const headers = etag ? { 'If-None-Match': etag } : {};
+      const response = await fetch(`${api}/live`, { headers, cache: 'no-store', signal: abort.signal });
       const received = Date.now();
       if (response.status === 304) {
         lastNews = received;
       } else if (response.ok) {
         const state = await response.json();
         etag = response.headers.get('ETag');
-        offsetMs = Date.parse(state.serverTime) - (sent + received) / 2;
+        // An answer held up on the way (a stalled Wi-Fi) would put the clock out by half its
+        // round trip: only a quick one, or a better one than before, sets the offset.
+        const roundTrip = received - sent;
+        if (roundTrip <= SURE_ROUND_TRIP_MS || roundTrip < offsetRoundTrip) {
+          offsetMs = Date.parse(state.serverTime) - (sent + received) / 2;
+          offsetRoundTrip = roundTrip;
+        }
         lastNews = received;
         onState(state);
       } else if (response.status === 404) {
@@ -237,6 +302,8 @@
       }
     } catch (_) {
       // The venue's Wi-Fi: the silence is counted by lastNews.
+    } finally {
+      clearTimeout(giveUp);
     }
     return true;
   }
@@ -302,8 +369,10 @@
 
   /**
    * The room's events, as the server streams them to screens: `level` (a level or a break
-   * began, by a press or by the clock) rings the chime once per version and reads the state at
-   * once; `announcement` shows at once. The browser reconnects the stream by itself.
+   * began, by a press or by the clock) rings the chime and reads the state at once;
+   * `announcement` shows at once. The browser reconnects a dropped stream by itself, but
+   * gives up on an answer that is not a stream (a proxy's 502 while the server restarts, a
+   * 429): then a new one after a while.
    */
   function listen() {
     if (!window.EventSource) return;
@@ -313,10 +382,13 @@
       if (level.version <= heardLevel) return;
       heardLevel = level.version;
       screen.dataset.levelHeard = String(level.version);
-      chime();
+      ring(level.currentLevelIdx, level.startedAt ? Date.parse(level.startedAt) : null);
       read(); // at once, beside the polling round
     });
     events.addEventListener('announcement', () => pollAnnouncement());
+    events.addEventListener('error', () => {
+      if (events.readyState === EventSource.CLOSED) setTimeout(listen, RELISTEN_MS);
+    });
   }
 
   loadCard();
