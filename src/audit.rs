@@ -36,6 +36,36 @@ pub async fn record(
     Ok(id)
 }
 
+/// One record of [`record_all`]: who did what, with which details.
+pub struct Entry {
+    pub actor: Option<Uuid>,
+    pub action: &'static str,
+    pub details: serde_json::Value,
+}
+
+/// Records several actions on one target at once (a replayed queue's commands), in the order
+/// given, in as few statements as the rows allow.
+pub async fn record_all(conn: &impl ConnectionTrait, target: (&str, String), entries: Vec<Entry>) -> Result<(), DbErr> {
+    let now = Utc::now();
+    let rows: Vec<audit_log::ActiveModel> = entries
+        .into_iter()
+        .map(|entry| audit_log::ActiveModel {
+            id: Set(Uuid::now_v7()),
+            actor_user_id: Set(entry.actor),
+            action: Set(entry.action.to_owned()),
+            target_type: Set(Some(target.0.to_owned())),
+            target_id: Set(Some(target.1.clone())),
+            details: Set(entry.details),
+            created_at: Set(now),
+        })
+        .collect();
+    crate::db::insert_in_chunks_of(conn, rows, AUDIT_ROWS_PER_INSERT).await
+}
+
+/// Records of a queue go this many to an `INSERT`: one statement for most queues, and the same
+/// statement each time (see [`crate::db::insert_in_chunks_of`]).
+const AUDIT_ROWS_PER_INSERT: usize = 64;
+
 /// Replaces the details of the record `id`: only for an outcome known after the change
 /// committed (how many devices a broadcast reached), never for the change itself.
 pub async fn complete_details(conn: &impl ConnectionTrait, id: Uuid, details: serde_json::Value) -> Result<(), DbErr> {

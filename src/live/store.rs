@@ -250,11 +250,13 @@ async fn write_changes(
     }
     let mut before = game.clone();
     let mut told = Vec::new();
+    let mut records = Vec::with_capacity(changes.len());
     for (change, made) in changes {
-        write_change(&tx, &before, change, *made, now).await?;
+        records.push(write_change(&tx, change, *made, now).await?);
         told.extend(tell_moved(&tx, notifier, &before, change).await?);
         before.apply(change);
     }
+    audit::record_all(&tx, ("tournament", game.tournament_id.to_string()), records).await?;
     // A connection lost during the commit leaves its outcome unknown: not a `503` (which says
     // nothing was done, so try again) but a failure whose answer says to read the live state.
     // The actor finds out by its version guard at the next change.
@@ -264,15 +266,14 @@ async fn write_changes(
     Ok((Persisted::Written, told))
 }
 
-/// The rows one change touches beside the tournament's, and its audit record: who made it,
+/// Writes the rows one change touches beside the tournament's; its audit record: who made it,
 /// and when it happened when its sender said (the record's own time is its arrival).
 async fn write_change(
     tx: &sea_orm::DatabaseTransaction,
-    game: &Game,
     change: &Change,
     made: Option<Made>,
     now: DateTime<Utc>,
-) -> AppResult<()> {
+) -> AppResult<audit::Entry> {
     let mut details = match change {
         Change::Clock { clock, .. } => json!({
             "currentLevelIdx": clock.current_level_idx,
@@ -320,9 +321,7 @@ async fn write_change(
     {
         details.insert("occurredAt".to_owned(), json!(made.at));
     }
-    let by = made.map(|made| made.by);
-    audit::record(tx, by, change.audit_action(), ("tournament", game.tournament_id.to_string()), details).await?;
-    Ok(())
+    Ok(audit::Entry { actor: made.map(|made| made.by), action: change.audit_action(), details })
 }
 
 /// Tells each player with an account that `change` moves where to go now (`seat.moved`),
