@@ -642,4 +642,3 @@ mod tests {
             .unwrap();
     }
 }
-
