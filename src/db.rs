@@ -109,7 +109,7 @@ pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
 
 /// Connects to `url` as `floor serve` does: the connections that write (and read inside their
 /// transactions). On PostgreSQL every statement has `deadline` (the server cancels it past it:
-/// `503`, try again) and a server that sends nothing for a second more, frozen or behind a
+/// `503`, try again) and a server that sends nothing for half a second more, frozen or behind a
 /// partition, has its connection given up (the patched driver, `vendor/PATCHES.md`); while the
 /// lookout `watch` finds PostgreSQL out of reach, no pooled connection is handed out (a
 /// statement fails at once instead of waiting on a server that does not answer); and only a

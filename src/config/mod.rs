@@ -76,7 +76,7 @@ pub struct Config {
     /// `DATABASE_URL`: SQLite file under `./data` by default, PostgreSQL in production.
     pub database_url: String,
     /// `DATABASE_DEADLINE`: the longest a statement runs on PostgreSQL before the server
-    /// cancels it (`statement_timeout`); a server that does not answer within a second more
+    /// cancels it (`statement_timeout`); a server that does not answer within half a second more
     /// (frozen, partitioned) has its connection given up. 3 s by default.
     pub database_deadline: std::time::Duration,
     /// `REDIS_URL`: unset means a single node with in-process broadcasts.

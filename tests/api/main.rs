@@ -28,6 +28,7 @@ mod dealers;
 mod deletion;
 mod deploy;
 mod devices;
+mod doc_links;
 mod docs;
 mod errors;
 mod etags;
