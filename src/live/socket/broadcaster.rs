@@ -22,9 +22,10 @@ use crate::metrics::Metrics;
 /// with Redis it reaches the sockets of every node).
 pub struct SocketBroadcaster {
     /// The Socket.IO server and, with several nodes, the bus: set once, when Socket.IO is
-    /// served ([`serve_beside`](super::serve_beside)). Both exist only after this broadcaster: the server's
-    /// handlers and the bus's hearer reach the registry of actors, which is built around it.
-    /// Until then there is no socket to send to, and nothing is sent.
+    /// served ([`serve_beside`](super::serve_beside)). Both exist only after this
+    /// broadcaster: the server's handlers and the bus's hearer reach the registry of actors,
+    /// which is built around it. Until then nothing goes to the rooms or to the other nodes
+    /// (this node's venue screens still hear).
     pub(super) served: OnceLock<Served>,
     /// With several nodes: the connection to Redis the adapter and the bus speak through.
     pub(super) link: Option<Link>,
