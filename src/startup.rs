@@ -122,8 +122,9 @@ impl Application {
                 }))
             }
         };
-        let (live, broadcaster) =
-            live::start(&db, notifier.clone(), metrics.clone(), nodes).await.context("starting the live engine")?;
+        let (live, broadcaster) = live::start(&db, notifier.clone(), metrics.clone(), nodes, link.clone())
+            .await
+            .context("starting the live engine")?;
         let read_cache = Arc::new(ReadCache::default());
         let bus = match &link {
             None => None,
@@ -133,9 +134,7 @@ impl Application {
                     read_cache: read_cache.clone(),
                     sockets: broadcaster.clone(),
                 });
-                let bus = Arc::new(Bus::start(link.clone(), hearer).await);
-                broadcaster.announce_on(bus.clone(), link.clone());
-                Some(bus)
+                Some(Arc::new(Bus::start(link.clone(), hearer).await))
             }
         };
         let shutdown = CancellationToken::new();
@@ -178,7 +177,7 @@ impl Application {
             live: state.live.registry().clone(),
             jwt: state.sign_in.jwt.clone(),
             reads: state.reads.clone(),
-            link: link.clone(),
+            bus: state.bus.clone(),
             guards: Arc::new(SocketGuards::new(
                 &state.config.connections,
                 &state.config.limits.trusted_proxies,

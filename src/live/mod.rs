@@ -30,6 +30,7 @@ use uuid::Uuid;
 use self::engine::{Live, Nodes};
 use self::socket::SocketBroadcaster;
 use self::store::SeaOrmStore;
+use crate::bus::Link;
 use crate::error::{AppError, ErrorCode, FieldProblem};
 use crate::metrics::Metrics;
 use crate::notifications::Notifier;
@@ -38,18 +39,19 @@ use crate::notifications::Notifier;
 /// the fan-out and answers; the fan-out sends them to the Socket.IO rooms in order.
 pub type LiveRegistry = Registry<SeaOrmStore, Fanout<SocketBroadcaster>>;
 
-/// Starts the live engine's supervisor; `nodes` when this node is one of several. The
-/// broadcaster goes live once Socket.IO is served ([`socket::serve_beside`]), and
-/// [`resume_running`] then wakes the running tournaments.
+/// Starts the live engine's supervisor; `nodes`, and the `link` to Redis, when this node is
+/// one of several. The broadcaster goes live once Socket.IO is served
+/// ([`socket::serve_beside`]), and [`resume_running`] then wakes the running tournaments.
 pub async fn start(
     db: &DatabaseConnection,
     notifier: Notifier,
     metrics: Arc<Metrics>,
     nodes: Option<Arc<Nodes>>,
+    link: Option<Link>,
 ) -> anyhow::Result<(Live, Arc<SocketBroadcaster>)> {
     let leases = nodes.as_ref().map(|nodes| nodes.leases.clone());
     let store = Arc::new(SeaOrmStore { db: db.clone(), notifier, leases, breaker: Arc::default() });
-    let sockets = Arc::new(SocketBroadcaster::new(metrics));
+    let sockets = Arc::new(SocketBroadcaster::new(metrics, link));
     let registry = Registry::start(store, Arc::new(Fanout::new(sockets.clone())), Utc::now).await?;
     Ok((Live::new(registry, nodes), sockets))
 }

@@ -20,8 +20,13 @@
 //! so a database that fails at once is still a clean error; a failure after that ends the body
 //! cut short (the client gets no valid JSON) and the log says why.
 
+mod account;
 mod document;
+mod playing;
+mod reading;
+mod schema;
 mod sections;
+mod staff;
 
 use std::collections::BTreeSet;
 use std::sync::{Mutex, PoisonError};
@@ -32,46 +37,18 @@ use floor_entities::users;
 use futures_util::{Stream, StreamExt, stream};
 use sea_orm::{DatabaseConnection, DatabaseTransaction, EntityTrait};
 use tracing::Instrument;
-use utoipa::openapi::schema::{
-    ArrayBuilder, KnownFormat, ObjectBuilder, OneOfBuilder, Schema, SchemaFormat, SchemaType, Type,
-};
-use utoipa::openapi::{Ref, RefOr};
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, Type};
 use utoipa::{PartialSchema, ToSchema};
 use uuid::Uuid;
 
 pub use self::document::Chunk;
 use self::document::{Cut, Document};
-use self::sections::*;
+use self::reading::Reading;
+use self::schema::{Named, text};
+pub use self::sections::{Section, UserColumn};
 use crate::db;
 use crate::error::{AppError, AppResult, ErrorCode};
-
-/// A column of the schema that holds a user's id: `(table, column)`.
-pub type UserColumn = (&'static str, &'static str);
-
-/// The document's parts, in the order they are written, each one top-level key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, strum::VariantArray)]
-pub enum Section {
-    Profile,
-    Consent,
-    Registrations,
-    Results,
-    Strikes,
-    Follows,
-    Devices,
-    Sessions,
-    Notifications,
-    CalendarLink,
-    Memberships,
-    Dealer,
-    GuestPlaces,
-    AuditEntries,
-    CreatedTournaments,
-    Announcements,
-    RatingConfigUpdates,
-    ForgivenStrikes,
-    MergedInto,
-    MergedFrom,
-}
 
 /// User columns deliberately left out of the export, with why.
 pub const WITHHELD: &[(&str, &str, &str)] = &[(
@@ -82,126 +59,6 @@ pub const WITHHELD: &[(&str, &str, &str)] = &[(
     // export could matter.
     "technical: the first answer of a live command, replayed to a retry and forgotten after ten minutes",
 )];
-
-impl Section {
-    /// Every section, derived so that none can be missing; the document's order.
-    pub const ALL: &[Self] = <Self as strum::VariantArray>::VARIANTS;
-
-    /// The section's key in the document.
-    pub const fn key(self) -> &'static str {
-        match self {
-            Self::Profile => "profile",
-            Self::Consent => "consent",
-            Self::Registrations => "registrations",
-            Self::Results => "results",
-            Self::Strikes => "strikes",
-            Self::Follows => "follows",
-            Self::Devices => "devices",
-            Self::Sessions => "sessions",
-            Self::Notifications => "notifications",
-            Self::CalendarLink => "calendarLink",
-            Self::Memberships => "memberships",
-            Self::Dealer => "dealer",
-            Self::GuestPlaces => "guestPlaces",
-            Self::AuditEntries => "auditEntries",
-            Self::CreatedTournaments => "createdTournaments",
-            Self::Announcements => "announcements",
-            Self::RatingConfigUpdates => "ratingConfigUpdates",
-            Self::ForgivenStrikes => "forgivenStrikes",
-            Self::MergedInto => "mergedInto",
-            Self::MergedFrom => "mergedFrom",
-        }
-    }
-
-    /// The user columns whose rows the section exports (the account's own row, `users.id`,
-    /// is the profile).
-    pub const fn columns(self) -> &'static [UserColumn] {
-        match self {
-            Self::Profile => &[("player_profiles", "user_id")],
-            Self::Consent => &[("consent_changes", "user_id")],
-            Self::Registrations => &[("registrations", "user_id")],
-            Self::Results => &[("results", "user_id")],
-            Self::Strikes => &[("strikes", "user_id")],
-            Self::Follows => &[("follows", "follower_id"), ("follows", "followee_id")],
-            Self::Devices => &[("push_tokens", "user_id")],
-            Self::Sessions => &[("refresh_tokens", "user_id")],
-            Self::Notifications => &[("notifications", "user_id")],
-            Self::CalendarLink => &[("calendar_links", "user_id")],
-            Self::Memberships => &[("organizer_members", "user_id")],
-            Self::Dealer => &[
-                ("dealer_profiles", "user_id"),
-                ("dealer_invites", "claimed_by_user_id"),
-                ("dealer_invites", "created_by_user_id"),
-                ("tournament_dealers", "dealer_user_id"),
-            ],
-            Self::GuestPlaces => &[("guest_players", "claimed_by_user_id")],
-            Self::AuditEntries => &[("audit_log", "actor_user_id")],
-            Self::CreatedTournaments => &[("tournaments", "created_by_user_id")],
-            Self::Announcements => &[("tournament_announcements", "created_by_user_id")],
-            Self::RatingConfigUpdates => &[("rating_config", "updated_by_user_id")],
-            Self::ForgivenStrikes => &[("strikes", "forgiven_by_user_id")],
-            Self::MergedInto | Self::MergedFrom => &[("users", "merged_into_user_id")],
-        }
-    }
-
-    /// Writes the section's value (its key is written already).
-    async fn write(self, doc: &mut Document, reading: &Reading<'_>) -> Result<(), Cut> {
-        match self {
-            Self::Profile => profile(doc, reading).await,
-            Self::Consent => consent(doc, reading).await,
-            Self::Registrations => registrations(doc, reading).await,
-            Self::Results => results(doc, reading).await,
-            Self::Strikes => strikes(doc, reading).await,
-            Self::Follows => follows(doc, reading).await,
-            Self::Devices => devices(doc, reading).await,
-            Self::Sessions => sessions(doc, reading).await,
-            Self::Notifications => notifications(doc, reading).await,
-            Self::CalendarLink => calendar_link(doc, reading).await,
-            Self::Memberships => memberships(doc, reading).await,
-            Self::Dealer => dealer(doc, reading).await,
-            Self::GuestPlaces => guest_places(doc, reading).await,
-            Self::AuditEntries => audit_entries(doc, reading).await,
-            Self::CreatedTournaments => created_tournaments(doc, reading).await,
-            Self::Announcements => announcements(doc, reading).await,
-            Self::RatingConfigUpdates => rating_config_updates(doc, reading).await,
-            Self::ForgivenStrikes => forgiven_strikes(doc, reading).await,
-            Self::MergedInto => merged_into(doc, reading),
-            Self::MergedFrom => merged_from(doc, reading).await,
-        }
-    }
-
-    /// The schema of the section's value; the schemas it names go to `named`.
-    fn schema(self, named: &mut Named) -> RefOr<Schema> {
-        match self {
-            Self::Profile => named.one::<ExportProfile>(),
-            Self::Consent => named.one::<ExportConsent>(),
-            Self::Registrations => named.list::<ExportRegistration>(),
-            Self::Results => named.list::<ExportResult>(),
-            Self::Strikes => named.list::<ExportStrike>(),
-            Self::Follows => {
-                object([("following", named.list::<ExportFollow>()), ("followers", named.list::<ExportFollow>())])
-            }
-            Self::Devices => named.list::<ExportDevice>(),
-            Self::Sessions => named.list::<ExportSession>(),
-            Self::Notifications => named.list::<ExportNotification>(),
-            Self::CalendarLink => named.one::<ExportCalendarLink>(),
-            Self::Memberships => named.list::<ExportMembership>(),
-            Self::Dealer => object([
-                ("profile", nullable(named.one::<ExportDealerProfile>())),
-                ("invites", named.list::<ExportDealerInvite>()),
-                ("assignments", named.list::<ExportDealerAssignment>()),
-            ]),
-            Self::GuestPlaces => named.list::<ExportGuestPlace>(),
-            Self::AuditEntries => named.list::<ExportAuditEntry>(),
-            Self::CreatedTournaments => named.list::<ExportTournament>(),
-            Self::Announcements => named.list::<ExportAnnouncement>(),
-            Self::RatingConfigUpdates => named.list::<ExportRatingConfigUpdate>(),
-            Self::ForgivenStrikes => named.list::<ExportForgivenStrike>(),
-            Self::MergedInto => text(KnownFormat::Uuid, SchemaType::from_iter([Type::String, Type::Null])),
-            Self::MergedFrom => ArrayBuilder::new().items(text(KnownFormat::Uuid, Type::String.into())).into(),
-        }
-    }
-}
 
 /// How long an export may take. A client reading slower than this loses the rest rather than
 /// hold a connection of the pool, and an old snapshot of the database, for longer.
@@ -355,43 +212,6 @@ impl ToSchema for ExportDocument {
         Self::described(&mut named);
         schemas.extend(named.0);
     }
-}
-
-/// The named schemas a description refers to, gathered for the contract's components.
-#[derive(Default)]
-struct Named(Vec<(String, RefOr<Schema>)>);
-
-impl Named {
-    /// A reference to `T`'s schema, which (with those it names) joins the components.
-    fn one<T: ToSchema>(&mut self) -> RefOr<Schema> {
-        self.0.push((T::name().into_owned(), T::schema()));
-        T::schemas(&mut self.0);
-        Ref::from_schema_name(T::name()).into()
-    }
-
-    /// An array of `T`.
-    fn list<T: ToSchema>(&mut self) -> RefOr<Schema> {
-        ArrayBuilder::new().items(self.one::<T>()).into()
-    }
-}
-
-/// An object of these properties, every one required.
-fn object<const N: usize>(properties: [(&str, RefOr<Schema>); N]) -> RefOr<Schema> {
-    let mut object = ObjectBuilder::new();
-    for (name, schema) in properties {
-        object = object.property(name, schema).required(name);
-    }
-    object.into()
-}
-
-/// A string of `format`, of `types` (a string, or a string or null).
-fn text(format: KnownFormat, types: SchemaType) -> RefOr<Schema> {
-    ObjectBuilder::new().schema_type(types).format(Some(SchemaFormat::KnownFormat(format))).into()
-}
-
-/// `schema` or null.
-fn nullable(schema: RefOr<Schema>) -> RefOr<Schema> {
-    OneOfBuilder::new().item(schema).item(ObjectBuilder::new().schema_type(Type::Null)).into()
 }
 
 #[cfg(test)]
