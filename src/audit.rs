@@ -36,18 +36,19 @@ pub async fn record(
     Ok(id)
 }
 
-/// One record of [`record_all`]: who did what, with which details.
+/// One record of [`rows`]: who did what, with which details.
 pub struct Entry {
     pub actor: Option<Uuid>,
     pub action: &'static str,
     pub details: serde_json::Value,
 }
 
-/// Records several actions on one target at once (a replayed queue's commands), in the order
-/// given, in as few statements as the rows allow.
-pub async fn record_all(conn: &impl ConnectionTrait, target: (&str, String), entries: Vec<Entry>) -> Result<(), DbErr> {
+/// The rows recording several actions on one target at once (a replayed queue's commands), in
+/// the order given, all stamped now; the caller inserts them in as few statements as they allow
+/// ([`ROWS_PER_INSERT`] to a statement).
+pub fn rows(target: (&str, String), entries: Vec<Entry>) -> Vec<audit_log::ActiveModel> {
     let now = Utc::now();
-    let rows: Vec<audit_log::ActiveModel> = entries
+    entries
         .into_iter()
         .map(|entry| audit_log::ActiveModel {
             id: Set(Uuid::now_v7()),
@@ -58,13 +59,12 @@ pub async fn record_all(conn: &impl ConnectionTrait, target: (&str, String), ent
             details: Set(entry.details),
             created_at: Set(now),
         })
-        .collect();
-    crate::db::insert_in_chunks_of(conn, rows, AUDIT_ROWS_PER_INSERT).await
+        .collect()
 }
 
 /// Records of a queue go this many to an `INSERT`: one statement for most queues, and the same
-/// statement each time (see [`crate::db::insert_in_chunks_of`]).
-const AUDIT_ROWS_PER_INSERT: usize = 64;
+/// statement each time (a statement of a new length is prepared afresh).
+pub const ROWS_PER_INSERT: usize = 64;
 
 /// Replaces the details of the record `id`: only for an outcome known after the change
 /// committed (how many devices a broadcast reached), never for the change itself.

@@ -41,15 +41,16 @@ where
     Ok(rows)
 }
 
-/// `ids` (at most [`IDS_PER_STATEMENT`]) made up to a size of a few fixed ones by repeating
-/// the last, for an `IN (…)` list that repeats often with a varying length: a list of a new
-/// length is a new statement, which PostgreSQL parses and plans afresh, where a list of a
-/// size seen before is a statement it has prepared. A repeated id changes no answer.
-pub fn padded_ids(ids: &[uuid::Uuid]) -> Vec<uuid::Uuid> {
-    let size = ids.len().next_power_of_two().clamp(8, IDS_PER_STATEMENT);
-    let mut padded = ids.to_vec();
-    if let Some(&last) = ids.last() {
-        padded.resize(size.max(ids.len()), last);
+/// `rows` (at most [`IDS_PER_STATEMENT`]) made up to a size of a few fixed ones by repeating
+/// the last, for an `IN (…)` list (or a `CASE` of one arm per row) that repeats often with a
+/// varying length: a list of a new length is a new statement, which PostgreSQL parses and
+/// plans afresh, where a list of a size seen before is a statement it has prepared. A
+/// repeated row changes no answer.
+pub fn padded<T: Clone>(rows: &[T]) -> Vec<T> {
+    let size = rows.len().next_power_of_two().clamp(8, IDS_PER_STATEMENT);
+    let mut padded = rows.to_vec();
+    if let Some(last) = rows.last() {
+        padded.resize(size.max(rows.len()), last.clone());
     }
     padded
 }
@@ -428,14 +429,14 @@ mod tests {
     #[test]
     fn id_lists_are_padded_to_a_few_sizes_with_the_same_ids() {
         let ids: Vec<uuid::Uuid> = (0..IDS_PER_STATEMENT).map(|_| uuid::Uuid::now_v7()).collect();
-        assert!(padded_ids(&[]).is_empty(), "nothing to look up stays nothing");
+        assert!(padded::<uuid::Uuid>(&[]).is_empty(), "nothing to look up stays nothing");
         let mut sizes = std::collections::BTreeSet::new();
         for n in 1..=IDS_PER_STATEMENT {
-            let padded = padded_ids(&ids[..n]);
-            assert_eq!(&padded[..n], &ids[..n], "the ids first, in order");
-            assert!(padded[n..].iter().all(|id| *id == ids[n - 1]), "then the last again");
-            assert!(padded.len() >= n && padded.len() <= IDS_PER_STATEMENT);
-            sizes.insert(padded.len());
+            let list = padded(&ids[..n]);
+            assert_eq!(&list[..n], &ids[..n], "the ids first, in order");
+            assert!(list[n..].iter().all(|id| *id == ids[n - 1]), "then the last again");
+            assert!(list.len() >= n && list.len() <= IDS_PER_STATEMENT);
+            sizes.insert(list.len());
         }
         assert_eq!(sizes.into_iter().collect::<Vec<_>>(), [8, 16, 32, 64, 128, 256, IDS_PER_STATEMENT]);
     }

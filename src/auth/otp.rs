@@ -55,6 +55,7 @@ pub async fn request_code(db: &DatabaseConnection, sign_in: &SignIn, phone: &Pho
     let tx = db::begin_write(db).await?;
     db::lock_key(&tx, &Phone::lock_key(phone.as_str())).await?;
     let now = Utc::now();
+    forget_old_codes(&tx, now).await?;
     let recent = otp_codes::Entity::find()
         .filter(otp_codes::Column::Phone.eq(phone.as_str()))
         .filter(otp_codes::Column::CreatedAt.gt(now - REQUEST_WINDOW))
@@ -97,6 +98,7 @@ pub async fn request_code(db: &DatabaseConnection, sign_in: &SignIn, phone: &Pho
 pub async fn spend_code(tx: DatabaseTransaction, phone: &Phone, code: &str) -> AppResult<DatabaseTransaction> {
     db::lock_key(&tx, &Phone::lock_key(phone.as_str())).await?;
     let now = Utc::now();
+    forget_old_codes(&tx, now).await?;
     let invalid = || AppError::new(ErrorCode::InvalidOtp, "the code is wrong, expired or used up");
 
     let Some(live) = otp_codes::Entity::find()
@@ -125,6 +127,15 @@ pub async fn spend_code(tx: DatabaseTransaction, phone: &Phone, code: &str) -> A
         return Err(invalid());
     }
     Ok(tx)
+}
+
+/// Deletes every phone's codes made [`REQUEST_WINDOW`] ago or earlier: dead by then (a code
+/// lives [`CODE_TTL`]) and no longer counted by the limit, so they would only keep a phone
+/// number. Run at every code request and every check of a live code; it needs no lock, since
+/// nothing reads those rows any more.
+async fn forget_old_codes(tx: &DatabaseTransaction, now: chrono::DateTime<Utc>) -> AppResult<()> {
+    otp_codes::Entity::delete_many().filter(otp_codes::Column::CreatedAt.lte(now - REQUEST_WINDOW)).exec(tx).await?;
+    Ok(())
 }
 
 /// A code as typed: six digits, surrounding blanks ignored.
@@ -158,6 +169,7 @@ mod tests {
     fn the_limits_are_the_specs() {
         assert_eq!(CODE_TTL, Duration::minutes(5));
         assert_eq!(MAX_REQUESTS_PER_WINDOW, 3);
+        assert!(CODE_TTL < REQUEST_WINDOW, "a code is dead before it is forgotten");
         assert_eq!(REQUEST_WINDOW, Duration::minutes(10));
         assert_eq!(MAX_ATTEMPTS, 5);
     }

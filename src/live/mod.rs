@@ -11,6 +11,7 @@ pub mod known;
 pub mod leases;
 pub mod node_key;
 pub mod patch;
+pub mod player_rows;
 pub mod screen_feed;
 pub mod socket;
 pub mod socket_guards;

@@ -21,9 +21,10 @@ use tracing::Instrument as _;
 use uuid::Uuid;
 
 use super::leases::Leases;
+use super::player_rows::RowChanges;
 use crate::audit;
 use crate::db::{self, find_where_in};
-use crate::error::{AppError, AppResult, ErrorCode, OnUniqueViolation, UNREACHABLE};
+use crate::error::{AppError, AppResult, UNREACHABLE};
 use crate::notifications::{Journaled, Notifier};
 use crate::tournaments::lifecycle::{self, advance_live_version_by};
 use crate::tournaments::{UNNAMED_PLAYER, display_title, notices, player_names, results};
@@ -218,7 +219,8 @@ async fn persist_changes(
 
 /// [`persist_changes`] inside its transaction: what was written, and the seat notices it
 /// journaled. The tournament's row moves on once, by the count of changes, with the clock and
-/// the latest command's moment as the last of them leaves them.
+/// the latest command's moment as the last of them leaves them; the players' rows are written
+/// as the last change leaves them too, in a few statements however long the run.
 async fn write_changes(
     tx: sea_orm::DatabaseTransaction,
     notifier: &Notifier,
@@ -226,8 +228,19 @@ async fn write_changes(
     changes: &[(Change, Option<Made>)],
 ) -> AppResult<(Persisted, Vec<Journaled>)> {
     let now = Utc::now();
+    // Each change's record and the players it moves, as of the game just before it.
     let mut after = game.clone();
-    after.apply_all(changes);
+    let mut records = Vec::with_capacity(changes.len());
+    let mut moves = Vec::new();
+    for (change, made) in changes {
+        records.push(audit_entry(change, *made));
+        let version = after.version + 1;
+        moves.extend(change.moves(&after).into_iter().map(|(id, from, to)| (version, id, from, to)));
+        after.apply(change);
+        if let Some(made) = made {
+            after.record(*made);
+        }
+    }
     let mut columns = tournaments::Entity::update_many();
     if after.clock != game.clock
         && let Some(clock) = after.clock
@@ -248,15 +261,10 @@ async fn write_changes(
     if !advance_live_version_by(&tx, game.tournament_id, decided_on, count, columns, now).await? {
         return Ok((Persisted::Stale, Vec::new()));
     }
-    let mut before = game.clone();
-    let mut told = Vec::new();
-    let mut records = Vec::with_capacity(changes.len());
-    for (change, made) in changes {
-        records.push(write_change(&tx, change, *made, now).await?);
-        told.extend(tell_moved(&tx, notifier, &before, change).await?);
-        before.apply(change);
-    }
-    audit::record_all(&tx, ("tournament", game.tournament_id.to_string()), records).await?;
+    RowChanges::between(game, &after).write(&tx, now).await?;
+    let told = tell_moved(&tx, notifier, game.tournament_id, &moves).await?;
+    let records = audit::rows(("tournament", game.tournament_id.to_string()), records);
+    db::insert_in_chunks_of(&tx, records, audit::ROWS_PER_INSERT).await?;
     // A connection lost during the commit leaves its outcome unknown: not a `503` (which says
     // nothing was done, so try again) but a failure whose answer says to read the live state.
     // The actor finds out by its version guard at the next change.
@@ -266,14 +274,10 @@ async fn write_changes(
     Ok((Persisted::Written, told))
 }
 
-/// Writes the rows one change touches beside the tournament's; its audit record: who made it,
-/// and when it happened when its sender said (the record's own time is its arrival).
-async fn write_change(
-    tx: &sea_orm::DatabaseTransaction,
-    change: &Change,
-    made: Option<Made>,
-    now: DateTime<Utc>,
-) -> AppResult<audit::Entry> {
+/// A change's audit record: who made it, what it did, and when it happened when its sender
+/// said (the record's own time is its arrival).
+fn audit_entry(change: &Change, made: Option<Made>) -> audit::Entry {
+    let seat_of = |registration_id: &Uuid, seat: &Seat| json!({"registrationId": registration_id, "tableNo": seat.table_no, "seatNo": seat.seat_no});
     let mut details = match change {
         Change::Clock { clock, .. } => json!({
             "currentLevelIdx": clock.current_level_idx,
@@ -281,39 +285,16 @@ async fn write_change(
             "pausedAt": clock.paused_at,
         }),
         Change::Eliminate { registration_id, eliminated_at, place } => {
-            set_eliminated_at(tx, *registration_id, Some(*eliminated_at), now).await?;
-            set_seat(tx, *registration_id, None, false, now).await?;
             json!({"registrationId": registration_id, "place": place, "eliminatedAt": eliminated_at})
         }
-        Change::Undo { registration_id, seat } => {
-            set_eliminated_at(tx, *registration_id, None, now).await?;
-            set_seat(tx, *registration_id, Some(*seat), true, now).await?;
-            json!({"registrationId": registration_id, "tableNo": seat.table_no, "seatNo": seat.seat_no})
+        Change::Undo { registration_id, seat } | Change::Reseat { registration_id, seat } => {
+            seat_of(registration_id, seat)
         }
         Change::Reorder { stamps } => {
-            for (registration_id, stamp) in stamps {
-                set_eliminated_at(tx, *registration_id, Some(*stamp), now).await?;
-            }
             json!({"registrationIds": stamps.iter().map(|(id, _)| id).collect::<Vec<_>>()})
         }
-        Change::Reseat { registration_id, seat } => {
-            set_seat(tx, *registration_id, Some(*seat), true, now).await?;
-            json!({"registrationId": registration_id, "tableNo": seat.table_no, "seatNo": seat.seat_no})
-        }
         Change::ReseatBatch { moves } => {
-            // Every mover leaves first, so the batch may send one into a seat another leaves
-            // (the occupied-seat index holds only active seats).
-            for (registration_id, _) in moves {
-                set_seat(tx, *registration_id, None, false, now).await?;
-            }
-            for (registration_id, seat) in moves {
-                set_seat(tx, *registration_id, Some(*seat), true, now).await?;
-            }
-            let moves: Vec<_> = moves
-                .iter()
-                .map(|(id, seat)| json!({"registrationId": id, "tableNo": seat.table_no, "seatNo": seat.seat_no}))
-                .collect();
-            json!({"moves": moves})
+            json!({"moves": moves.iter().map(|(id, seat)| seat_of(id, seat)).collect::<Vec<_>>()})
         }
     };
     if let Some(made) = made.filter(|made| made.stated)
@@ -321,73 +302,31 @@ async fn write_change(
     {
         details.insert("occurredAt".to_owned(), json!(made.at));
     }
-    Ok(audit::Entry { actor: made.map(|made| made.by), action: change.audit_action(), details })
+    audit::Entry { actor: made.map(|made| made.by), action: change.audit_action(), details }
 }
 
-/// Tells each player with an account that `change` moves where to go now (`seat.moved`),
-/// journaled in the change's transaction.
+/// Tells each player with an account whom the changes move where to go now (`seat.moved`,
+/// with the version of the change that moved them), journaled in the changes' transaction.
 async fn tell_moved(
     tx: &sea_orm::DatabaseTransaction,
     notifier: &Notifier,
-    game: &Game,
-    change: &Change,
+    tournament_id: Uuid,
+    moves: &[(i64, Uuid, Seat, Seat)],
 ) -> AppResult<Vec<Journaled>> {
-    let moves = change.moves(game);
     if moves.is_empty() {
         return Ok(Vec::new());
     }
-    let moved: Vec<Uuid> = moves.iter().map(|(registration_id, ..)| *registration_id).collect();
+    let moved: Vec<Uuid> = moves.iter().map(|(_, registration_id, ..)| *registration_id).collect();
     let accounts: HashMap<Uuid, Uuid> = notices::accounts_of(tx, &moved).await?.into_iter().collect();
-    let title = display_title(tx, game.tournament_id).await?;
-    let version = game.version + 1;
+    let title = display_title(tx, tournament_id).await?;
     let mut told = Vec::new();
-    for (registration_id, from, to) in moves {
+    for &(version, registration_id, from, to) in moves {
         if let Some(&user_id) = accounts.get(&registration_id) {
-            let notice =
-                notices::seat_moved(game.tournament_id, &title, (user_id, registration_id), (from, to), version);
+            let notice = notices::seat_moved(tournament_id, &title, (user_id, registration_id), (from, to), version);
             told.push(notifier.journal(tx, notice).await?);
         }
     }
     Ok(told)
-}
-
-async fn set_eliminated_at(
-    conn: &impl ConnectionTrait,
-    registration_id: Uuid,
-    at: Option<DateTime<Utc>>,
-    now: DateTime<Utc>,
-) -> AppResult<()> {
-    registrations::Entity::update_many()
-        .col_expr(registrations::Column::EliminatedAt, Expr::value(at))
-        .col_expr(registrations::Column::UpdatedAt, Expr::value(now))
-        .filter(registrations::Column::Id.eq(registration_id))
-        .exec(conn)
-        .await?;
-    Ok(())
-}
-
-/// Moves (when `seat` is given) and activates or frees a player's seat row.
-async fn set_seat(
-    conn: &impl ConnectionTrait,
-    registration_id: Uuid,
-    seat: Option<Seat>,
-    active: bool,
-    now: DateTime<Utc>,
-) -> AppResult<()> {
-    let mut update = table_seats::Entity::update_many()
-        .col_expr(table_seats::Column::Active, Expr::value(active))
-        .col_expr(table_seats::Column::UpdatedAt, Expr::value(now));
-    if let Some(seat) = seat {
-        update = update
-            .col_expr(table_seats::Column::TableNo, Expr::value(seat.table_no))
-            .col_expr(table_seats::Column::SeatNo, Expr::value(seat.seat_no));
-    }
-    update
-        .filter(table_seats::Column::RegistrationId.eq(registration_id))
-        .exec(conn)
-        .await
-        .on_unique_violation(ErrorCode::SeatTaken, "another player sits there")?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ use super::registrations::{
 };
 use super::{display_title, lock, seat_counts};
 use crate::accounts::account_gone;
-use crate::db::{self, IDS_PER_STATEMENT, insert_in_chunks_of, padded_ids};
+use crate::db::{self, IDS_PER_STATEMENT, insert_in_chunks_of, padded};
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::notifications::{Journaled, Notifier};
 
@@ -425,8 +425,7 @@ async fn hold_accounts(tx: &DatabaseTransaction, user_ids: &[Uuid]) -> AppResult
     let mut accounts = HashMap::with_capacity(user_ids.len());
     let distinct: Vec<Uuid> = user_ids.iter().copied().collect::<HashSet<_>>().into_iter().collect();
     for chunk in distinct.chunks(IDS_PER_STATEMENT) {
-        let rows =
-            users::Entity::find().filter(users::Column::Id.is_in(padded_ids(chunk))).lock_shared().all(tx).await?;
+        let rows = users::Entity::find().filter(users::Column::Id.is_in(padded(chunk))).lock_shared().all(tx).await?;
         accounts.extend(rows.into_iter().filter(|user| user.status != UserStatus::Deleted).map(|user| (user.id, user)));
     }
     Ok(accounts)
@@ -440,7 +439,7 @@ async fn bans_of(tx: &DatabaseTransaction, user_ids: &[Uuid]) -> AppResult<HashM
             .select_only()
             .column(player_profiles::Column::UserId)
             .column(player_profiles::Column::BanUntil)
-            .filter(player_profiles::Column::UserId.is_in(padded_ids(chunk)))
+            .filter(player_profiles::Column::UserId.is_in(padded(chunk)))
             .into_tuple()
             .all(tx)
             .await?;
@@ -459,7 +458,7 @@ async fn registrations_of(
     for chunk in user_ids.chunks(IDS_PER_STATEMENT) {
         let rows = registrations::Entity::find()
             .filter(registrations::Column::TournamentId.eq(tournament_id))
-            .filter(registrations::Column::UserId.is_in(padded_ids(chunk)))
+            .filter(registrations::Column::UserId.is_in(padded(chunk)))
             .all(tx)
             .await?;
         held.extend(rows.into_iter().filter_map(|row| Some((row.user_id?, row))));

@@ -21,7 +21,7 @@ use uuid::Uuid;
 
 use super::{UNNAMED_PLAYER, display_title, lock, taken_seats};
 use crate::accounts::find_user;
-use crate::db::{IDS_PER_STATEMENT, padded_ids};
+use crate::db::{IDS_PER_STATEMENT, padded};
 use crate::domain::Phone;
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::notifications::{Journaled, Notice, NoticeKind, Notifier, PushMessage};
@@ -107,7 +107,7 @@ pub async fn followers_of_each(conn: &impl ConnectionTrait, user_ids: &[Uuid]) -
             .select_only()
             .column(follows::Column::FolloweeId)
             .column(follows::Column::FollowerId)
-            .filter(follows::Column::FolloweeId.is_in(padded_ids(chunk)))
+            .filter(follows::Column::FolloweeId.is_in(padded(chunk)))
             .order_by_asc(follows::Column::CreatedAt)
             .order_by_asc(follows::Column::FollowerId)
             .into_tuple()

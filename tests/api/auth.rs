@@ -142,6 +142,13 @@ async fn the_request_limit_reopens_after_ten_minutes(backend: Backend) {
     let eleven_minutes_ago = (Utc::now() - Duration::minutes(11)).to_rfc3339();
     app.exec(&format!("UPDATE otp_codes SET created_at = '{eleven_minutes_ago}' WHERE phone = '{PHONE}'")).await;
     app.request_code(PHONE).await.assert_ok();
+    // The codes that no longer count are forgotten: only the phone's new one and the other
+    // phone's are kept. A check forgets them too.
+    assert_eq!(app.count(&format!("SELECT COUNT(*) FROM otp_codes WHERE phone = '{PHONE}'")).await, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM otp_codes").await, 2);
+    app.exec(&format!("UPDATE otp_codes SET created_at = '{eleven_minutes_ago}' WHERE phone = '{PHONE}'")).await;
+    app.post("/auth/otp/verify", None, json!({"phone": "+79990003344", "code": "000000"})).await;
+    assert_eq!(app.count(&format!("SELECT COUNT(*) FROM otp_codes WHERE phone = '{PHONE}'")).await, 0);
 }
 
 async fn the_right_code_signs_in_and_creates_the_account_once(backend: Backend) {

@@ -100,7 +100,7 @@ impl Ready {
 }
 
 /// Every player seated in a LiveState: (registrationId, tableNo, seatNo).
-fn seats(state: &Value) -> Vec<(Uuid, i64, i64)> {
+pub(crate) fn seats(state: &Value) -> Vec<(Uuid, i64, i64)> {
     let mut seats = Vec::new();
     for table in state["tables"].as_array().expect("tables") {
         for seat in table["seats"].as_array().expect("seats") {

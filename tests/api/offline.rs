@@ -6,18 +6,19 @@
 //! venue had been playing offline since: the commands then state moments of that hour.
 
 use chrono::{DateTime, Duration, SubsecRound, Utc};
-use sea_orm::{ConnectionTrait, Statement};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Statement};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::helpers::{Backend, TestApp, on_both_databases, spawn_app, spawn_app_with, test_redis_url};
-use crate::live::{Ready, ready, staff, version};
+use crate::live::{Ready, ready, seats, staff, version};
 
 on_both_databases!(
     a_pause_made_offline_lands_as_if_it_had_arrived_at_once,
     a_replayed_queue_ends_as_the_same_commands_sent_live_at_their_times,
     each_queued_command_is_applied_or_refused_on_its_own,
     bad_times_and_conflicts_are_refused_and_change_nothing,
+    a_queue_that_moves_players_leaves_the_seat_rows_as_its_state_shows,
 );
 
 /// Moves the running tournament's clock and its latest command `minutes` into the past (as
@@ -405,4 +406,66 @@ async fn two_replays_of_one_queue_at_once_apply_each_command_once() {
         }
         assert_eq!(version(&day.live(&app).await), expected, "round {round}: each command applied once");
     }
+}
+
+/// A queue's seat changes are written as the queue leaves them, whatever their order inside
+/// it: a player moved into the seat of one who fell, another into the seat the first left, the
+/// fallen one brought back (to another seat, theirs being taken), one more falling. The stored
+/// rows, read afresh, are the state's seats, and the fallen player's row is kept but free.
+async fn a_queue_that_moves_players_leaves_the_seat_rows_as_its_state_shows(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let day = ready(&app, "+79990647001", 647, 12).await;
+    let started = day.start(&app).await;
+    let seat_of = |id: Uuid| {
+        let (_, table, seat) = seats(&started).into_iter().find(|(seated, ..)| *seated == id).expect("seated");
+        json!({"tableNo": table, "seatNo": seat})
+    };
+    let r = |n: usize| day.registrations[n];
+    let with = |mut seat: Value, id: Uuid| {
+        seat["registrationId"] = json!(id);
+        seat
+    };
+    let start = started_ago(&app, day.id, 10).await;
+    let queue = [
+        ("eliminate", json!({"registrationId": r(0)})),
+        ("reseat", with(seat_of(r(0)), r(1))),
+        ("reseat", with(seat_of(r(1)), r(2))),
+        ("undo", json!({})),
+        ("eliminate", json!({"registrationId": r(3)})),
+    ];
+    let commands: Vec<Value> = queue
+        .iter()
+        .enumerate()
+        .map(|(n, (command, body))| {
+            let moment = at(start, n as i64 + 1);
+            json!({"command": command, "body": body, "occurredAt": moment, "idempotencyKey": format!("s{n}")})
+        })
+        .collect();
+    let answer = staff(&app, &day.club, &day.path("replay"), json!({"commands": commands})).await.assert_ok().clone();
+    assert!(answer["results"].as_array().expect("results").iter().all(|r| r["outcome"] == "applied"), "{answer}");
+    let state = &answer["state"];
+    let mut shown = seats(state);
+    assert_eq!(
+        shown.iter().find(|(id, ..)| *id == r(1)).map(|(_, t, s)| json!({"tableNo": t, "seatNo": s})),
+        Some(seat_of(r(0)))
+    );
+    assert!(shown.iter().any(|(id, ..)| *id == r(0)), "the fallen player is back: {state}");
+    assert!(!shown.iter().any(|(id, ..)| *id == r(3)), "{state}");
+
+    let rows = floor_entities::table_seats::Entity::find()
+        .filter(floor_entities::table_seats::Column::TournamentId.eq(day.id))
+        .all(app.db())
+        .await
+        .expect("the seat rows");
+    let mut taken: Vec<(Uuid, i64, i64)> = rows
+        .iter()
+        .filter(|row| row.active)
+        .map(|row| (row.registration_id, i64::from(row.table_no), i64::from(row.seat_no)))
+        .collect();
+    taken.sort();
+    shown.sort();
+    assert_eq!(taken, shown, "the stored seats are the state's");
+    let fallen = rows.iter().find(|row| row.registration_id == r(3)).expect("the fallen player's row");
+    assert!(!fallen.active);
+    assert_eq!(json!({"tableNo": fallen.table_no, "seatNo": fallen.seat_no}), seat_of(r(3)), "kept for an undo");
 }

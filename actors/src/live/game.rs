@@ -2,6 +2,8 @@
 //! players and their eliminations. Each command checks the rules against this model and
 //! yields a `Change`; the store persists the change, then the actor applies it here.
 
+use std::borrow::Cow;
+
 use chrono::{DateTime, Utc};
 use floor_entities::enums::TournamentStatus;
 use uuid::Uuid;
@@ -384,10 +386,11 @@ impl Game {
     }
 
     /// The game as it stood at `at`, for a command stated to have happened then: the clock
-    /// without the segments it moved on to since (see [`Clock::as_of`]).
-    pub fn as_of(&self, at: DateTime<Utc>) -> Game {
+    /// without the segments it moved on to since (see [`Clock::as_of`]). Borrowed when that is
+    /// the game as it is (a command of now, or of a moment in the segment running now).
+    pub fn as_of(&self, at: DateTime<Utc>) -> Cow<'_, Game> {
         let clock = self.clock.map(|clock| clock.as_of(&self.levels, at));
-        Game { clock, ..self.clone() }
+        if clock == self.clock { Cow::Borrowed(self) } else { Cow::Owned(Game { clock, ..self.clone() }) }
     }
 
     /// Notes the command a persisted change came from.

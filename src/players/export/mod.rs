@@ -12,8 +12,9 @@
 //! Never exported: secrets (refresh token hashes, push tokens, the calendar link's secret hash,
 //! dealer invite code hashes), other people's phones and names (a follower is an id; a dealer
 //! invite made for someone else, and the audit record of making it, do not show their phone),
-//! and who acted on the account (the admin of a ban, the td who forgave a strike). Sign-in codes (`otp_codes`) are kept by
-//! phone, not by account, and live ten minutes: they hold no user column and are not listed.
+//! and who acted on the account (the admin of a ban, the td who forgave a strike). Sign-in
+//! codes (`otp_codes`) are kept by phone, not by account, and forgotten ten minutes after they
+//! are made (at the next code request or check): they hold no user column and are not listed.
 //!
 //! The document is read in one snapshot of the database and streamed: sections in order, long
 //! lists a page at a time ([`document`]). The first section is read before the answer starts,
@@ -54,10 +55,11 @@ use crate::error::{AppError, AppResult, ErrorCode};
 pub const WITHHELD: &[(&str, &str, &str)] = &[(
     "idempotency_keys",
     "user_id",
-    // A live command's first answer, kept ten minutes so that a retry gets it again: a
-    // technical record of a request the player already has the answer to, gone before an
-    // export could matter.
-    "technical: the first answer of a live command, replayed to a retry and forgotten after ten minutes",
+    // A live command's first answer, kept so that a retry gets it again (ten minutes; six
+    // hours for a command made offline, whose queue may come late): a technical record of a
+    // request the player already has the answer to, gone before an export could matter.
+    "technical: the first answer of a live command, replayed to a retry and forgotten after ten minutes \
+     (six hours for a command made offline)",
 )];
 
 /// How long an export may take. A client reading slower than this loses the rest rather than
