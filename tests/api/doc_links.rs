@@ -1,7 +1,8 @@
 //! The documents hold together: every relative link of `README.md`, `CONTRIBUTING.md`,
-//! `deploy/README.md` and `docs/*.md` names a file that exists, and every `#anchor` (in the
-//! same document or another) names one of that document's headings by its GitHub slug. The
-//! README stays short and opens with its table of contents. Pure filesystem: no server.
+//! `deploy/README.md`, `vendor/PATCHES.md` and `docs/*.md` names a file that exists, and every
+//! `#anchor` (in the same document or another) names one of that document's headings by its
+//! GitHub slug. The README stays short and opens with its table of contents. Pure filesystem:
+//! no server.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -17,7 +18,7 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|err| panic!("reading {}: {err}", path.display()))
 }
 
-/// The documents whose links are checked: the three at fixed places and every `docs/*.md`.
+/// The documents whose links are checked: the four at fixed places and every `docs/*.md`.
 fn documents(root: &Path) -> Vec<PathBuf> {
     let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
         .expect("docs/ is committed")
@@ -25,8 +26,10 @@ fn documents(root: &Path) -> Vec<PathBuf> {
         .filter(|path| path.extension().is_some_and(|extension| extension == "md"))
         .collect();
     docs.sort();
-    let mut documents: Vec<PathBuf> =
-        ["README.md", "CONTRIBUTING.md", "deploy/README.md"].iter().map(|path| root.join(path)).collect();
+    let mut documents: Vec<PathBuf> = ["README.md", "CONTRIBUTING.md", "deploy/README.md", "vendor/PATCHES.md"]
+        .iter()
+        .map(|path| root.join(path))
+        .collect();
     documents.extend(docs);
     documents
 }
