@@ -29,9 +29,14 @@ const LOOK_TIMEOUT: Duration = Duration::from_secs(1);
 /// answers them; and how long what it said holds.
 const COMPARE_EVERY: Duration = Duration::from_secs(1);
 const SAID_FOR: Duration = Duration::from_secs(3);
-/// Where the pool connects while PostgreSQL is out of reach: a socket that does not exist,
-/// which sqlx gives up on at once (a refused connection it would try again until the acquire
-/// timeout).
+/// Where the pool connects while PostgreSQL is out of reach: a Unix socket that does not
+/// exist. sqlx's pool (`PoolInner::connect` in sqlx-core 0.9) tries a refused connection again
+/// until the acquire timeout, but returns any other I/O error at once, and a missing socket is
+/// one (`NotFound`). That is the only way to make the pool's own acquisition fail early: its
+/// hooks (`before_acquire`, `after_connect`) can only make it try again, and the acquiring is
+/// sea-orm's, inside every statement (requests, actors, jobs), so a check of
+/// [`DbWatch::is_up`] before it would have to be written at each of them. The last test below
+/// fails if an sqlx upgrade changes this.
 const CLOSED_DOOR: &str = "/nonexistent/floor/postgresql-is-out-of-reach";
 
 /// Keeps watch on PostgreSQL beside `pool`, from a connection of its own: the pool's may all be

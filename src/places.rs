@@ -1,5 +1,5 @@
 //! Counted places: how many connections, event streams or live sockets each key (a client
-//! address, an account, a tournament, the node itself) holds now, with a cap per key. A
+//! address, an account, a tournament) holds now, with a cap per key. A
 //! [`Place`] is given back when dropped, so whatever holds the connection holds its place, and
 //! no path out of it can forget to give it back.
 

@@ -11,8 +11,8 @@
 //! their /64, the block one subscriber gets. Limits are kept in memory, per node.
 
 use std::collections::BTreeSet;
-use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
+use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,12 +22,9 @@ use axum::http::header::RETRY_AFTER;
 use axum::http::{HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use governor::middleware::NoOpMiddleware;
+use governor::clock::Clock;
+use governor::{DefaultDirectRateLimiter, DefaultKeyedRateLimiter, Quota, RateLimiter};
 use ipnet::IpNet;
-use tower::{Layer, Service};
-use tower_governor::governor::{GovernorConfig, GovernorConfigBuilder, SharedRateLimiter};
-use tower_governor::key_extractor::{GlobalKeyExtractor, KeyExtractor};
-use tower_governor::{GovernorError, GovernorLayer};
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::{ContentBuilder, OpenApi as OpenApiDoc, Ref, RefOr, ResponseBuilder, header::Header};
 
@@ -77,55 +74,79 @@ impl Limited {
 /// How often the addresses whose budgets are full again are forgotten.
 const SWEEP_EVERY: Duration = Duration::from_secs(60);
 
+/// One budget of requests per client address, and what a client refused by it is told.
+struct PerClient {
+    /// Each address's budget, kept while it is owed time ([`AbuseLimits::forget_idle_clients`]).
+    budgets: DefaultKeyedRateLimiter<IpAddr>,
+    /// What a refused client is told it did too often.
+    what: &'static str,
+}
+
+impl PerClient {
+    /// Full budgets of `rate` for every address, refusing as `limited`.
+    fn new(rate: Rate, limited: Limited) -> Self {
+        Self { budgets: RateLimiter::keyed(quota(rate)), what: limited.what() }
+    }
+
+    /// Spends one request of `client`'s budget, or says why not.
+    fn spend(&self, client: IpAddr) -> Result<(), Refused> {
+        let now = || self.budgets.clock().now();
+        self.budgets.check_key(&client).map_err(|empty| Refused { what: self.what, wait: empty.wait_time_from(now()) })
+    }
+}
+
+/// One budget of requests for everyone together, and what a request refused by it is told.
+struct Shared {
+    /// The one budget every request of its kind spends.
+    budget: DefaultDirectRateLimiter,
+    /// What a refused client is told is happening.
+    what: &'static str,
+}
+
+impl Shared {
+    /// Spends one request of the budget, or says why not.
+    fn spend(&self) -> Result<(), Refused> {
+        let now = || self.budget.clock().now();
+        self.budget.check().map_err(|empty| Refused { what: self.what, wait: empty.wait_time_from(now()) })
+    }
+}
+
 /// The abuse limits of one node, with their budgets; the state of [`limit_abuse`].
 pub struct AbuseLimits {
     /// API paths (as routed, under [`API_PREFIX`]) whose `GET` anyone may call.
     public_reads: BTreeSet<String>,
-    code_requests: GovernorLayer<ClientAddress, NoOpMiddleware, Body>,
-    code_requests_global: GovernorLayer<GlobalKeyExtractor, NoOpMiddleware, Body>,
-    code_checks: GovernorLayer<ClientAddress, NoOpMiddleware, Body>,
-    refreshes: GovernorLayer<ClientAddress, NoOpMiddleware, Body>,
-    public_read_budget: GovernorLayer<ClientAddress, NoOpMiddleware, Body>,
-    /// The per-address budgets' stores, swept of addresses that are owed nothing.
-    per_client_budgets: Vec<SharedRateLimiter<IpAddr, NoOpMiddleware>>,
+    /// The proxies whose `X-Forwarded-For` says who the client is ([`client_key`]).
+    trusted_proxies: Arc<[IpNet]>,
+    code_requests: PerClient,
+    code_requests_global: Shared,
+    code_checks: PerClient,
+    refreshes: PerClient,
+    public_read_budget: PerClient,
 }
 
 impl AbuseLimits {
     /// Fresh budgets for `settings`; the public reads are the ones `contract` lets anyone make.
     pub fn new(settings: &LimitSettings, contract: &OpenApiDoc) -> Self {
-        let client = ClientAddress { trusted_proxies: settings.trusted_proxies.clone().into() };
-        let mut per_client_budgets = Vec::new();
-        let mut per_client = |rate: Rate, limited: Limited| {
-            let (layer, budget) = governor_layer(rate, client.clone(), limited.what());
-            per_client_budgets.push(budget);
-            layer
-        };
-        let code_requests = per_client(settings.code_requests, Limited::CodeRequest);
-        let code_checks = per_client(settings.code_checks, Limited::CodeCheck);
-        let refreshes = per_client(settings.refreshes, Limited::Refresh);
-        let public_read_budget = per_client(settings.public_reads, Limited::PublicRead);
-        let (code_requests_global, _) = governor_layer(
-            settings.code_requests_global,
-            GlobalKeyExtractor,
-            "too many sign-in codes are being requested right now",
-        );
         Self {
             public_reads: public_reads(contract).into_iter().map(|path| format!("{API_PREFIX}{path}")).collect(),
-            code_requests,
-            code_requests_global,
-            code_checks,
-            refreshes,
-            public_read_budget,
-            per_client_budgets,
+            trusted_proxies: settings.trusted_proxies.clone().into(),
+            code_requests: PerClient::new(settings.code_requests, Limited::CodeRequest),
+            code_requests_global: Shared {
+                budget: RateLimiter::direct(quota(settings.code_requests_global)),
+                what: "too many sign-in codes are being requested right now",
+            },
+            code_checks: PerClient::new(settings.code_checks, Limited::CodeCheck),
+            refreshes: PerClient::new(settings.refreshes, Limited::Refresh),
+            public_read_budget: PerClient::new(settings.public_reads, Limited::PublicRead),
         }
     }
 
     /// Forgets the addresses whose budgets are full again (they would start full anyway), so
     /// a stream of ever new addresses does not hold memory for good.
     pub fn forget_idle_clients(&self) {
-        for budget in &self.per_client_budgets {
-            budget.retain_recent();
-            budget.shrink_to_fit();
+        for per_client in [&self.code_requests, &self.code_checks, &self.refreshes, &self.public_read_budget] {
+            per_client.budgets.retain_recent();
+            per_client.budgets.shrink_to_fit();
         }
     }
 
@@ -161,32 +182,46 @@ impl AbuseLimits {
             _ => None,
         }
     }
+
+    /// Spends the budgets of a `limited` request from `client`, or says why not. A code
+    /// request spends its address's budget first, so a single noisy address is refused before
+    /// it eats into everyone's.
+    fn spend(&self, limited: Limited, client: IpAddr) -> Result<(), Refused> {
+        match limited {
+            Limited::CodeRequest | Limited::CodeForm => {
+                self.code_requests.spend(client).and_then(|()| self.code_requests_global.spend())
+            }
+            Limited::CodeCheck => self.code_checks.spend(client),
+            Limited::Refresh => self.refreshes.spend(client),
+            Limited::PublicRead => self.public_read_budget.spend(client),
+        }
+    }
 }
 
 /// The middleware, for `route_layer` (it reads the routed path): spends the budgets of a
-/// limited request, refusing it with `429 RATE_LIMITED` once one is empty. A code request
-/// spends its address's budget first, so a single noisy address is refused before it eats into
-/// everyone's.
+/// limited request, refusing it with `429 RATE_LIMITED` once one is empty.
 pub async fn limit_abuse(State(limits): State<Arc<AbuseLimits>>, request: Request, next: Next) -> Response {
     let limited =
         request.extensions().get::<MatchedPath>().and_then(|path| limits.classify(request.method(), path.as_str()));
     // A form of the deletion page is a code check or a code request, as its body says.
     let (request, limited) = match limited {
+        None => return next.run(request).await,
         Some(Limited::CodeForm) => match read_code_form(request).await {
-            Ok((request, true)) => (request, Some(Limited::CodeCheck)),
-            Ok((request, false)) => (request, Some(Limited::CodeRequest)),
+            Ok((request, true)) => (request, Limited::CodeCheck),
+            Ok((request, false)) => (request, Limited::CodeRequest),
             Err(refused) => return refused,
         },
-        other => (request, other),
+        Some(other) => (request, other),
     };
-    match limited {
-        None => next.run(request).await,
-        Some(Limited::CodeRequest | Limited::CodeForm) => {
-            serve(limits.code_requests.layer(limits.code_requests_global.layer(next)), request).await
-        }
-        Some(Limited::CodeCheck) => serve(limits.code_checks.layer(next), request).await,
-        Some(Limited::Refresh) => serve(limits.refreshes.layer(next), request).await,
-        Some(Limited::PublicRead) => serve(limits.public_read_budget.layer(next), request).await,
+    let Some(ConnectInfo(peer)) = request.extensions().get::<ConnectInfo<SocketAddr>>() else {
+        // Only when the server runs without its peer addresses: a wiring bug.
+        let cause = anyhow::anyhow!("the abuse limits could not run: no peer address");
+        return AppError::Internal(cause).into_response();
+    };
+    let client = client_key(peer.ip(), request.headers(), &limits.trusted_proxies);
+    match limits.spend(limited, client) {
+        Ok(()) => next.run(request).await,
+        Err(refused) => refused.into_response(),
     }
 }
 
@@ -203,65 +238,31 @@ async fn read_code_form(request: Request) -> Result<(Request, bool), Response> {
     Ok((Request::from_parts(parts, Body::from(bytes)), carries_code))
 }
 
-async fn serve<S>(mut service: S, request: Request) -> Response
-where
-    S: Service<Request, Response = Response, Error = Infallible>,
-{
-    let answer = match std::future::poll_fn(|cx| service.poll_ready(cx)).await {
-        Ok(()) => service.call(request).await,
-        Err(never) => Err(never),
-    };
-    answer.unwrap_or_else(|never| match never {})
+/// A budget of `rate`: `count` requests at once, one more back every `window / count`.
+fn quota(rate: Rate) -> Quota {
+    // Clamped so the quota's only refusal (a zero period) cannot happen.
+    let period = rate.interval().max(Duration::from_nanos(1));
+    let burst = NonZeroU32::new(rate.count).unwrap_or(NonZeroU32::MIN);
+    Quota::with_period(period).expect("a period of a nanosecond or more makes a quota").allow_burst(burst)
 }
 
-/// A layer spending one budget of `rate` per key, answering `429` in the contract's shape, and
-/// the store of those budgets.
-fn governor_layer<K: KeyExtractor>(
-    rate: Rate,
-    key: K,
+/// A request turned away by an empty budget.
+struct Refused {
+    /// What the client is told it did too often.
     what: &'static str,
-) -> (GovernorLayer<K, NoOpMiddleware, Body>, SharedRateLimiter<K::Key, NoOpMiddleware>) {
-    // Clamped so the builder's only refusal (a zero burst or period) cannot happen.
-    let config: GovernorConfig<K, NoOpMiddleware> = GovernorConfigBuilder::default()
-        .period(rate.interval().max(Duration::from_nanos(1)))
-        .burst_size(rate.count.max(1))
-        .key_extractor(key)
-        .finish()
-        .expect("a non-zero burst and period always make a governor configuration");
-    let budgets = config.limiter().clone();
-    (GovernorLayer::new(config).error_handler(move |error| refusal(error, what)), budgets)
+    /// How long until the budget has room for it again.
+    wait: Duration,
 }
 
-/// `429 RATE_LIMITED` with `Retry-After` in whole seconds, rounded up so that a client waiting
-/// that long finds its budget back.
-fn refusal(error: GovernorError, what: &str) -> Response {
-    match error {
-        GovernorError::TooManyRequests { wait_time, .. } => {
-            let seconds = wait_time.saturating_add(1);
-            let message = format!("{what}: try again in {seconds} seconds");
-            let mut response = AppError::new(ErrorCode::RateLimited, message).into_response();
-            response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(seconds));
-            response
-        }
-        // Only when the server runs without its peer addresses (`ConnectInfo`): a wiring bug.
-        other => AppError::Internal(anyhow::anyhow!("the abuse limits could not run: {other}")).into_response(),
-    }
-}
-
-/// The key of the per-address budgets: the client address as [`client_key`] finds it,
-/// IPv6 reduced to its /64.
-#[derive(Clone, Debug)]
-pub struct ClientAddress {
-    trusted_proxies: Arc<[IpNet]>,
-}
-
-impl KeyExtractor for ClientAddress {
-    type Key = IpAddr;
-
-    fn extract<T>(&self, request: &axum::http::Request<T>) -> Result<IpAddr, GovernorError> {
-        let ConnectInfo(peer) =
-            request.extensions().get::<ConnectInfo<SocketAddr>>().ok_or(GovernorError::UnableToExtractKey)?;
-        Ok(client_key(peer.ip(), request.headers(), &self.trusted_proxies))
+impl IntoResponse for Refused {
+    /// `429 RATE_LIMITED` with `Retry-After` in whole seconds, rounded up so that a client
+    /// waiting that long finds its budget back.
+    fn into_response(self) -> Response {
+        let seconds = self.wait.as_secs().saturating_add(1);
+        let message = format!("{}: try again in {seconds} seconds", self.what);
+        let mut response = AppError::new(ErrorCode::RateLimited, message).into_response();
+        response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(seconds));
+        response
     }
 }
 
@@ -352,7 +353,7 @@ mod tests {
     fn sweeping_idle_clients_keeps_every_spent_budget() {
         let settings = LimitSettings { code_requests: Rate::new(1, Duration::from_secs(3600)), ..Default::default() };
         let limits = AbuseLimits::new(&settings, &OpenApiDoc::default());
-        let code_requests = &limits.per_client_budgets[0];
+        let code_requests = &limits.code_requests.budgets;
         let client: IpAddr = "203.0.113.7".parse().expect("an address");
         assert!(code_requests.check_key(&client).is_ok());
         limits.forget_idle_clients();

@@ -36,6 +36,7 @@ use hyper_util::service::TowerToHyperService;
 use ipnet::IpNet;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::ServiceExt;
@@ -63,8 +64,10 @@ const LINGER_READS_AT_MOST: usize = 1 << 20;
 /// The door of this node: who may open one more connection.
 pub struct Door {
     per_address: Places<IpAddr>,
-    node: Places<()>,
-    refusing: Places<()>,
+    /// The connections this node may hold at once, one permit each.
+    node: Arc<Semaphore>,
+    /// The refused connections left open at once to read their answer, one permit each.
+    refusing: Arc<Semaphore>,
     trusted_proxies: Arc<[IpNet]>,
     settings: ConnectionSettings,
     /// The headers every answer carries, on the answers written here.
@@ -90,8 +93,8 @@ impl Door {
         );
         Self {
             per_address: Places::new(settings.max_connections_per_address),
-            node: Places::new(node_cap),
-            refusing: Places::new(REFUSALS_AT_ONCE),
+            node: Arc::new(Semaphore::new(node_cap.min(Semaphore::MAX_PERMITS))),
+            refusing: Arc::new(Semaphore::new(REFUSALS_AT_ONCE)),
             trusted_proxies: trusted_proxies.into(),
             settings: settings.clone(),
             metrics,
@@ -121,7 +124,7 @@ impl Door {
                     .ok_or(("connections_per_address", &self.too_many_from_address))?,
             ),
         };
-        let node = self.node.take(()).ok_or(("connections", &self.node_full))?;
+        let node = self.node.clone().try_acquire_owned().map_err(|_| ("connections", &self.node_full))?;
         Ok(Admitted { _address: address, _node: node })
     }
 
@@ -131,7 +134,7 @@ impl Door {
     fn refuse(&self, stream: TcpStream, limit: &'static str, answer: &Bytes) {
         self.metrics.refused(limit);
         let written = stream.try_write(answer).is_ok_and(|sent| sent == answer.len());
-        let Some(place) = self.refusing.take(()) else { return };
+        let Ok(place) = self.refusing.clone().try_acquire_owned() else { return };
         if !written {
             return;
         }
@@ -145,7 +148,7 @@ impl Door {
 /// The places one connection holds, given back when it closes.
 struct Admitted {
     _address: Option<Place<IpAddr>>,
-    _node: Place<()>,
+    _node: OwnedSemaphorePermit,
 }
 
 /// Serves `router` on `listener` until `shutdown` completes; then accepts nothing more, lets

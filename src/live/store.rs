@@ -46,13 +46,17 @@ const BREAK_FOR: Duration = Duration::from_secs(1);
 /// A breaker over the store's calls. An actor takes its commands one at a time, and a call to
 /// a database out of reach may wait before it fails (until the pool's lookout notices the
 /// outage, or a statement under way gives up): commands queued behind it would each wait in
-/// turn, and a tournament's presses pile up. After a call
-/// finds the database out of reach, every call for [`BREAK_FOR`] fails at once the same way
-/// (the command is refused `503`, nothing done); the first call after that tries the database
-/// again, so the store comes back within a second or so of the database.
+/// turn, and a tournament's presses pile up. When a call finds the database out of reach
+/// (refused `Unavailable`), every call that begins within [`BREAK_FOR`] of that answer fails
+/// at once the same way (the command is refused `503`, nothing done). Past that, calls go to
+/// the database again, every one of them (there is no single trial call), so the store comes
+/// back within a second or so of the database; the next one that finds it out of reach opens
+/// the breaker again.
 #[derive(Default)]
 pub struct Breaker {
-    /// Until when calls are turned away; `None` while the database answers.
+    /// The end of the latest break: a call that begins before it is turned away. `None` until
+    /// a call first finds the database out of reach; after that it stays the end of the last
+    /// break (in the past once it is over), moved on by the next call that finds it out of reach.
     open_until: Mutex<Option<Instant>>,
 }
 
