@@ -11,7 +11,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
-use prometheus_client::registry::Registry;
+use prometheus_client::registry::{Metric, Registry};
 
 /// This node's metrics; one per application, shared by everything that records.
 pub struct Metrics {
@@ -129,122 +129,90 @@ impl Default for Metrics {
 
 impl Metrics {
     /// The metrics of a node; `several_nodes` when it shares its tournaments through Redis.
+    /// The fields are written in the order a scrape lists them: registering is that order.
     pub fn new(several_nodes: bool) -> Self {
         let mut registry = Registry::default();
-        let requests = Family::<RequestLabels, Counter>::default();
-        registry.register(
-            "floor_http_requests",
-            "HTTP requests of the API answered, by route and status",
-            requests.clone(),
-        );
-        let request_seconds = Family::<RouteLabels, Histogram, fn() -> Histogram>::new_with_constructor(latency);
-        registry.register(
-            "floor_http_request_duration_seconds",
-            "Time to answer a request of the API, by route",
-            request_seconds.clone(),
-        );
-        let live_commands = Family::<CommandLabels, Counter>::default();
-        registry.register(
-            "floor_live_commands",
-            "Live commands run by the tournament actors, by command and outcome",
-            live_commands.clone(),
-        );
-        let registration_groups = Family::<GroupLabels, Counter>::default();
-        registry.register(
-            "floor_registration_groups",
-            "Transactions of the registration desks (each decides every change that arrived meanwhile), by outcome",
-            registration_groups.clone(),
-        );
-        let registration_changes = Family::<GroupLabels, Counter>::default();
-        registry.register(
-            "floor_registration_changes",
-            "Changes of who takes part decided by the registration desks, by their group's outcome",
-            registration_changes.clone(),
-        );
-        let live_command_seconds = Family::<CommandName, Histogram, fn() -> Histogram>::new_with_constructor(latency);
-        registry.register(
-            "floor_live_command_duration_seconds",
-            "Time from a live command to its answer (persisted and published)",
-            live_command_seconds.clone(),
-        );
-        let broadcast_seconds = latency();
-        registry.register(
-            "floor_broadcast_duration_seconds",
-            "Time to hand one LiveState to its Socket.IO room (and to the other nodes)",
-            broadcast_seconds.clone(),
-        );
-        let broadcast_errors = Counter::default();
-        registry.register(
-            "floor_broadcast_errors",
-            "LiveStates that did not reach every watcher: the room's send failed, or the other nodes could not hear it (Redis was unreachable; sent again when it is back)",
-            broadcast_errors.clone(),
-        );
-        let lease_changes = Family::<LeaseLabels, Counter>::default();
-        registry.register(
-            "floor_lease_changes",
-            "Tournaments this node took over from no node or another (taken), or that another node took from it (lost)",
-            lease_changes.clone(),
-        );
-        let job_runs = Family::<JobLabels, Counter>::default();
-        registry.register("floor_job_runs", "Ticks of the background jobs, by outcome on this node", job_runs.clone());
-        let refusals = Family::<RefusalLabels, Counter>::default();
-        registry.register(
-            "floor_refusals",
-            "Connections, streams, sockets and requests refused by a timeout or cap of this node, by limit",
-            refusals.clone(),
-        );
-        let sockets = Gauge::default();
-        registry.register("floor_live_sockets", "Socket.IO connections of /live on this node", sockets.clone());
-        let live_actors = Gauge::default();
-        registry.register("floor_live_actors", "Tournament actors running on this node", live_actors.clone());
-        let registration_desks = Gauge::default();
-        registry.register(
-            "floor_registration_desks",
-            "Registration desks open on this node (each ends after 30 s without a change)",
-            registration_desks.clone(),
-        );
-        let db_connections = Family::<PoolLabels, Gauge>::default();
-        registry.register(
-            "floor_db_connections",
-            "Database connections of this node's pools, open and idle",
-            db_connections.clone(),
-        );
-        let db_up = Gauge::default();
-        registry.register(
-            "floor_db_up",
-            "1 while the database answers this node's probe (every second)",
-            db_up.clone(),
-        );
-        let bus_up = several_nodes.then(|| {
-            let bus_up = Gauge::default();
-            registry.register(
-                "floor_bus_up",
-                "1 while this node's link to Redis works: its changes reach the other nodes' watchers",
-                bus_up.clone(),
-            );
-            bus_up
-        });
         Self {
+            requests: registered(&mut registry, series::HTTP_REQUESTS, Family::default()),
+            request_seconds: registered(
+                &mut registry,
+                series::HTTP_REQUEST_DURATION_SECONDS,
+                Family::new_with_constructor(latency),
+            ),
+            live_commands: registered(&mut registry, series::LIVE_COMMANDS, Family::default()),
+            registration_groups: registered(&mut registry, series::REGISTRATION_GROUPS, Family::default()),
+            registration_changes: registered(&mut registry, series::REGISTRATION_CHANGES, Family::default()),
+            live_command_seconds: registered(
+                &mut registry,
+                series::LIVE_COMMAND_DURATION_SECONDS,
+                Family::new_with_constructor(latency),
+            ),
+            broadcast_seconds: registered(&mut registry, series::BROADCAST_DURATION_SECONDS, latency()),
+            broadcast_errors: registered(&mut registry, series::BROADCAST_ERRORS, Counter::default()),
+            lease_changes: registered(&mut registry, series::LEASE_CHANGES, Family::default()),
+            job_runs: registered(&mut registry, series::JOB_RUNS, Family::default()),
+            refusals: registered(&mut registry, series::REFUSALS, Family::default()),
+            sockets: registered(&mut registry, series::LIVE_SOCKETS, Gauge::default()),
+            live_actors: registered(&mut registry, series::LIVE_ACTORS, Gauge::default()),
+            registration_desks: registered(&mut registry, series::REGISTRATION_DESKS, Gauge::default()),
+            db_connections: registered(&mut registry, series::DB_CONNECTIONS, Family::default()),
+            db_up: registered(&mut registry, series::DB_UP, Gauge::default()),
+            bus_up: several_nodes.then(|| registered(&mut registry, series::BUS_UP, Gauge::default())),
             registry,
-            broadcast_errors,
-            lease_changes,
-            db_up,
-            bus_up,
-            requests,
-            request_seconds,
-            live_commands,
-            registration_groups,
-            registration_changes,
-            live_command_seconds,
-            broadcast_seconds,
-            job_runs,
-            refusals,
-            sockets,
-            live_actors,
-            registration_desks,
-            db_connections,
         }
     }
+}
+
+/// `metric` registered in `registry` under its `series`' name and help, given back to record.
+fn registered<M: Metric + Clone>(registry: &mut Registry, (name, help): (&str, &str), metric: M) -> M {
+    registry.register(name, help, metric.clone());
+    metric
+}
+
+/// Each series' name and help, as a scrape shows them (a counter's name gains `_total`).
+mod series {
+    pub const HTTP_REQUESTS: (&str, &str) =
+        ("floor_http_requests", "HTTP requests of the API answered, by route and status");
+    pub const HTTP_REQUEST_DURATION_SECONDS: (&str, &str) =
+        ("floor_http_request_duration_seconds", "Time to answer a request of the API, by route");
+    pub const LIVE_COMMANDS: (&str, &str) =
+        ("floor_live_commands", "Live commands run by the tournament actors, by command and outcome");
+    pub const REGISTRATION_GROUPS: (&str, &str) = (
+        "floor_registration_groups",
+        "Transactions of the registration desks (each decides every change that arrived meanwhile), by outcome",
+    );
+    pub const REGISTRATION_CHANGES: (&str, &str) = (
+        "floor_registration_changes",
+        "Changes of who takes part decided by the registration desks, by their group's outcome",
+    );
+    pub const LIVE_COMMAND_DURATION_SECONDS: (&str, &str) =
+        ("floor_live_command_duration_seconds", "Time from a live command to its answer (persisted and published)");
+    pub const BROADCAST_DURATION_SECONDS: (&str, &str) = (
+        "floor_broadcast_duration_seconds",
+        "Time to hand one LiveState to its Socket.IO room (and to the other nodes)",
+    );
+    pub const BROADCAST_ERRORS: (&str, &str) = (
+        "floor_broadcast_errors",
+        "LiveStates that did not reach every watcher: the room's send failed, or the other nodes could not hear it (Redis was unreachable; sent again when it is back)",
+    );
+    pub const LEASE_CHANGES: (&str, &str) = (
+        "floor_lease_changes",
+        "Tournaments this node took over from no node or another (taken), or that another node took from it (lost)",
+    );
+    pub const JOB_RUNS: (&str, &str) = ("floor_job_runs", "Ticks of the background jobs, by outcome on this node");
+    pub const REFUSALS: (&str, &str) = (
+        "floor_refusals",
+        "Connections, streams, sockets and requests refused by a timeout or cap of this node, by limit",
+    );
+    pub const LIVE_SOCKETS: (&str, &str) = ("floor_live_sockets", "Socket.IO connections of /live on this node");
+    pub const LIVE_ACTORS: (&str, &str) = ("floor_live_actors", "Tournament actors running on this node");
+    pub const REGISTRATION_DESKS: (&str, &str) =
+        ("floor_registration_desks", "Registration desks open on this node (each ends after 30 s without a change)");
+    pub const DB_CONNECTIONS: (&str, &str) =
+        ("floor_db_connections", "Database connections of this node's pools, open and idle");
+    pub const DB_UP: (&str, &str) = ("floor_db_up", "1 while the database answers this node's probe (every second)");
+    pub const BUS_UP: (&str, &str) =
+        ("floor_bus_up", "1 while this node's link to Redis works: its changes reach the other nodes' watchers");
 }
 
 impl Metrics {

@@ -91,15 +91,7 @@ impl Application {
             codes,
             platform_admin_phones: config.platform_admin_phones.clone(),
         };
-        // The connection to Redis is made in the background: a node starts while Redis is
-        // unreachable, serves its own watchers, and joins the others when Redis answers.
-        let link = match config.redis_url.as_deref() {
-            None => None,
-            Some(url) => {
-                let client = redis::Client::open(with_resp3(url)).context("REDIS_URL is not a valid Redis URL")?;
-                Some(Link::start(client).await?)
-            }
-        };
+        let link = connect_redis(&config).await?;
         let notifier = Notifier::from_settings(config.fcm.as_ref())?;
         tracing::info!(enabled = notifier.pushes_enabled(), "push notifications through FCM");
         let storage = Storage::open(config.storage_url.as_ref().map(Secret::expose))?;
@@ -108,46 +100,14 @@ impl Application {
         let address = SocketAddr::from(([0, 0, 0, 0], config.port));
         let listener = listen(address).with_context(|| format!("binding {address}"))?;
         let port = listener.local_addr().map(|addr| addr.port()).unwrap_or(config.port);
-        // Several nodes (Redis) share the tournaments: each runs those it holds a lease of.
-        let nodes = match &config.redis_url {
-            None => None,
-            Some(_) => {
-                let node_url =
-                    config.node_url.clone().unwrap_or_else(|| format!("http://{}:{port}", outward_address()));
-                tracing::info!(%node_url, "this node of several");
-                Some(Arc::new(Nodes {
-                    leases: Arc::new(Leases::new(db.clone(), node_url, metrics.clone())),
-                    forwarder: Forwarder::new(node_key(config.jwt_secret.expose()))?,
-                    keeper: Notify::new(),
-                }))
-            }
-        };
+        let nodes = join_the_nodes(&config, port, &db, &metrics)?;
         let (live, broadcaster) = live::start(&db, notifier.clone(), metrics.clone(), nodes, link.clone())
             .await
             .context("starting the live engine")?;
         let read_cache = Arc::new(ReadCache::default());
-        let bus = match &link {
-            None => None,
-            Some(link) => {
-                let hearer = Arc::new(NodeHearer {
-                    live: live.clone(),
-                    read_cache: read_cache.clone(),
-                    sockets: broadcaster.clone(),
-                });
-                Some(Arc::new(Bus::start(link.clone(), hearer).await))
-            }
-        };
+        let bus = start_bus(link.as_ref(), &live, &read_cache, &broadcaster).await;
         let shutdown = CancellationToken::new();
-        db_watch.keep_watch(db.clone(), shutdown.clone());
-        if let Some(link) = &link {
-            match db::identity(&db).await {
-                Ok(Some(database)) => db_watch.compare_with_other_nodes(&database, link.clone(), shutdown.clone()),
-                Ok(None) => {}
-                Err(err) => {
-                    tracing::warn!(error = %err, "could not tell the database apart: readiness never compares notes")
-                }
-            }
-        }
+        watch_the_database(&db_watch, &db, link.as_ref(), &shutdown).await;
         let known_tournaments = Arc::new(KnownTournaments::new(reads.clone()));
         let desk_commits = DeskCommits { read_cache: read_cache.clone(), bus: bus.clone(), metrics: metrics.clone() };
         let desks = Desks::new(db.clone(), notifier.clone(), Arc::new(desk_commits));
@@ -173,25 +133,7 @@ impl Application {
             metrics,
             desks,
         }));
-        let setup = LiveSetup {
-            live: state.live.registry().clone(),
-            jwt: state.sign_in.jwt.clone(),
-            reads: state.reads.clone(),
-            bus: state.bus.clone(),
-            guards: Arc::new(SocketGuards::new(
-                &state.config.connections,
-                &state.config.limits.trusted_proxies,
-                state.metrics.clone(),
-            )),
-            tournaments: state.known_tournaments.clone(),
-            settings: &state.config.connections,
-        };
-        let router = live::socket::serve_beside(http::router(state.clone()), &broadcaster, setup).await?;
-        // Outermost, so the Socket.IO transports' answers carry them too.
-        let router = http::headers::on_every_answer(router, &state.config.public_url);
-        if let Some(link) = &link {
-            live::socket::recover_after_outages(broadcaster.clone(), state.live.registry().clone(), link);
-        }
+        let router = route_everything(&state, &broadcaster, link.as_ref()).await?;
         live::resume_running(&state.live, &state.db).await.context("resuming the running tournaments")?;
         Ok(Self { listener, router, state, tasks: TaskTracker::new() })
     }
@@ -277,6 +219,98 @@ async fn hand_over(state: &AppState) {
     }
     tracing::info!(tournaments = handed, "handed the tournaments over; closing the live connections");
     state.live_sockets.close_all().await;
+}
+
+/// The connection to Redis when one is configured. It is made in the background: a node
+/// starts while Redis is unreachable, serves its own watchers, and joins the others when Redis
+/// answers.
+async fn connect_redis(config: &Config) -> anyhow::Result<Option<Link>> {
+    let Some(url) = config.redis_url.as_deref() else { return Ok(None) };
+    let client = redis::Client::open(with_resp3(url)).context("REDIS_URL is not a valid Redis URL")?;
+    Ok(Some(Link::start(client).await?))
+}
+
+/// This node's part among several (with Redis, they share the tournaments: each runs those it
+/// holds a lease of), addressed by `NODE_URL` or else by its outward address and bound `port`;
+/// `None` for a node alone.
+fn join_the_nodes(
+    config: &Config,
+    port: u16,
+    db: &DatabaseConnection,
+    metrics: &Arc<Metrics>,
+) -> anyhow::Result<Option<Arc<Nodes>>> {
+    if config.redis_url.is_none() {
+        return Ok(None);
+    }
+    let node_url = config.node_url.clone().unwrap_or_else(|| format!("http://{}:{port}", outward_address()));
+    tracing::info!(%node_url, "this node of several");
+    Ok(Some(Arc::new(Nodes {
+        leases: Arc::new(Leases::new(db.clone(), node_url, metrics.clone())),
+        forwarder: Forwarder::new(node_key(config.jwt_secret.expose()))?,
+        keeper: Notify::new(),
+    })))
+}
+
+/// The bus to the other nodes over `link`, heard by this node's live engine, cached reads and
+/// sockets; `None` without Redis.
+async fn start_bus(
+    link: Option<&Link>,
+    live: &Live,
+    read_cache: &Arc<ReadCache>,
+    broadcaster: &Arc<SocketBroadcaster>,
+) -> Option<Arc<Bus>> {
+    let link = link?;
+    let hearer =
+        Arc::new(NodeHearer { live: live.clone(), read_cache: read_cache.clone(), sockets: broadcaster.clone() });
+    Some(Arc::new(Bus::start(link.clone(), hearer).await))
+}
+
+/// Starts watching the database until `shutdown`, and with other nodes (`link`) compares
+/// which database each one serves, so readiness can tell a node pointed elsewhere.
+async fn watch_the_database(
+    db_watch: &DbWatch,
+    db: &DatabaseConnection,
+    link: Option<&Link>,
+    shutdown: &CancellationToken,
+) {
+    db_watch.keep_watch(db.clone(), shutdown.clone());
+    let Some(link) = link else { return };
+    match db::identity(db).await {
+        Ok(Some(database)) => db_watch.compare_with_other_nodes(&database, link.clone(), shutdown.clone()),
+        Ok(None) => {}
+        Err(err) => {
+            tracing::warn!(error = %err, "could not tell the database apart: readiness never compares notes")
+        }
+    }
+}
+
+/// The whole router: the HTTP API with the Socket.IO transports beside it, the headers every
+/// answer carries, and (with Redis) the live sockets' recovery after an outage.
+async fn route_everything(
+    state: &AppState,
+    broadcaster: &Arc<SocketBroadcaster>,
+    link: Option<&Link>,
+) -> anyhow::Result<axum::Router> {
+    let setup = LiveSetup {
+        live: state.live.registry().clone(),
+        jwt: state.sign_in.jwt.clone(),
+        reads: state.reads.clone(),
+        bus: state.bus.clone(),
+        guards: Arc::new(SocketGuards::new(
+            &state.config.connections,
+            &state.config.limits.trusted_proxies,
+            state.metrics.clone(),
+        )),
+        tournaments: state.known_tournaments.clone(),
+        settings: &state.config.connections,
+    };
+    let router = live::socket::serve_beside(http::router(state.clone()), broadcaster, setup).await?;
+    // Outermost, so the Socket.IO transports' answers carry them too.
+    let router = http::headers::on_every_answer(router, &state.config.public_url);
+    if let Some(link) = link {
+        live::socket::recover_after_outages(broadcaster.clone(), state.live.registry().clone(), link);
+    }
+    Ok(router)
 }
 
 /// This machine's address as the other machines see it: the local end of a route to a public

@@ -13,7 +13,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use floor_actors::live::command::QUEUE_AT_MOST;
-use floor_actors::live::{Command, LiveState, Order, Timed};
+use floor_actors::live::{Command, LiveState, Order, Snapshot, Timed};
 use floor_entities::idempotency_keys;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -136,6 +136,31 @@ async fn replay_queue(
     Json(request): Json<ReplayRequest>,
 ) -> AppResult<axum::Json<ReplayAnswer>> {
     let queue = request.commands;
+    check_queue(&queue)?;
+    let (tournament_id, by) = (access.tournament.id, access.user.id());
+    let keys: Vec<String> = queue.iter().map(|queued| queued.idempotency_key.clone()).collect();
+    let this_request = format!("replay:{}", Uuid::now_v7());
+    let now = Utc::now();
+    let kept_until = Some(now + KEEP_OFFLINE);
+    idempotency::claim_all(&app.db, by, &keys, &this_request, now, kept_until).await?;
+    let firsts = ended_firsts(&app, by, &keys, &this_request, now).await?;
+    let mut replay = Replay::sort(&queue, &firsts, &this_request);
+    let state = if replay.to_run.is_empty() {
+        app.live.snapshot(tournament_id).await?
+    } else {
+        replay.run(&app, tournament_id, by, &keys).await?
+    };
+    let (done, did_nothing): (Vec<_>, Vec<_>) =
+        replay.answers.into_iter().partition(|(_, status, _)| !idempotency::did_nothing(*status));
+    idempotency::record_all(&app.db, by, &done, &this_request, now, kept_until).await?;
+    let nothing_done: Vec<String> = did_nothing.into_iter().map(|(key, ..)| key).collect();
+    idempotency::let_go_all(&app.db, by, &nothing_done).await?;
+    let results = replay.results.into_iter().flatten().collect();
+    Ok(axum::Json(ReplayAnswer { results, state: current(&state) }))
+}
+
+/// Refuses a queue that is empty or too long, or whose keys are malformed or used twice.
+fn check_queue(queue: &[QueuedCommand]) -> AppResult<()> {
     if queue.is_empty() || queue.len() > QUEUE_AT_MOST {
         return Err(AppError::invalid_field("commands", format!("must hold 1 to {QUEUE_AT_MOST} commands")));
     }
@@ -150,52 +175,59 @@ async fn replay_queue(
             return Err(AppError::invalid_field(field, "is used twice in the queue"));
         }
     }
-    let (tournament_id, by) = (access.tournament.id, access.user.id());
-    let keys: Vec<String> = queue.iter().map(|queued| queued.idempotency_key.clone()).collect();
-    let this_request = format!("replay:{}", Uuid::now_v7());
-    let now = Utc::now();
-    let kept_until = Some(now + KEEP_OFFLINE);
-    idempotency::claim_all(&app.db, by, &keys, &this_request, now, kept_until).await?;
-    let firsts = ended_firsts(&app, by, &keys, &this_request, now).await?;
+    Ok(())
+}
 
-    // What each command is: run now (claimed by this request, and well formed), answered
-    // already (its key was used before), or refused before it reaches the actor.
-    let mut results: Vec<Option<ReplayResult>> = Vec::with_capacity(queue.len());
-    let mut to_run: Vec<(usize, Timed)> = Vec::new();
-    let mut answers: Vec<(String, StatusCode, String)> = Vec::new();
-    for (index, queued) in queue.iter().enumerate() {
-        let key = queued.idempotency_key.clone();
-        match firsts.get(&key) {
-            Some(first) if first.fingerprint == this_request => match command_of(index, queued) {
-                Ok(command) => {
-                    to_run.push((index, Timed { command, occurred_at: Some(queued.occurred_at) }));
-                    results.push(None);
-                }
-                Err(err) => {
-                    let result = refused(key, &err);
-                    answers.push(answer_of(&result));
-                    results.push(Some(result));
-                }
-            },
-            Some(first) if first.status_code.is_some() => results.push(Some(replayed(key, first))),
-            // Still running elsewhere after the wait, or gone since (expired this very
-            // moment): say so rather than guess; nothing of it was applied here.
-            _ => results.push(Some(refused(
-                key,
-                &AppError::new(
-                    ErrorCode::ServiceUnavailable,
-                    "the first request with this key has not ended; replay the queue again",
-                ),
-            ))),
+/// A queue being replayed: what becomes of each command, and the answers to keep.
+struct Replay {
+    /// Each command's result in the queue's order; `None` while it waits for the actor.
+    results: Vec<Option<ReplayResult>>,
+    /// The commands the actor runs, with their index in the queue.
+    to_run: Vec<(usize, Timed)>,
+    /// The answers to keep with their keys (key, status, body), for a later replay to read.
+    answers: Vec<(String, StatusCode, String)>,
+}
+
+impl Replay {
+    /// Sorts what each command is: run now (claimed by this request, and well formed),
+    /// answered already (its key was used before), or refused before it reaches the actor.
+    fn sort(queue: &[QueuedCommand], firsts: &HashMap<String, idempotency_keys::Model>, this_request: &str) -> Self {
+        let mut replay = Self { results: Vec::with_capacity(queue.len()), to_run: Vec::new(), answers: Vec::new() };
+        for (index, queued) in queue.iter().enumerate() {
+            let key = queued.idempotency_key.clone();
+            match firsts.get(&key) {
+                Some(first) if first.fingerprint == this_request => match command_of(index, queued) {
+                    Ok(command) => {
+                        replay.to_run.push((index, Timed { command, occurred_at: Some(queued.occurred_at) }));
+                        replay.results.push(None);
+                    }
+                    Err(err) => {
+                        let result = refused(key, &err);
+                        replay.answers.push(answer_of(&result));
+                        replay.results.push(Some(result));
+                    }
+                },
+                Some(first) if first.status_code.is_some() => replay.results.push(Some(replayed(key, first))),
+                // Still running elsewhere after the wait, or gone since (expired this very
+                // moment): say so rather than guess; nothing of it was applied here.
+                _ => replay.results.push(Some(refused(
+                    key,
+                    &AppError::new(
+                        ErrorCode::ServiceUnavailable,
+                        "the first request with this key has not ended; replay the queue again",
+                    ),
+                ))),
+            }
         }
+        replay
     }
 
-    let state = if to_run.is_empty() {
-        app.live.snapshot(tournament_id).await?
-    } else {
-        let order = Order::Queue(to_run.iter().map(|(_, timed)| timed.clone()).collect());
-        let run_keys: Vec<String> = to_run.iter().map(|(index, _)| keys[*index].clone()).collect();
-        let outcome = match command_actor(&app, tournament_id, order, by).await {
+    /// Runs the commands to run in one turn of the tournament's actor and takes in what each
+    /// came to; the LiveState after them.
+    async fn run(&mut self, app: &AppState, tournament_id: Uuid, by: Uuid, keys: &[String]) -> AppResult<Snapshot> {
+        let order = Order::Queue(self.to_run.iter().map(|(_, timed)| timed.clone()).collect());
+        let run_keys: Vec<String> = self.to_run.iter().map(|(index, _)| keys[*index].clone()).collect();
+        let outcome = match command_actor(app, tournament_id, order, by).await {
             Ok(outcome) => outcome,
             Err(err) => {
                 // Nothing of the queue was applied: its keys are let go, so the queue may be
@@ -204,7 +236,7 @@ async fn replay_queue(
                 return Err(err);
             }
         };
-        for ((index, _), answer) in to_run.iter().zip(outcome.queue) {
+        for ((index, _), answer) in self.to_run.iter().zip(outcome.queue) {
             let key = keys[*index].clone();
             let result = match answer {
                 Ok(version) => ReplayResult {
@@ -215,18 +247,11 @@ async fn replay_queue(
                 },
                 Err(err) => refused(key, &AppError::from(err)),
             };
-            answers.push(answer_of(&result));
-            results[*index] = Some(result);
+            self.answers.push(answer_of(&result));
+            self.results[*index] = Some(result);
         }
-        outcome.state
-    };
-    let (done, did_nothing): (Vec<_>, Vec<_>) =
-        answers.into_iter().partition(|(_, status, _)| !idempotency::did_nothing(*status));
-    idempotency::record_all(&app.db, by, &done, &this_request, now, kept_until).await?;
-    let nothing_done: Vec<String> = did_nothing.into_iter().map(|(key, ..)| key).collect();
-    idempotency::let_go_all(&app.db, by, &nothing_done).await?;
-    let results = results.into_iter().flatten().collect();
-    Ok(axum::Json(ReplayAnswer { results, state: current(&state) }))
+        Ok(outcome.state)
+    }
 }
 
 /// The claims of `keys`, once those of other requests still running have ended (or

@@ -2,41 +2,38 @@
 //! any club), the card, editing while registration is open, cancelling, the club's list, the
 //! public agenda and search.
 
-use std::collections::HashMap;
-
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
-use floor_entities::enums::{RegistrationStatus, TournamentStatus, TournamentType};
-use floor_entities::{blind_templates, locations, organizers, registrations, tournament_translations, tournaments};
-use sea_orm::sea_query::Query as SqlQuery;
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use floor_entities::enums::TournamentType;
+use floor_entities::{blind_templates, locations, organizers, registrations, tournaments};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
+use serde::Deserialize;
+use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::cached;
-use super::extract::{
-    Admin, Json, MaybeAuthUser, OrganizerAccess, Path, Query, TournamentAccess, club, double_option, perm,
-};
-use super::registrations::{RegistrationView, registration_view};
+use super::extract::{Admin, Json, MaybeAuthUser, OrganizerAccess, Path, TournamentAccess, club, double_option, perm};
+use super::registrations::registration_view;
 use super::validate::{Problems, optional_multiline_text, optional_text, url};
 use super::views::{ItemList, Localized};
 use crate::app::AppState;
-use crate::db::find_where_in;
 use crate::error::{AppError, AppResult, ErrorBody};
 use crate::read_cache::Answer;
+use crate::tournaments::TournamentText;
 use crate::tournaments::lifecycle::{self, Presentation, Texts, TournamentChanges, TournamentDraft};
-use crate::tournaments::{SeatCounts, TournamentText, seat_counts};
 use crate::tournaments::{screen_path, share_path};
 
-/// The agenda never returns more than this many tournaments.
-pub const AGENDA_LIMIT: u64 = 50;
+mod agenda;
+mod cards;
+
+pub use self::cards::{TournamentDetailView, TournamentView, tournament_view, tournament_views};
+
 /// Seats a tournament may offer.
 pub const CAPACITY_RANGE: std::ops::RangeInclusive<i32> = 2..=10_000;
 
@@ -46,116 +43,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(create_tournament_for_club))
         .routes(routes!(get_tournament, update_tournament))
         .routes(routes!(cancel_tournament))
-        .routes(routes!(list_agenda))
-}
-
-/// A tournament card. There is no money flow: `entryFee` is always 0 and `paymentStatus`
-/// always `not_required`.
-#[derive(Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TournamentView {
-    pub id: Uuid,
-    pub organizer_id: Uuid,
-    pub location_id: Uuid,
-    pub season_id: Uuid,
-    pub blind_template_id: Uuid,
-    #[serde(rename = "type")]
-    pub tournament_type: TournamentType,
-    pub starts_at: DateTime<Utc>,
-    pub capacity: i32,
-    pub status: TournamentStatus,
-    pub prizes: Option<String>,
-    pub chat_link: Option<String>,
-    pub banner_url: Option<String>,
-    pub entry_fee: i32,
-    pub payment_status: String,
-    pub translations: Localized<TournamentText>,
-    /// Seats taken: `registered` + `checked_in`.
-    pub registered_count: i64,
-    pub waitlist_count: i64,
-    /// The club's name and the venue's name and city, so a card needs no further request.
-    pub organizer_name: String,
-    pub location_name: String,
-    pub city_slug: String,
-}
-
-/// A card with the caller's own registration, for the player app's register button.
-#[derive(Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TournamentDetailView {
-    #[serde(flatten)]
-    pub tournament: TournamentView,
-    /// The live clock for the venue's screen (a public page): for a link or a QR code.
-    pub screen_url: String,
-    /// The public page of the tournament, the link the apps share.
-    pub share_url: String,
-    /// The signed-in caller's registration here; null when anonymous or not registered.
-    pub my_registration: Option<RegistrationView>,
-}
-
-/// The cards of `models`, in their order, with texts and counts read in two queries.
-pub async fn tournament_views(
-    conn: &impl ConnectionTrait,
-    models: Vec<tournaments::Model>,
-) -> AppResult<Vec<TournamentView>> {
-    let ids: Vec<Uuid> = models.iter().map(|t| t.id).collect();
-    let mut texts: HashMap<Uuid, Localized<TournamentText>> = HashMap::new();
-    for row in
-        find_where_in::<tournament_translations::Entity, _>(conn, tournament_translations::Column::TournamentId, &ids)
-            .await?
-    {
-        let text = TournamentText { title: row.title, subtitle: row.subtitle };
-        texts.entry(row.tournament_id).or_default().set(&row.locale, text);
-    }
-    let counts = seat_counts(conn, &ids).await?;
-    let club_ids: Vec<Uuid> = models.iter().map(|t| t.organizer_id).collect();
-    let clubs: HashMap<Uuid, String> = find_where_in::<organizers::Entity, _>(conn, organizers::Column::Id, &club_ids)
-        .await?
-        .into_iter()
-        .map(|club| (club.id, club.name))
-        .collect();
-    let venue_ids: Vec<Uuid> = models.iter().map(|t| t.location_id).collect();
-    let venues: HashMap<Uuid, locations::Model> =
-        find_where_in::<locations::Entity, _>(conn, locations::Column::Id, &venue_ids)
-            .await?
-            .into_iter()
-            .map(|venue| (venue.id, venue))
-            .collect();
-    Ok(models
-        .into_iter()
-        .map(|t| {
-            let SeatCounts { taken, waitlist } = counts.get(&t.id).copied().unwrap_or_default();
-            TournamentView {
-                translations: texts.remove(&t.id).unwrap_or_default(),
-                registered_count: taken,
-                waitlist_count: waitlist,
-                organizer_name: clubs.get(&t.organizer_id).cloned().unwrap_or_default(),
-                location_name: venues.get(&t.location_id).map(|v| v.name.clone()).unwrap_or_default(),
-                city_slug: venues.get(&t.location_id).map(|v| v.city_slug.clone()).unwrap_or_default(),
-                id: t.id,
-                organizer_id: t.organizer_id,
-                location_id: t.location_id,
-                season_id: t.season_id,
-                blind_template_id: t.blind_template_id,
-                tournament_type: t.tournament_type,
-                starts_at: t.starts_at,
-                capacity: t.capacity,
-                status: t.status,
-                prizes: t.prizes,
-                chat_link: t.chat_link,
-                banner_url: t.banner_url,
-                entry_fee: 0,
-                payment_status: t.payment_status,
-            }
-        })
-        .collect())
-}
-
-pub async fn tournament_view(conn: &impl ConnectionTrait, model: tournaments::Model) -> AppResult<TournamentView> {
-    tournament_views(conn, vec![model])
-        .await?
-        .pop()
-        .ok_or_else(|| AppError::Internal(anyhow::anyhow!("a view of one tournament came back empty")))
+        .merge(agenda::router())
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -209,21 +97,6 @@ pub struct TournamentUpdate {
     #[schema(value_type = Option<String>, max_length = 2048, pattern = "^(https?://[!-.0-Z^-~][!-Z^-~]*|/files/[0-9a-f-]{1,64}\\.(png|jpg|webp))$")]
     pub banner_url: Option<Option<String>>,
     pub translations: Option<Localized<TournamentText>>,
-}
-
-#[derive(Debug, Deserialize, IntoParams)]
-#[serde(rename_all = "camelCase")]
-#[into_params(parameter_in = Query, rename_all = "camelCase")]
-pub struct AgendaFilter {
-    /// Only tournaments at venues in this city (a slug).
-    pub city: Option<String>,
-    pub organizer_id: Option<Uuid>,
-    /// Starting at or after this time.
-    pub from: Option<DateTime<Utc>>,
-    /// Starting at or before this time.
-    pub to: Option<DateTime<Utc>>,
-    /// One status instead of the default `registration` and `running`.
-    pub status: Option<TournamentStatus>,
 }
 
 fn check_texts(problems: &mut Problems, texts: &Localized<TournamentText>, required: bool) -> Texts {
@@ -497,106 +370,6 @@ async fn cancel_tournament(
     let cancelled =
         lifecycle::cancel(&app.db, &app.notifier, &app.live, access.tournament.id, access.user.id()).await?;
     Ok(Json(tournament_view(&app.db, cancelled).await?))
-}
-
-// The contract's shape of what `list_agenda` writes: the kept cards, with `myStatus` set in
-// each by `with_my_statuses`.
-/// A card of the agenda. Read with a token it also carries the caller's `myStatus`.
-#[derive(Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-struct AgendaCard {
-    #[serde(flatten)]
-    tournament: TournamentView,
-    /// Only when the agenda is read with a token: the caller's registration status in this
-    /// tournament (any status, `cancelled` included), null when the caller has none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    my_status: Option<Option<RegistrationStatus>>,
-}
-
-/// The agenda: upcoming and running tournaments by start time, at most 50. With a token,
-/// each card carries the caller's `myStatus` (or null).
-#[utoipa::path(get, path = "/tournaments", tag = "tournaments", params(AgendaFilter), security((), ("bearer" = [])),
-    responses(
-        (status = 200, body = ItemList<AgendaCard>),
-        (status = 400, description = "VALIDATION_ERROR: a bad filter", body = ErrorBody),
-        (status = 401, description = "UNAUTHORIZED: a token was sent but is invalid", body = ErrorBody),
-    ))]
-async fn list_agenda(
-    State(app): State<AppState>,
-    MaybeAuthUser(caller): MaybeAuthUser,
-    Query(filter): Query<AgendaFilter>,
-    headers: HeaderMap,
-) -> AppResult<Response> {
-    // The cards everyone gets are kept; a signed-in caller's statuses are read each time.
-    let key = format!("GET /tournaments {filter:?}");
-    let cards = async {
-        let models = agenda_query(filter).all(&app.kept_reads).await?;
-        Answer::json(&ItemList::new(tournament_views(&app.kept_reads, models).await?))
-    };
-    let Some(user) = caller else { return cached::answer(&app, &headers, key, cards).await };
-    let cards = app.read_cache.get_or_build(key, cards).await?;
-    let body = with_my_statuses(&app.reads, &cards.body, user.id()).await?;
-    Ok(([(CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response())
-}
-
-/// The kept agenda `cards` (JSON) with `myStatus` of `user_id` in each card.
-async fn with_my_statuses(conn: &impl ConnectionTrait, cards: &[u8], user_id: Uuid) -> AppResult<Vec<u8>> {
-    let internal = |err: serde_json::Error| AppError::Internal(err.into());
-    let mut list: serde_json::Value = serde_json::from_slice(cards).map_err(internal)?;
-    let Some(items) = list.get_mut("items").and_then(serde_json::Value::as_array_mut) else {
-        return Err(AppError::Internal(anyhow::anyhow!("a kept agenda has no items")));
-    };
-    let ids: Vec<Uuid> = items.iter().filter_map(|card| card["id"].as_str()?.parse().ok()).collect();
-    // At most the agenda's 50 ids: one statement.
-    let mine: HashMap<Uuid, RegistrationStatus> = registrations::Entity::find()
-        .select_only()
-        .column(registrations::Column::TournamentId)
-        .column(registrations::Column::Status)
-        .filter(registrations::Column::UserId.eq(user_id))
-        .filter(registrations::Column::TournamentId.is_in(ids))
-        .into_tuple()
-        .all(conn)
-        .await?
-        .into_iter()
-        .collect();
-    for card in items.iter_mut() {
-        let status = card["id"].as_str().and_then(|id| id.parse::<Uuid>().ok()).and_then(|id| mine.get(&id));
-        card["myStatus"] = serde_json::to_value(status).map_err(internal)?;
-    }
-    serde_json::to_vec(&list).map_err(internal)
-}
-
-/// The agenda's tournaments for `filter`, by start time, at most [`AGENDA_LIMIT`].
-fn agenda_query(filter: AgendaFilter) -> sea_orm::Select<tournaments::Entity> {
-    let mut query =
-        tournaments::Entity::find().order_by_asc(tournaments::Column::StartsAt).order_by_asc(tournaments::Column::Id);
-    query = match filter.status {
-        Some(status) => query.filter(tournaments::Column::Status.eq(status)),
-        None => {
-            query.filter(tournaments::Column::Status.is_in([TournamentStatus::Registration, TournamentStatus::Running]))
-        }
-    };
-    if let Some(city) = filter.city {
-        query = query.filter(
-            tournaments::Column::LocationId.in_subquery(
-                SqlQuery::select()
-                    .column(locations::Column::Id)
-                    .from(locations::Entity)
-                    .and_where(locations::Column::CitySlug.eq(city))
-                    .to_owned(),
-            ),
-        );
-    }
-    if let Some(organizer_id) = filter.organizer_id {
-        query = query.filter(tournaments::Column::OrganizerId.eq(organizer_id));
-    }
-    if let Some(from) = filter.from {
-        query = query.filter(tournaments::Column::StartsAt.gte(from));
-    }
-    if let Some(to) = filter.to {
-        query = query.filter(tournaments::Column::StartsAt.lte(to));
-    }
-    query.limit(AGENDA_LIMIT)
 }
 
 #[cfg(test)]

@@ -279,35 +279,21 @@ impl Builder {
         }
     }
 
-    /// Describes what the server emits to a tournament's rooms.
+    /// Describes what the server emits to a tournament's rooms: its message, then its operation.
     fn server_event(&mut self, event: ServerEventKind) {
+        self.server_message(event);
+        self.operation(event.name(), Action::Send, server_event_texts(event), None);
+    }
+
+    /// The message of what the server emits: its payload's schema and its short description.
+    fn server_message(&mut self, event: ServerEventKind) {
         let name = event.name();
-        let texts = match event {
+        match event {
             ServerEventKind::State => {
                 self.message::<LiveState>(name, Some(name), "The LiveState", "The full picture after a change.");
-                Texts {
-                    title: "State",
-                    summary: "The full LiveState, to the tournament's room after every change.",
-                    description: "Sent once per change to the room `tournament:<id>`. The compact room gets it only \
-                                  when the change cannot go smaller as `clock` or `patch`: the node that made the \
-                                  change had sent no state of the tournament before it, or another version came in \
-                                  between, or the patch would be larger than the state. `version` grows by one with \
-                                  every change: keep the state of the highest.",
-                }
             }
             ServerEventKind::Clock => {
                 self.message::<ClockUpdate>(name, Some(name), "A change of the clock", "What a clock press changed.");
-                Texts {
-                    title: "Clock",
-                    summary: "To compact watchers, instead of `state`, when only the clock changed.",
-                    description: "Sent to the compact room `tournament:<id>:compact` for a change that touched only \
-                                  the clock's position (the next or previous level, by a press or because a segment \
-                                  ran out, a pause or a resume) and made exactly the next `version`: a client \
-                                  holding the state of `version - 1` applies it to that state (the fields it \
-                                  carries replace theirs: `serverTime`, `status` and the clock's position); one \
-                                  holding `version` or later drops it; any other missed a change, emits `join` \
-                                  again and takes the full state from the ack.",
-                }
             }
             ServerEventKind::Patch => {
                 self.message::<StatePatch>(
@@ -316,30 +302,9 @@ impl Builder {
                     "What a change changed",
                     "JSON Patch operations from the state of `fromVersion` to that of `version`.",
                 );
-                Texts {
-                    title: "Patch",
-                    summary: "To compact watchers, instead of `state`, for any change but one of the clock alone.",
-                    description: "Sent to the compact room `tournament:<id>:compact` for a change that touched \
-                                  more than the clock and made exactly the next `version` (`fromVersion` is \
-                                  `version - 1`), when it is fewer bytes than the state: an elimination in a \
-                                  LiveState of 470 players is about 600 bytes instead of 65 KB. `ops` are JSON \
-                                  Patch (RFC 6902) operations, `add`, `remove` and `replace`, on the LiveState as \
-                                  JSON. A client whose state has `version == fromVersion` applies `ops` to it in \
-                                  order and holds exactly the state of `version`, `serverTime` included; one \
-                                  holding `version` or later drops it; any other (it missed a change), or one \
-                                  whose patch does not apply, emits `join` again and takes the full state from \
-                                  the ack.",
-                }
             }
             ServerEventKind::Level => {
                 self.message::<LevelStarted>(name, Some(name), "A level or a break began", "Which segment began.");
-                Texts {
-                    title: "Level",
-                    summary: "To every watcher, after the state, when a level or a break began.",
-                    description: "Sent to both rooms of the tournament when a segment began, by a press or because \
-                                  the previous one ran out, after the `state` (or `clock`, or `patch`) of the same \
-                                  `version`: the cue for a sound, without comparing states.",
-                }
             }
             ServerEventKind::Announcement => {
                 self.message::<AnnouncementMade>(
@@ -348,12 +313,6 @@ impl Builder {
                     "An announcement",
                     "What the club said to the room, and when.",
                 );
-                Texts {
-                    title: "Announcement",
-                    summary: "To every watcher: the club's announcement.",
-                    description: "Sent to both rooms of the tournament when the club announces something \
-                                  (`POST /api/v1/tournaments/{id}/announcements`); the players also get it as a push.",
-                }
             }
             ServerEventKind::Expired => {
                 self.message::<SessionExpired>(
@@ -362,17 +321,8 @@ impl Builder {
                     "The socket's token ran out",
                     "`{code: \"UNAUTHORIZED\", message}`; the socket closes next.",
                 );
-                Texts {
-                    title: "Expired",
-                    summary: "To one socket: its access token ran out without an `auth`; it is closed next.",
-                    description: "Sent within a few seconds after the `exp` of the socket's access token when no \
-                                  `auth` renewed it, then the server closes the socket. Refresh the token and \
-                                  connect again (joining the rooms again), or renew it with `auth` before it runs \
-                                  out to keep the socket.",
-                }
             }
-        };
-        self.operation(name, Action::Send, texts, None);
+        }
     }
 
     /// Describes the refused handshake, which a socket.io client hears as `connect_error`.
@@ -394,6 +344,67 @@ impl Builder {
                           exactly `RATE_LIMITED`: close a socket, or wait, and connect again.",
         };
         self.operation(CONNECT_ERROR, Action::Send, texts, None);
+    }
+}
+
+/// How the contract tells what the server emits: when, to whom, and what a client does with it.
+fn server_event_texts(event: ServerEventKind) -> Texts {
+    match event {
+        ServerEventKind::State => Texts {
+            title: "State",
+            summary: "The full LiveState, to the tournament's room after every change.",
+            description: "Sent once per change to the room `tournament:<id>`. The compact room gets it only \
+                          when the change cannot go smaller as `clock` or `patch`: the node that made the \
+                          change had sent no state of the tournament before it, or another version came in \
+                          between, or the patch would be larger than the state. `version` grows by one with \
+                          every change: keep the state of the highest.",
+        },
+        ServerEventKind::Clock => Texts {
+            title: "Clock",
+            summary: "To compact watchers, instead of `state`, when only the clock changed.",
+            description: "Sent to the compact room `tournament:<id>:compact` for a change that touched only \
+                          the clock's position (the next or previous level, by a press or because a segment \
+                          ran out, a pause or a resume) and made exactly the next `version`: a client \
+                          holding the state of `version - 1` applies it to that state (the fields it \
+                          carries replace theirs: `serverTime`, `status` and the clock's position); one \
+                          holding `version` or later drops it; any other missed a change, emits `join` \
+                          again and takes the full state from the ack.",
+        },
+        ServerEventKind::Patch => Texts {
+            title: "Patch",
+            summary: "To compact watchers, instead of `state`, for any change but one of the clock alone.",
+            description: "Sent to the compact room `tournament:<id>:compact` for a change that touched \
+                          more than the clock and made exactly the next `version` (`fromVersion` is \
+                          `version - 1`), when it is fewer bytes than the state: an elimination in a \
+                          LiveState of 470 players is about 600 bytes instead of 65 KB. `ops` are JSON \
+                          Patch (RFC 6902) operations, `add`, `remove` and `replace`, on the LiveState as \
+                          JSON. A client whose state has `version == fromVersion` applies `ops` to it in \
+                          order and holds exactly the state of `version`, `serverTime` included; one \
+                          holding `version` or later drops it; any other (it missed a change), or one \
+                          whose patch does not apply, emits `join` again and takes the full state from \
+                          the ack.",
+        },
+        ServerEventKind::Level => Texts {
+            title: "Level",
+            summary: "To every watcher, after the state, when a level or a break began.",
+            description: "Sent to both rooms of the tournament when a segment began, by a press or because \
+                          the previous one ran out, after the `state` (or `clock`, or `patch`) of the same \
+                          `version`: the cue for a sound, without comparing states.",
+        },
+        ServerEventKind::Announcement => Texts {
+            title: "Announcement",
+            summary: "To every watcher: the club's announcement.",
+            description: "Sent to both rooms of the tournament when the club announces something \
+                          (`POST /api/v1/tournaments/{id}/announcements`); the players also get it as a push.",
+        },
+        ServerEventKind::Expired => Texts {
+            title: "Expired",
+            summary: "To one socket: its access token ran out without an `auth`; it is closed next.",
+            description: "Sent within a few seconds after the `exp` of the socket's access token when no \
+                          `auth` renewed it, then the server closes the socket. Refresh the token and \
+                          connect again (joining the rooms again), or renew it with `auth` before it runs \
+                          out to keep the socket.",
+        },
     }
 }
 

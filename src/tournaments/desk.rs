@@ -257,13 +257,7 @@ async fn decide_group(
     changes: &[Change],
     clock: &mut Clock,
 ) -> AppResult<(Vec<AppResult<Decided>>, Vec<Journaled>)> {
-    let registering: Vec<Uuid> = changes
-        .iter()
-        .filter_map(|change| match change {
-            Change::Register { user_id } => Some(*user_id),
-            _ => None,
-        })
-        .collect();
+    let registering = players_registering(changes);
     // The accounts before the tournament: a deletion holds its account from its start and
     // locks tournaments after it, so neither slips in beside the other, nor waits in a circle.
     let accounts = hold_accounts(tx, &registering).await?;
@@ -275,94 +269,163 @@ async fn decide_group(
         }
         Err(err) => return Err(err),
     };
-    let mut notices = Vec::new();
-    // A seat freed earlier goes to the queue before a newcomer.
-    if !registering.is_empty() {
-        notices.extend(fill_free_seats(tx, notifier, &tournament, None).await?);
-    }
-    let bans = bans_of(tx, &registering).await?;
-    let mut held = registrations_of(tx, tournament_id, &registering).await?;
-    let counts = seat_counts(tx, &[tournament_id]).await?.remove(&tournament_id).unwrap_or_default();
-    let (mut taken, mut waiting) = (counts.taken, counts.waitlist);
-    let capacity = i64::from(tournament.capacity);
-
-    let mut pending = Pending::default();
+    let mut group = Group::open(tx, notifier, tournament, accounts, &registering).await?;
     let mut answers = Vec::with_capacity(changes.len());
-    let mut registered = Vec::new();
     for change in changes {
         let now = clock.now();
         let answer = match *change {
-            Change::Register { user_id } => match register(
-                accounts.contains_key(&user_id),
-                bans.get(&user_id).copied().flatten(),
-                held.get(&user_id),
-                now,
-            ) {
-                Err(refused) => Err(refused),
-                Ok(previous) => {
-                    let status = if taken < capacity {
-                        taken += 1;
-                        RegistrationStatus::Registered
-                    } else {
-                        waiting += 1;
-                        RegistrationStatus::Waitlist
-                    };
-                    let row = match previous {
-                        Some(row) => reregistration(row, status, now).update(tx).await?,
-                        None => {
-                            let row = new_registration(
-                                tournament_id,
-                                Some(user_id),
-                                None,
-                                status,
-                                RegistrationSource::App,
-                                now,
-                            );
-                            pending.inserts.push(row.clone());
-                            model_of(row)?
-                        }
-                    };
-                    held.insert(user_id, row.clone());
-                    registered.push(user_id);
-                    let waitlist_position = (status == RegistrationStatus::Waitlist).then_some(waiting);
-                    Ok(Decided { registration: row, waitlist_position })
-                }
-            },
-            club_or_cancel => {
-                // These read the registrations as written: what is pending goes first.
-                pending.write(tx).await?;
-                // Refused, it is rolled back alone and the group goes on.
-                let savepoint = tx.begin().await?;
-                let done = other_change(&savepoint, notifier, &tournament, club_or_cancel, now).await;
-                match done {
-                    Err(refused) => {
-                        savepoint.rollback().await?;
-                        Err(refused)
-                    }
-                    Ok((row, promoted)) => {
-                        savepoint.commit().await?;
-                        let counts =
-                            seat_counts(tx, &[tournament_id]).await?.remove(&tournament_id).unwrap_or_default();
-                        (taken, waiting) = (counts.taken, counts.waitlist);
-                        notices.extend(promoted);
-                        if let Some(user_id) = row.user_id {
-                            held.insert(user_id, row.clone());
-                        }
-                        let waitlist_position = if row.status == RegistrationStatus::Waitlist {
-                            waitlist_positions(tx, tournament_id).await?.get(&row.id).copied()
-                        } else {
-                            None
-                        };
-                        Ok(Decided { registration: row, waitlist_position })
-                    }
-                }
-            }
+            Change::Register { user_id } => group.register(user_id, now).await?,
+            club_or_cancel => group.decide_other(club_or_cancel, now).await?,
         };
         answers.push(answer);
     }
-    pending.write(tx).await?;
-    notices.extend(tell_every_follower(tx, notifier, &tournament, &accounts, &registered).await?);
+    let notices = group.close().await?;
     Ok((answers, notices))
+}
+
+/// The players of `changes` who register.
+fn players_registering(changes: &[Change]) -> Vec<Uuid> {
+    changes
+        .iter()
+        .filter_map(|change| match change {
+            Change::Register { user_id } => Some(*user_id),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A group being decided in its transaction, on the tournament it holds locked: what it read
+/// once for all its changes, and what it has decided so far. Each decision returns the
+/// change's answer inside the group's own result, whose error fails the whole group.
+struct Group<'a> {
+    tx: &'a DatabaseTransaction,
+    notifier: &'a Notifier,
+    tournament: tournaments::Model,
+    /// The registering players' accounts, held until the commit.
+    accounts: HashMap<Uuid, users::Model>,
+    /// The registering players' bans: until when, if any.
+    bans: HashMap<Uuid, Option<DateTime<Utc>>>,
+    /// The registrations of the players the group has seen, as the group left them.
+    held: HashMap<Uuid, registrations::Model>,
+    /// Seats taken and places in the waitlist, counting the group's own decisions.
+    taken: i64,
+    waiting: i64,
+    /// New registrations decided and not yet written.
+    pending: Pending,
+    /// The players the group registered, whose followers are told at the close.
+    registered: Vec<Uuid>,
+    notices: Vec<Journaled>,
+}
+
+impl<'a> Group<'a> {
+    /// Reads what the group's changes need of the locked `tournament`, after giving the seats
+    /// freed earlier to the waitlist: they go to the queue before a newcomer.
+    async fn open(
+        tx: &'a DatabaseTransaction,
+        notifier: &'a Notifier,
+        tournament: tournaments::Model,
+        accounts: HashMap<Uuid, users::Model>,
+        registering: &[Uuid],
+    ) -> AppResult<Self> {
+        let mut notices = Vec::new();
+        if !registering.is_empty() {
+            notices.extend(fill_free_seats(tx, notifier, &tournament, None).await?);
+        }
+        let bans = bans_of(tx, registering).await?;
+        let held = registrations_of(tx, tournament.id, registering).await?;
+        let counts = seat_counts(tx, &[tournament.id]).await?.remove(&tournament.id).unwrap_or_default();
+        Ok(Self {
+            tx,
+            notifier,
+            tournament,
+            accounts,
+            bans,
+            held,
+            taken: counts.taken,
+            waiting: counts.waitlist,
+            pending: Pending::default(),
+            registered: Vec::new(),
+            notices,
+        })
+    }
+
+    /// The player registers: a seat while one is free, else the waitlist; the row is the
+    /// earlier one taken up again, or a new one written with the group's others.
+    async fn register(&mut self, user_id: Uuid, now: DateTime<Utc>) -> AppResult<AppResult<Decided>> {
+        let previous = match register(
+            self.accounts.contains_key(&user_id),
+            self.bans.get(&user_id).copied().flatten(),
+            self.held.get(&user_id),
+            now,
+        ) {
+            Err(refused) => return Ok(Err(refused)),
+            Ok(previous) => previous,
+        };
+        let status = self.next_place();
+        let row = match previous {
+            Some(row) => reregistration(row, status, now).update(self.tx).await?,
+            None => {
+                let row =
+                    new_registration(self.tournament.id, Some(user_id), None, status, RegistrationSource::App, now);
+                self.pending.inserts.push(row.clone());
+                model_of(row)?
+            }
+        };
+        self.held.insert(user_id, row.clone());
+        self.registered.push(user_id);
+        let waitlist_position = (status == RegistrationStatus::Waitlist).then_some(self.waiting);
+        Ok(Ok(Decided { registration: row, waitlist_position }))
+    }
+
+    /// Takes the next place for a registration: a seat while any is free, else the waitlist.
+    fn next_place(&mut self) -> RegistrationStatus {
+        if self.taken < i64::from(self.tournament.capacity) {
+            self.taken += 1;
+            RegistrationStatus::Registered
+        } else {
+            self.waiting += 1;
+            RegistrationStatus::Waitlist
+        }
+    }
+
+    /// A cancellation or a club's change, under its own savepoint: refused, it is rolled back
+    /// alone and the group goes on.
+    async fn decide_other(&mut self, change: Change, now: DateTime<Utc>) -> AppResult<AppResult<Decided>> {
+        // These read the registrations as written: what is pending goes first.
+        self.pending.write(self.tx).await?;
+        let savepoint = self.tx.begin().await?;
+        let done = other_change(&savepoint, self.notifier, &self.tournament, change, now).await;
+        let (row, promoted) = match done {
+            Err(refused) => {
+                savepoint.rollback().await?;
+                return Ok(Err(refused));
+            }
+            Ok(done) => done,
+        };
+        savepoint.commit().await?;
+        let tournament_id = self.tournament.id;
+        let counts = seat_counts(self.tx, &[tournament_id]).await?.remove(&tournament_id).unwrap_or_default();
+        (self.taken, self.waiting) = (counts.taken, counts.waitlist);
+        self.notices.extend(promoted);
+        if let Some(user_id) = row.user_id {
+            self.held.insert(user_id, row.clone());
+        }
+        let waitlist_position = if row.status == RegistrationStatus::Waitlist {
+            waitlist_positions(self.tx, tournament_id).await?.get(&row.id).copied()
+        } else {
+            None
+        };
+        Ok(Ok(Decided { registration: row, waitlist_position }))
+    }
+
+    /// Writes what is pending and tells the followers of the players registered: the notices
+    /// the group owes.
+    async fn close(mut self) -> AppResult<Vec<Journaled>> {
+        self.pending.write(self.tx).await?;
+        let told = tell_every_follower(self.tx, self.notifier, &self.tournament, &self.accounts, &self.registered);
+        self.notices.extend(told.await?);
+        Ok(self.notices)
+    }
 }
 
 /// A registration's decision without I/O, for a player whose account is live or not, banned

@@ -10,17 +10,15 @@
 //! actor as it answers; a change made beside it (a new structure, a cancel) is published by
 //! [`publish`] once it has committed, so a read after the answer shows it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use floor_actors::live::Seat;
-use floor_actors::rules::seating::{seat_players, table_count};
-use floor_entities::enums::{RegistrationSource, RegistrationStatus, StrikeReason, TournamentStatus, TournamentType};
-use floor_entities::{blind_templates, locations, registrations, table_seats, tournament_translations, tournaments};
+use floor_entities::enums::{TournamentStatus, TournamentType};
+use floor_entities::{locations, tournament_translations, tournaments};
 use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, QueryFilter,
-    QueryOrder, QuerySelect, Set, UpdateMany,
+    QuerySelect, Set, UpdateMany,
 };
 use serde_json::json;
 use uuid::Uuid;
@@ -31,7 +29,11 @@ use super::{TournamentText, display_title, lock, taken_seats};
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::notifications::{Journaled, Notifier};
 use crate::seasons::ensure_season;
-use crate::{audit, db, strikes};
+use crate::{audit, db};
+
+mod start;
+
+pub use start::start;
 
 /// The version of a new tournament's live picture.
 const FIRST_LIVE_VERSION: i64 = 0;
@@ -425,145 +427,4 @@ pub async fn cancel(
         live_version: tournament.live_version + 1,
         ..tournament
     })
-}
-
-/// Starts a tournament, in one transaction (the actor calls it, then publishes): the
-/// checked-in players are shuffled and seated, everyone still `registered` becomes `no_show`
-/// with a strike, the waitlist is closed, chips in play and the clock are set, and the
-/// tournament moves to `running`. Each seated player with an account is told their seat
-/// (`tournament.seated`).
-pub async fn start(
-    db: &DatabaseConnection,
-    notifier: &Notifier,
-    tournament_id: Uuid,
-    by: Uuid,
-    now: DateTime<Utc>,
-) -> AppResult<()> {
-    let tx = db::begin_write(db).await?;
-    let tournament = lock(&tx, tournament_id).await?;
-    match tournament.status {
-        TournamentStatus::Registration => {}
-        TournamentStatus::Running | TournamentStatus::Finished => return Err(already_started()),
-        TournamentStatus::Cancelled | TournamentStatus::Announced => {
-            return Err(AppError::new(ErrorCode::InvalidStatus, "only a tournament in registration can start"));
-        }
-    }
-    let checked_in_rows = registrations::Entity::find()
-        .filter(registrations::Column::TournamentId.eq(tournament_id))
-        .filter(registrations::Column::Status.eq(RegistrationStatus::CheckedIn))
-        .order_by_asc(registrations::Column::CreatedAt)
-        .order_by_asc(registrations::Column::Id)
-        .all(&tx)
-        .await?;
-    let checked_in: Vec<Uuid> = checked_in_rows.iter().map(|registration| registration.id).collect();
-    if checked_in.len() < 2 {
-        return Err(AppError::new(ErrorCode::NotEnoughPlayers, "at least two checked-in players are needed to start"));
-    }
-    let template = blind_templates::Entity::find_by_id(tournament.blind_template_id)
-        .one(&tx)
-        .await?
-        .ok_or_else(|| AppError::Internal(anyhow::anyhow!("tournament {tournament_id} lost its blind template")))?;
-
-    let seating = seat_players(&checked_in, &mut rand::rng());
-    let seats: Vec<table_seats::ActiveModel> = seating
-        .iter()
-        .map(|assignment| table_seats::ActiveModel {
-            id: Set(Uuid::now_v7()),
-            tournament_id: Set(tournament_id),
-            registration_id: Set(assignment.player),
-            table_no: Set(assignment.table_no),
-            seat_no: Set(assignment.seat_no),
-            active: Set(true),
-            created_at: Set(now),
-            updated_at: Set(now),
-        })
-        .collect();
-    db::insert_chunked(&tx, seats).await?;
-    let accounts: HashMap<Uuid, Uuid> =
-        checked_in_rows.iter().filter_map(|registration| Some((registration.id, registration.user_id?))).collect();
-    let title = display_title(&tx, tournament_id).await?;
-    let mut told = Vec::new();
-    for assignment in &seating {
-        if let Some(&user_id) = accounts.get(&assignment.player) {
-            let seat = Seat { table_no: assignment.table_no, seat_no: assignment.seat_no };
-            let notice = notices::seated(tournament_id, &title, user_id, assignment.player, seat);
-            told.push(notifier.journal(&tx, notice).await?);
-        }
-    }
-
-    // In player order, as every transaction that locks several profiles takes them.
-    let no_shows = registrations::Entity::find()
-        .filter(registrations::Column::TournamentId.eq(tournament_id))
-        .filter(registrations::Column::Status.eq(RegistrationStatus::Registered))
-        .order_by_asc(registrations::Column::UserId)
-        .all(&tx)
-        .await?;
-    set_status(&tx, tournament_id, RegistrationStatus::Registered, RegistrationStatus::NoShow, now).await?;
-    for registration in &no_shows {
-        // A person is struck only for a place they asked for themselves: a walk-in left
-        // `registered` (by data older than walk-ins being cancelled when taken back) is not theirs.
-        if let (Some(user_id), RegistrationSource::App) = (registration.user_id, registration.source) {
-            strikes::issue(&tx, user_id, tournament_id, registration.id, StrikeReason::NoShow, now).await?;
-        }
-    }
-    // The roster is fixed from here: nobody waits for a seat any more.
-    let closed_waitlist =
-        set_status(&tx, tournament_id, RegistrationStatus::Waitlist, RegistrationStatus::Cancelled, now).await?;
-
-    let players = i64::try_from(checked_in.len()).unwrap_or(i64::MAX);
-    let running = tournaments::Entity::update_many()
-        .col_expr(tournaments::Column::Status, Expr::value(TournamentStatus::Running))
-        .col_expr(tournaments::Column::StartedAt, Expr::value(now))
-        .col_expr(tournaments::Column::ClockLevels, Expr::value(template.levels.clone()))
-        .col_expr(tournaments::Column::CurrentLevelIdx, Expr::value(0))
-        .col_expr(tournaments::Column::LevelStartedAt, Expr::value(now))
-        .col_expr(tournaments::Column::LastCommandAt, Expr::value(now))
-        .col_expr(tournaments::Column::PausedAt, Expr::value(Option::<DateTime<Utc>>::None))
-        .col_expr(tournaments::Column::ChipsInPlay, Expr::value(template.starting_stack.saturating_mul(players)));
-    let decided_on = (tournament.live_version, TournamentStatus::Registration);
-    if !advance_live_version(&tx, tournament_id, decided_on, running, now).await? {
-        return Err(already_started());
-    }
-    audit::record(
-        &tx,
-        Some(by),
-        "tournament.start",
-        ("tournament", tournament_id.to_string()),
-        json!({
-            "players": players,
-            "tables": table_count(checked_in.len()),
-            "noShows": no_shows.len(),
-            "waitlistClosed": closed_waitlist,
-        }),
-    )
-    .await?;
-    tx.commit().await?;
-    notifier.push_in_background(db, told);
-    Ok(())
-}
-
-fn already_started() -> AppError {
-    AppError::new(ErrorCode::TournamentAlreadyStarted, "the tournament has already started")
-}
-
-/// Moves every registration of the tournament in `from` to `to`; returns how many moved.
-async fn set_status(
-    conn: &impl ConnectionTrait,
-    tournament_id: Uuid,
-    from: RegistrationStatus,
-    to: RegistrationStatus,
-    now: DateTime<Utc>,
-) -> AppResult<u64> {
-    let mut update = registrations::Entity::update_many()
-        .col_expr(registrations::Column::Status, Expr::value(to))
-        .col_expr(registrations::Column::UpdatedAt, Expr::value(now));
-    if to == RegistrationStatus::Cancelled {
-        update = update.col_expr(registrations::Column::CancelledAt, Expr::value(now));
-    }
-    let moved = update
-        .filter(registrations::Column::TournamentId.eq(tournament_id))
-        .filter(registrations::Column::Status.eq(from))
-        .exec(conn)
-        .await?;
-    Ok(moved.rows_affected)
 }

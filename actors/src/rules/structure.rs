@@ -69,92 +69,137 @@ pub fn parse_levels(levels: &Value) -> Result<Vec<Segment>, Vec<LevelProblem>> {
     let mut segments = Vec::with_capacity(items.len());
     let mut previous_blinds: Option<(i64, i64)> = None;
     for (index, item) in items.iter().enumerate() {
-        let at = |field: &str| format!("levels[{index}].{field}");
         let Some(object) = item.as_object() else {
             problems.push(problem(format!("levels[{index}]"), "must be an object"));
             continue;
         };
-        let integer = |field: &str| object.get(field).filter(|value| !value.is_null()).map(Value::as_i64);
-        let duration = match integer("durationMin") {
-            Some(Some(minutes)) if (1..=MAX_SEGMENT_MINUTES).contains(&minutes) => Some(minutes),
-            Some(Some(_)) => {
-                problems.push(problem(at("durationMin"), "must be 1 to 1440 minutes"));
-                None
-            }
-            Some(None) => {
-                problems.push(problem(at("durationMin"), "must be a whole number of minutes"));
-                None
-            }
-            None => {
-                problems.push(problem(at("durationMin"), "is required"));
-                None
-            }
-        };
-        let note = match object.get("note") {
-            None | Some(Value::Null) => None,
-            // Counted as sent, as the contract's `maxLength` counts it; kept trimmed.
-            Some(Value::String(text)) if text.chars().count() <= MAX_NOTE_CHARS => {
-                Some(text.trim().to_owned()).filter(|text| !text.is_empty())
-            }
-            Some(_) => {
-                problems.push(problem(at("note"), "must be a text of at most 140 characters"));
-                None
-            }
-        };
+        let mut fields = SegmentFields { index, object, problems: &mut problems };
+        let duration = fields.duration();
+        let note = fields.note();
         match object.get("kind").and_then(Value::as_str) {
             Some("break") => {
-                for field in ["smallBlind", "bigBlind", "ante"] {
-                    if integer(field).is_some() {
-                        problems.push(problem(at(field), "a break has no blinds"));
-                    }
-                }
+                fields.no_blinds();
                 if let Some(duration_min) = duration {
                     segments.push(Segment::Break { duration_min, note });
                 }
             }
             Some("level") => {
-                let mut blind = |field: &str| match integer(field) {
-                    Some(Some(value)) if value > 0 => Some(value),
-                    Some(_) => {
-                        problems.push(problem(at(field), "must be a positive whole number"));
-                        None
-                    }
-                    None => {
-                        problems.push(problem(at(field), "is required for a level"));
-                        None
-                    }
-                };
-                let small = blind("smallBlind");
-                let big = blind("bigBlind");
-                let ante = match integer("ante") {
-                    Some(Some(value)) if value >= 0 => Some(value),
-                    Some(_) => {
-                        problems.push(problem(at("ante"), "must be a whole number, 0 or more"));
-                        None
-                    }
-                    None => None,
-                };
-                let (Some(small_blind), Some(big_blind)) = (small, big) else { continue };
-                if small_blind > big_blind {
-                    problems.push(problem(at("smallBlind"), "must not exceed the big blind"));
-                }
-                if let Some((previous_small, previous_big)) = previous_blinds
-                    && (small_blind < previous_small || big_blind < previous_big)
-                {
-                    problems.push(problem(format!("levels[{index}]"), "blinds must never decrease"));
-                }
-                previous_blinds = Some((small_blind, big_blind));
+                let Some((small_blind, big_blind, ante)) = fields.blinds(&mut previous_blinds) else { continue };
                 if let Some(duration_min) = duration {
                     segments.push(Segment::Level { duration_min, small_blind, big_blind, ante, note });
                 }
             }
-            _ => problems.push(problem(at("kind"), "must be \"level\" or \"break\"")),
+            _ => fields.problem("kind", "must be \"level\" or \"break\""),
         }
     }
     if !items.iter().any(|item| item.get("kind").and_then(Value::as_str) == Some("level")) {
         problems.push(problem("levels".into(), "needs at least one level"));
     }
     if problems.is_empty() { Ok(segments) } else { Err(problems) }
+}
+
+/// The fields of the segment at `index` of a levels list, each read and checked, a problem
+/// noted where it is found.
+struct SegmentFields<'a> {
+    index: usize,
+    object: &'a serde_json::Map<String, Value>,
+    problems: &'a mut Vec<LevelProblem>,
+}
+
+impl SegmentFields<'_> {
+    /// Notes a problem of `field` of this segment.
+    fn problem(&mut self, field: &str, text: &str) {
+        self.problems.push(problem(format!("levels[{}].{field}", self.index), text));
+    }
+
+    /// A number field: absent (or null), a whole number, or something else (`Some(None)`).
+    fn integer(&self, field: &str) -> Option<Option<i64>> {
+        self.object.get(field).filter(|value| !value.is_null()).map(Value::as_i64)
+    }
+
+    /// `durationMin`, required, 1 minute to a day.
+    fn duration(&mut self) -> Option<i64> {
+        match self.integer("durationMin") {
+            Some(Some(minutes)) if (1..=MAX_SEGMENT_MINUTES).contains(&minutes) => Some(minutes),
+            Some(Some(_)) => {
+                self.problem("durationMin", "must be 1 to 1440 minutes");
+                None
+            }
+            Some(None) => {
+                self.problem("durationMin", "must be a whole number of minutes");
+                None
+            }
+            None => {
+                self.problem("durationMin", "is required");
+                None
+            }
+        }
+    }
+
+    /// `note`, optional: kept trimmed, and none when empty.
+    fn note(&mut self) -> Option<String> {
+        match self.object.get("note") {
+            None | Some(Value::Null) => None,
+            // Counted as sent, as the contract's `maxLength` counts it; kept trimmed.
+            Some(Value::String(text)) if text.chars().count() <= MAX_NOTE_CHARS => {
+                Some(text.trim().to_owned()).filter(|text| !text.is_empty())
+            }
+            Some(_) => {
+                self.problem("note", "must be a text of at most 140 characters");
+                None
+            }
+        }
+    }
+
+    /// A break's blinds, which it must not have.
+    fn no_blinds(&mut self) {
+        for field in ["smallBlind", "bigBlind", "ante"] {
+            if self.integer(field).is_some() {
+                self.problem(field, "a break has no blinds");
+            }
+        }
+    }
+
+    /// A level's small and big blinds and its ante, when both blinds read: the small not
+    /// above the big, neither below the `previous` level's, which they then become.
+    fn blinds(&mut self, previous: &mut Option<(i64, i64)>) -> Option<(i64, i64, Option<i64>)> {
+        let small = self.blind("smallBlind");
+        let big = self.blind("bigBlind");
+        let ante = match self.integer("ante") {
+            Some(Some(value)) if value >= 0 => Some(value),
+            Some(_) => {
+                self.problem("ante", "must be a whole number, 0 or more");
+                None
+            }
+            None => None,
+        };
+        let (Some(small_blind), Some(big_blind)) = (small, big) else { return None };
+        if small_blind > big_blind {
+            self.problem("smallBlind", "must not exceed the big blind");
+        }
+        if let Some((previous_small, previous_big)) = *previous
+            && (small_blind < previous_small || big_blind < previous_big)
+        {
+            self.problems.push(problem(format!("levels[{}]", self.index), "blinds must never decrease"));
+        }
+        *previous = Some((small_blind, big_blind));
+        Some((small_blind, big_blind, ante))
+    }
+
+    /// One blind of a level: required, positive.
+    fn blind(&mut self, field: &str) -> Option<i64> {
+        match self.integer(field) {
+            Some(Some(value)) if value > 0 => Some(value),
+            Some(_) => {
+                self.problem(field, "must be a positive whole number");
+                None
+            }
+            None => {
+                self.problem(field, "is required for a level");
+                None
+            }
+        }
+    }
 }
 
 #[cfg(test)]

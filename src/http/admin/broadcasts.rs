@@ -117,47 +117,7 @@ async fn send_broadcast(
     let mut problems = Problems::default();
     let title = problems.text("title", &body.title, 1, 100);
     let text = problems.multiline_text("body", &body.body, 1, 1000);
-    let audience = match body.target {
-        PushTarget::All => Audience::All,
-        PushTarget::Tournament => match body.tournament_id {
-            Some(id) => Audience::Tournament(id),
-            None => {
-                problems.add("tournamentId", "is required with target tournament");
-                Audience::All
-            }
-        },
-        PushTarget::City => match body.city_slug.as_deref().map(str::trim) {
-            Some(slug) if !slug.is_empty() => {
-                let known = cities::Entity::find().filter(cities::Column::Slug.eq(slug)).count(&app.db).await? > 0;
-                if !known {
-                    problems.add("citySlug", "is not a city of the reference");
-                }
-                Audience::City(slug.to_owned())
-            }
-            _ => {
-                problems.add("citySlug", "is required with target city");
-                Audience::All
-            }
-        },
-        PushTarget::Users => {
-            if body.user_ids.is_empty() && body.phones.is_empty() {
-                problems.add("userIds", "userIds or phones must list someone with target users");
-            }
-            if body.user_ids.len() > MAX_LISTED {
-                problems.add("userIds", format!("at most {MAX_LISTED}"));
-            }
-            if body.phones.len() > MAX_LISTED {
-                problems.add("phones", format!("at most {MAX_LISTED}"));
-            }
-            let phones: Vec<Phone> = body
-                .phones
-                .iter()
-                .enumerate()
-                .filter_map(|(index, phone)| problems.phone(&format!("phones[{index}]"), phone))
-                .collect();
-            Audience::Listed { ids: body.user_ids.clone(), phones }
-        }
-    };
+    let audience = Audience::of(&body, &mut problems, &app.db).await?;
     problems.into_result()?;
     if let Audience::Tournament(id) = &audience {
         tournaments::Entity::find_by_id(*id).one(&app.db).await?.ok_or_else(|| AppError::not_found("tournament"))?;
@@ -176,14 +136,7 @@ async fn send_broadcast(
         dedup_key: None,
     };
     let journaled = app.notifier.journal(&tx, notice).await?;
-    let mut details = json!({
-        "target": body.target,
-        "tournamentId": body.tournament_id.filter(|_| body.target == PushTarget::Tournament),
-        "citySlug": body.city_slug.filter(|_| body.target == PushTarget::City),
-        "title": title,
-        "targeted": journaled.len(),
-        "pushed": null,
-    });
+    let mut details = audit_details(&body, &title, journaled.len());
     let audit_id = audit::record(
         &tx,
         Some(admin.user.id()),
@@ -199,6 +152,19 @@ async fn send_broadcast(
     Ok(Json(BroadcastOutcome { targeted: journaled.len(), pushed }))
 }
 
+/// The audit record's details of a broadcast journaled for `targeted` accounts: the target
+/// with the field it used, the title, and `pushed` null until the pushes are done.
+fn audit_details(body: &NewBroadcast, title: &str, targeted: usize) -> serde_json::Value {
+    json!({
+        "target": body.target,
+        "tournamentId": body.tournament_id.filter(|_| body.target == PushTarget::Tournament),
+        "citySlug": body.city_slug.as_deref().filter(|_| body.target == PushTarget::City),
+        "title": title,
+        "targeted": targeted,
+        "pushed": null,
+    })
+}
+
 /// A validated target.
 enum Audience {
     All,
@@ -208,6 +174,55 @@ enum Audience {
 }
 
 impl Audience {
+    /// The audience `body` names; what is missing or wrong in it goes to `problems` (the
+    /// audience then stands in for none), a city is checked against the reference.
+    async fn of(body: &NewBroadcast, problems: &mut Problems, conn: &impl ConnectionTrait) -> AppResult<Self> {
+        Ok(match body.target {
+            PushTarget::All => Self::All,
+            PushTarget::Tournament => match body.tournament_id {
+                Some(id) => Self::Tournament(id),
+                None => {
+                    problems.add("tournamentId", "is required with target tournament");
+                    Self::All
+                }
+            },
+            PushTarget::City => match body.city_slug.as_deref().map(str::trim) {
+                Some(slug) if !slug.is_empty() => {
+                    let known = cities::Entity::find().filter(cities::Column::Slug.eq(slug)).count(conn).await? > 0;
+                    if !known {
+                        problems.add("citySlug", "is not a city of the reference");
+                    }
+                    Self::City(slug.to_owned())
+                }
+                _ => {
+                    problems.add("citySlug", "is required with target city");
+                    Self::All
+                }
+            },
+            PushTarget::Users => Self::listed(body, problems),
+        })
+    }
+
+    /// The accounts `body` lists by id and by phone, at most [`MAX_LISTED`] of each.
+    fn listed(body: &NewBroadcast, problems: &mut Problems) -> Self {
+        if body.user_ids.is_empty() && body.phones.is_empty() {
+            problems.add("userIds", "userIds or phones must list someone with target users");
+        }
+        if body.user_ids.len() > MAX_LISTED {
+            problems.add("userIds", format!("at most {MAX_LISTED}"));
+        }
+        if body.phones.len() > MAX_LISTED {
+            problems.add("phones", format!("at most {MAX_LISTED}"));
+        }
+        let phones: Vec<Phone> = body
+            .phones
+            .iter()
+            .enumerate()
+            .filter_map(|(index, phone)| problems.phone(&format!("phones[{index}]"), phone))
+            .collect();
+        Self::Listed { ids: body.user_ids.clone(), phones }
+    }
+
     /// The active accounts this audience names, each once, in id order.
     async fn recipients(&self, conn: &impl ConnectionTrait) -> AppResult<Vec<Uuid>> {
         let ids: BTreeSet<Uuid> = match self {

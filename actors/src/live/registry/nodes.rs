@@ -1,0 +1,145 @@
+//! What passes between nodes: following a tournament another node runs (its answers and
+//! notes), taking a tournament over, letting it go, and handing every one over at shutdown.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ractor::ActorRef;
+use tokio::task::JoinSet;
+use uuid::Uuid;
+
+use crate::error::{LiveError, LiveResult};
+use crate::live::actor::{TournamentMsg, to_millis};
+use crate::live::state::{LiveState, Snapshot};
+use crate::live::store::{Broadcaster, LiveStore, Owner};
+
+use super::entry::{Entry, Role, entries, is_same, publish_if_newer};
+use super::{Registry, announce};
+
+impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
+    /// A state another node answered for a tournament it runs: the follower here shows it at
+    /// once, so a read on this node after the answer is current.
+    pub fn observe(&self, state: Snapshot) {
+        if let Some(Role::Follower(follower)) = entries(&self.entries).get(&state.tournament_id).map(|e| &e.role) {
+            publish_if_newer(&follower.published, state);
+        }
+    }
+
+    /// The tournament's state read again from the database now when another node runs it
+    /// (this node may have missed its notes); `None` when this node runs it.
+    pub async fn read_again(&self, tournament_id: Uuid) -> LiveResult<Option<Snapshot>> {
+        let entry = self.entry(tournament_id).await?;
+        let Role::Follower(follower) = &entry.role else { return Ok(None) };
+        // The stored version first (one indexed read): the game is loaded only when it moved.
+        let held = entry.snapshot.borrow().version;
+        if self.store.version(tournament_id).await?.is_some_and(|stored| stored > held)
+            && let Some(game) = self.store.load(tournament_id).await?
+        {
+            publish_if_newer(&follower.published, Arc::new(LiveState::of(&game, to_millis((self.now)()))));
+        }
+        let latest = entry.snapshot.borrow().clone();
+        Ok(Some(latest))
+    }
+
+    /// The tournament's picture changed in the database outside any game (a deleted player's
+    /// name): if this node holds it, it is read again now, and when its actor runs here the
+    /// watchers are told. Returns once what this node serves shows the change; a tournament
+    /// this node does not hold is read fresh at its next read anyway.
+    pub async fn restate(&self, tournament_id: Uuid) -> LiveResult<()> {
+        let Some(entry) = entries(&self.entries).get(&tournament_id).cloned() else { return Ok(()) };
+        match &entry.role {
+            Role::Owner(actor) => announce(actor).await,
+            Role::Follower(follower) => {
+                if let Some(game) = self.store.load(tournament_id).await? {
+                    publish_if_newer(&follower.published, Arc::new(LiveState::of(&game, to_millis((self.now)()))));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Another node changed the tournament to `version`: what this node holds of it, if
+    /// older, is read again from the database (the change's maker has told the watchers).
+    pub fn catch_up(&self, tournament_id: Uuid, version: i64) {
+        if let Some(entry) = entries(&self.entries).get(&tournament_id)
+            && entry.snapshot.borrow().version < version
+        {
+            entry.catch_up();
+        }
+    }
+
+    /// Everything here is read again (after this node could have missed other nodes' notes,
+    /// such as when it lost Redis for a while).
+    pub fn catch_up_all(&self) {
+        for entry in entries(&self.entries).values() {
+            entry.catch_up();
+        }
+    }
+
+    /// This node no longer holds the tournament (its hold ran out and another node took it):
+    /// its actor stops without writing more, and the tournament is followed from now on.
+    pub fn let_go(&self, tournament_id: Uuid) {
+        let removed = {
+            let mut map = entries(&self.entries);
+            match map.get(&tournament_id) {
+                Some(entry) if entry.actor().is_some() => map.remove(&tournament_id),
+                _ => None,
+            }
+        };
+        if let Some(actor) = removed.as_ref().and_then(Entry::actor) {
+            tracing::warn!(%tournament_id, "another node took the tournament over; its actor here stops");
+            actor.stop(Some("another node holds the tournament".into()));
+        }
+    }
+
+    /// Hands every tournament this node runs over: each actor finishes the commands it has
+    /// taken (within `grace`), then its tournament is released for another node. Commands
+    /// arriving meanwhile find no actor here; with the store refusing new claims (a node
+    /// shutting down), they are answered [`LiveError::Elsewhere`]. Returns the tournaments.
+    pub async fn hand_over(&self, grace: Duration) -> Vec<Uuid> {
+        let owned: Vec<(Uuid, ActorRef<TournamentMsg>)> = {
+            let mut map = entries(&self.entries);
+            let ids: Vec<Uuid> = map.iter().filter(|(_, entry)| entry.actor().is_some()).map(|(id, _)| *id).collect();
+            ids.into_iter()
+                .filter_map(|id| map.remove(&id).and_then(|entry| entry.actor().cloned()).map(|actor| (id, actor)))
+                .collect()
+        };
+        let mut draining = JoinSet::new();
+        for (tournament_id, actor) in owned {
+            let store = self.store.clone();
+            draining.spawn(async move {
+                if actor.drain_and_wait(Some(grace)).await.is_err() {
+                    tracing::warn!(%tournament_id, "a tournament actor did not finish its commands in time");
+                    actor.stop(Some("handing over".into()));
+                }
+                store.release(tournament_id).await;
+                tournament_id
+            });
+        }
+        draining.join_all().await
+    }
+
+    /// The actor of a tournament this node runs or may take now; [`LiveError::Elsewhere`]
+    /// when another node runs it. A follower asks again, as its owner may have let go.
+    pub(super) async fn owner_actor(&self, tournament_id: Uuid) -> LiveResult<ActorRef<TournamentMsg>> {
+        for _ in 0..2 {
+            let entry = self.entry(tournament_id).await?;
+            let follower = match &entry.role {
+                Role::Owner(actor) => return Ok(actor.clone()),
+                Role::Follower(follower) => follower.clone(),
+            };
+            match self.store.claim(tournament_id).await? {
+                Owner::Here => {
+                    // Taken: the follower gives way to an actor (started by the next cold start).
+                    let mut map = entries(&self.entries);
+                    if map.get(&tournament_id).is_some_and(|entry| is_same(&entry.role, &follower)) {
+                        map.remove(&tournament_id);
+                    }
+                }
+                Owner::Node(url) => return Err(LiveError::Elsewhere { owner: Some(url) }),
+                Owner::Nobody => return Err(LiveError::Elsewhere { owner: None }),
+            }
+        }
+        Err(LiveError::Internal(anyhow::anyhow!("the tournament changed hands while a command waited")))
+    }
+}
