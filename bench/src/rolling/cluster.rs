@@ -1,0 +1,148 @@
+//! The rolling run's moving parts: two floor nodes, HAProxy before them and a `redis-server`
+//! of the benchmark's own; started, and restarted or killed as the events ask.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use tokio::process::{Child, Command};
+
+use super::Settings;
+use crate::server::{Server, ServerSettings};
+
+/// The moving parts: the nodes, HAProxy and Redis.
+pub(super) struct Cluster<'run> {
+    /// `None` only while the event restarts it.
+    pub(super) nodes: [Option<Server>; 2],
+    /// Held for its `kill_on_drop`.
+    _haproxy: Child,
+    redis: Option<Child>,
+    settings: &'run Settings,
+    /// The nodes' database, for a node started again.
+    database_url: &'run str,
+}
+
+impl<'run> Cluster<'run> {
+    /// Starts Redis, node 1 and node 2 (each until `/ready` answers), then HAProxy, each
+    /// listening before the next.
+    pub(super) async fn start(settings: &'run Settings, database_url: &'run str) -> anyhow::Result<Self> {
+        let redis = start_redis(settings.port + 3)?;
+        wait_for_port(settings.port + 3).await?;
+        let first = start_node(settings, database_url, 0).await?;
+        let second = start_node(settings, database_url, 1).await?;
+        let haproxy = start_haproxy(settings)?;
+        wait_for_port(settings.port + 2).await?;
+        Ok(Self { nodes: [Some(first), Some(second)], _haproxy: haproxy, redis: Some(redis), settings, database_url })
+    }
+
+    /// Restarts node `node` (from 0) as an operator does: SIGTERM, its exit, then started
+    /// again until `/ready` answers. The ERROR lines it logged from line `log_from` on, and its
+    /// exit if it was not a success.
+    pub(super) async fn restart_node(&mut self, node: usize, log_from: usize) -> anyhow::Result<Vec<String>> {
+        let mut error_lines = Vec::new();
+        let mut server = self.nodes[node].take().context("a running node")?;
+        let exit = server.terminate().await?;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        error_lines.extend(errors(&server.log_since(log_from), node));
+        if !exit.success() {
+            error_lines.push(format!("node {}: exited {exit}", node + 1));
+        }
+        drop(server);
+        let port_node = u16::try_from(node)?;
+        self.nodes[node] = Some(start_node(self.settings, self.database_url, port_node).await?);
+        Ok(error_lines)
+    }
+
+    /// Kills Redis, waits `outage`, and starts it again until it listens.
+    pub(super) async fn kill_redis_for(&mut self, outage: Duration) -> anyhow::Result<()> {
+        if let Some(mut redis) = self.redis.take() {
+            redis.kill().await.ok();
+        }
+        tokio::time::sleep(outage).await;
+        self.redis = Some(start_redis(self.settings.port + 3)?);
+        wait_for_port(self.settings.port + 3).await
+    }
+
+    /// How many lines each node has logged so far (0 for one not running).
+    pub(super) fn log_lens(&self) -> Vec<usize> {
+        self.nodes.iter().map(|node| node.as_ref().map_or(0, Server::log_len)).collect()
+    }
+
+    /// The ERROR lines the running nodes logged from `log_from` on, named by their node.
+    pub(super) fn errors_since(&self, log_from: &[usize], restarted: Option<usize>) -> Vec<String> {
+        let mut error_lines = Vec::new();
+        for (node, server) in self.nodes.iter().enumerate() {
+            if let Some(server) = server {
+                // A node the event started again logs from its first line.
+                let from = if restarted == Some(node) { 0 } else { log_from[node] };
+                error_lines.extend(errors(&server.log_since(from), node));
+            }
+        }
+        error_lines
+    }
+}
+
+fn redis_url(port: u16) -> String {
+    format!("redis://127.0.0.1:{port}/?protocol=resp3")
+}
+
+async fn start_node(settings: &Settings, database_url: &str, node: u16) -> anyhow::Result<Server> {
+    let redis = redis_url(settings.port + 3);
+    let server_settings = ServerSettings {
+        floor: &settings.floor,
+        port: settings.port + node,
+        redis_url: Some(&redis),
+        database_url: Some(database_url),
+        env: &[],
+    };
+    let server = Server::start(&server_settings).await.with_context(|| format!("starting node {}", node + 1))?;
+    let ready = format!("http://127.0.0.1:{}/ready", settings.port + node);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while reqwest::get(&ready).await.map(|answer| answer.status().as_u16()).unwrap_or(0) != 200 {
+        if Instant::now() > deadline {
+            bail!("node {} was not ready within 60 s", node + 1);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(server)
+}
+
+fn start_redis(port: u16) -> anyhow::Result<Child> {
+    Command::new("redis-server")
+        .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .context("starting redis-server (Debian's redis-server)")
+}
+
+async fn wait_for_port(port: u16) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+        if Instant::now() > deadline {
+            bail!("nothing listens on {port} after 10 s");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Ok(())
+}
+
+fn start_haproxy(settings: &Settings) -> anyhow::Result<Child> {
+    Command::new(&settings.haproxy)
+        .arg("-f")
+        .arg(&settings.haproxy_config)
+        .env("LISTEN", format!("127.0.0.1:{}", settings.port + 2))
+        .env("FLOOR_NODE_1", format!("127.0.0.1:{}", settings.port))
+        .env("FLOOR_NODE_2", format!("127.0.0.1:{}", settings.port + 1))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("starting {}", settings.haproxy.display()))
+}
+
+/// The ERROR lines among `lines`, named by their node.
+fn errors(lines: &[String], node: usize) -> Vec<String> {
+    lines.iter().filter(|line| line.contains(" ERROR ")).map(|line| format!("node {}: {line}", node + 1)).collect()
+}

@@ -1,0 +1,148 @@
+//! One event of the rolling run (a node restarted, Redis killed), run while the reports keep
+//! coming, and its figures: how soon every watcher was current after it, the reconnect burst,
+//! the presses answered meanwhile, the ERROR lines.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::cluster::Cluster;
+use super::tally::{Inbox, Tally};
+use super::{counted, restarted};
+use crate::report::{ms, percentile};
+
+/// How long Redis stays dead.
+const REDIS_OUTAGE: Duration = Duration::from_secs(5);
+/// How long after an event's end the watchers have to be current before the run says who
+/// was not.
+const CURRENT_WITHIN: Duration = Duration::from_secs(30);
+/// The joins counted as the event's reconnect burst: from its start to this long after its end.
+const BURST_AFTER: Duration = Duration::from_secs(5);
+
+/// One event's figures.
+#[derive(Serialize)]
+pub struct Event {
+    pub name: &'static str,
+    /// From its start (the SIGTERM, the kill) to its end (the node ready again, Redis
+    /// listening again).
+    pub length_s: f64,
+    /// From its end until every watcher held the latest version acknowledged by then; `None`:
+    /// not within 30 s.
+    pub every_watcher_current_after_s: Option<f64>,
+    /// Watchers without that version 30 s after the end (0 when all were current).
+    pub behind: usize,
+    pub reconnects: usize,
+    pub joins_in_burst: usize,
+    pub join_ack_p50_ms: Option<f64>,
+    pub join_ack_p99_ms: Option<f64>,
+    pub join_ack_max_ms: Option<f64>,
+    /// Failed connects or joins (a retry follows each).
+    pub failed_joins: BTreeMap<String, usize>,
+    /// The presses answered during the event and its settling, by status (`0`: no answer),
+    /// and the slowest answer.
+    pub presses: BTreeMap<u16, usize>,
+    pub press_max_ms: Option<f64>,
+    pub error_lines: Vec<String>,
+    /// Deliveries of a version the watcher had already.
+    pub heard_again: usize,
+}
+
+impl Event {
+    /// Whether the run may call this event a success.
+    pub fn passed(&self) -> bool {
+        // Losing Redis is an error to tell; a node's orderly restart is not. A watcher may hear
+        // the version its join's ack carried once more (a change between joining the room and
+        // reading the state); after Redis is back, nobody hears a state again.
+        let orderly = restarted(self.name).is_none() || self.error_lines.is_empty();
+        let fresh = restarted(self.name).is_some() || self.heard_again == 0;
+        self.behind == 0 && self.every_watcher_current_after_s.is_some_and(|s| s <= 3.0) && orderly && fresh
+    }
+}
+
+/// Where the tally and the nodes' logs stood when an event started: its figures are what came
+/// after.
+struct Marks {
+    log_from: Vec<usize>,
+    reconnects: usize,
+    joins: usize,
+    failed: usize,
+    heard_again: usize,
+    presses: usize,
+}
+
+impl Marks {
+    fn take(cluster: &Cluster<'_>, tally: &Tally) -> Self {
+        Self {
+            log_from: cluster.log_lens(),
+            reconnects: tally.reconnects,
+            joins: tally.joins.len(),
+            failed: tally.failed.len(),
+            heard_again: tally.heard_again.len(),
+            presses: tally.presses.len(),
+        }
+    }
+}
+
+/// Runs the event `name` while the reports keep coming in, then takes them in until every
+/// watcher is current (or [`CURRENT_WITHIN`] has passed) and the reconnect burst is over:
+/// the event's figures. `first_version`: the state's version before any press.
+pub(super) async fn measure(
+    name: &'static str,
+    cluster: &mut Cluster<'_>,
+    inbox: &mut Inbox,
+    first_version: i64,
+) -> anyhow::Result<Event> {
+    let marks = Marks::take(cluster, &inbox.tally);
+    let start = Instant::now();
+    let mut error_lines = while_listening(inbox, run(name, cluster, &marks.log_from)).await?;
+    let ended = Instant::now();
+    let latest = inbox.tally.latest_acknowledged().unwrap_or(first_version);
+    let current_after = inbox.until_current(ended, latest, CURRENT_WITHIN).await;
+    let behind = inbox.tally.behind(latest);
+    inbox.listen_until(ended + BURST_AFTER).await;
+    error_lines.extend(cluster.errors_since(&marks.log_from, restarted(name)));
+    let tally = &inbox.tally;
+    let mut acks: Vec<f64> = tally.joins[marks.joins..].iter().map(|(_, ack)| ms(*ack)).collect();
+    acks.sort_by(f64::total_cmp);
+    let pressed = &tally.presses[marks.presses..];
+    Ok(Event {
+        name,
+        length_s: (ended - start).as_secs_f64(),
+        every_watcher_current_after_s: current_after.map(|after| after.as_secs_f64()),
+        behind,
+        reconnects: tally.reconnects - marks.reconnects,
+        joins_in_burst: acks.len(),
+        join_ack_p50_ms: percentile(&acks, 50.0),
+        join_ack_p99_ms: percentile(&acks, 99.0),
+        join_ack_max_ms: acks.last().copied(),
+        failed_joins: counted(tally.failed[marks.failed..].iter().map(|(_, reason)| reason.clone())),
+        presses: counted(pressed.iter().map(|press| press.status)),
+        press_max_ms: pressed.iter().map(|press| ms(press.took)).max_by(f64::total_cmp),
+        error_lines,
+        heard_again: tally.heard_again.len() - marks.heard_again,
+    })
+}
+
+/// The event itself: the ERROR lines and an unsuccessful exit of a node it stopped.
+async fn run(name: &str, cluster: &mut Cluster<'_>, log_from: &[usize]) -> anyhow::Result<Vec<String>> {
+    match restarted(name) {
+        Some(node) => cluster.restart_node(node, log_from[node]).await,
+        None => {
+            cluster.kill_redis_for(REDIS_OUTAGE).await?;
+            Ok(Vec::new())
+        }
+    }
+}
+
+/// Awaits `work` while taking in the watchers' and presses' reports: they keep coming while
+/// the event runs.
+async fn while_listening<T>(inbox: &mut Inbox, work: impl Future<Output = anyhow::Result<T>>) -> anyhow::Result<T> {
+    let mut work = std::pin::pin!(work);
+    loop {
+        tokio::select! {
+            done = &mut work => return done,
+            () = inbox.drain_both(Duration::from_millis(50)) => {}
+        }
+    }
+}

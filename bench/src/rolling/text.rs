@@ -1,0 +1,53 @@
+//! The rolling run's report as text for people: a line per event, and the whole run's.
+
+use super::Report;
+use super::event::Event;
+
+impl Event {
+    /// The event's figures on one line (and its first ERROR lines below).
+    pub fn text(&self) -> String {
+        let figure = |value: Option<f64>| value.map_or_else(|| "-".to_owned(), |value| format!("{value:.0}"));
+        format!(
+            "{:<20} {:>5.1} s; every watcher current {} after its end ({} behind); {} reconnects; \
+             {} joins, ack p50 {} / p99 {} / max {} ms; failed joins {:?}; presses {:?}, slowest \
+             {} ms; heard again {}; ERROR lines {}{}",
+            self.name,
+            self.length_s,
+            self.every_watcher_current_after_s.map_or_else(|| "never".to_owned(), |s| format!("{s:.2} s")),
+            self.behind,
+            self.reconnects,
+            self.joins_in_burst,
+            figure(self.join_ack_p50_ms),
+            figure(self.join_ack_p99_ms),
+            figure(self.join_ack_max_ms),
+            self.failed_joins,
+            self.presses,
+            figure(self.press_max_ms),
+            self.heard_again,
+            self.error_lines.len(),
+            self.error_lines.iter().take(5).map(|line| format!("\n    {line}")).collect::<String>(),
+        )
+    }
+}
+
+impl Report {
+    /// The run's figures: a line per event, then the presses' outcome.
+    pub fn text(&self) -> String {
+        let mut text = format!(
+            "rolling restart, {} {}watchers through HAProxy, LiveState {} bytes, connected in {:.1} s\n",
+            self.watchers,
+            if self.compact { "compact " } else { "" },
+            self.live_state_bytes,
+            self.connect_wall_s
+        );
+        for event in &self.events {
+            text.push_str(&event.text());
+            text.push('\n');
+        }
+        text.push_str(&format!(
+            "{} presses acknowledged, the state moved {} versions; none lost: {}; ok: {}\n",
+            self.acknowledged, self.applied, self.none_lost, self.ok
+        ));
+        text
+    }
+}

@@ -1,0 +1,96 @@
+//! The watchers of the rolling run: connected through HAProxy, each reconnecting and joining
+//! again as the apps do.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::bail;
+use tokio::sync::Semaphore;
+use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use tokio::task::JoinSet;
+
+use super::tally::{Tally, drain};
+use super::{Settings, counted};
+use crate::watcher::{self, Report as Heard, Target};
+
+/// How long the watchers have to join at first.
+const JOINS_WITHIN: Duration = Duration::from_secs(120);
+
+/// The watchers, every one joined.
+pub(super) struct Watchers {
+    /// Their tasks, aborted at the end of the run.
+    pub(super) tasks: JoinSet<()>,
+    /// Where they report.
+    pub(super) reports: UnboundedReceiver<Heard>,
+    /// From the first connection attempt until every one had joined.
+    pub(super) connect_wall: Duration,
+}
+
+/// Starts `settings.watchers` watchers of `target`, `settings.ramp` handshakes at a time, and
+/// takes in their reports until every one has joined; an error if some did not within 2
+/// minutes.
+pub(super) async fn connect(settings: &Settings, target: Arc<Target>, tally: &mut Tally) -> anyhow::Result<Watchers> {
+    let (reports_tx, mut reports) = mpsc::unbounded_channel();
+    let ramp = Arc::new(Semaphore::new(settings.ramp));
+    let mut tasks = JoinSet::new();
+    let started = Instant::now();
+    for idx in 0..settings.watchers {
+        let permit = ramp.clone().acquire_owned().await?;
+        tasks.spawn(keep_watching(idx, target.clone(), permit, reports_tx.clone()));
+    }
+    drop(reports_tx);
+    let joined_by = Instant::now() + JOINS_WITHIN;
+    while tally.joined() < settings.watchers && Instant::now() < joined_by {
+        drain(&mut reports, tally, Duration::from_millis(100)).await;
+    }
+    let connect_wall = started.elapsed();
+    eprintln!("rolling: {} watchers joined in {:.1} s", tally.joined(), connect_wall.as_secs_f64());
+    if tally.joined() < settings.watchers {
+        let reasons: BTreeMap<&str, usize> = counted(tally.failed.iter().map(|(_, reason)| reason.as_str()));
+        bail!(
+            "only {} of {} watchers joined within 2 minutes; failed tries: {reasons:?}",
+            tally.joined(),
+            settings.watchers
+        );
+    }
+    Ok(Watchers { tasks, reports, connect_wall })
+}
+
+/// One watcher as an app runs it: connects and joins, follows, and when the connection ends
+/// (or a join fails) tries again after socket.io-client's delay: 1 s ± 50 %, doubling up to 5 s.
+async fn keep_watching(
+    idx: usize,
+    target: Arc<Target>,
+    permit: tokio::sync::OwnedSemaphorePermit,
+    reports: UnboundedSender<Heard>,
+) {
+    let mut permit = Some(permit);
+    let mut attempt: u32 = 0;
+    loop {
+        match watcher::join(&target).await {
+            Ok((link, version, ack)) => {
+                permit.take();
+                attempt = 0;
+                let joined = Heard::Joined { idx, version, at: Instant::now(), deflate: link.deflate(), ack };
+                if reports.send(joined).is_err() {
+                    return;
+                }
+                let reason = watcher::follow(idx, link, &reports).await;
+                if reports.send(Heard::Closed { idx, reason }).is_err() {
+                    return;
+                }
+            }
+            Err(reason) => {
+                permit.take();
+                if reports.send(Heard::Failed { reason }).is_err() {
+                    return;
+                }
+            }
+        }
+        let delay = Duration::from_millis(1000 * 2u64.pow(attempt.min(3))).min(Duration::from_secs(5));
+        let jitter = 0.5 + rand::random::<f64>();
+        attempt += 1;
+        tokio::time::sleep(delay.mul_f64(jitter)).await;
+    }
+}
