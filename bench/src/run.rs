@@ -16,7 +16,7 @@ use tokio::time::timeout_at;
 use crate::database::FreshDatabase;
 use crate::report::{self, Report, Round};
 use crate::server::{self, Server, ServerSettings};
-use crate::setup::Api;
+use crate::setup::{Api, Tournament};
 use crate::tally::{self, Counts};
 use crate::watcher::{self, Report as Heard, Target, Transport};
 
@@ -86,6 +86,17 @@ impl Watchers {
         self.joined_version.iter().flatten().count()
     }
 
+    /// Judges what every joined watcher received against the versions the triggers `made`.
+    fn judge(&self, made: &[i64]) -> Counts {
+        let mut correctness = Counts::default();
+        for (joined_version, received) in self.joined_version.iter().zip(&self.received) {
+            if let Some(joined_version) = joined_version {
+                correctness.add(&tally::judge(*joined_version, received, made));
+            }
+        }
+        correctness
+    }
+
     /// Takes in one report; `Some((watcher, at))` when it is the first delivery of `current`
     /// to its watcher.
     fn hear(&mut self, heard: Heard, current: Option<i64>) -> Option<(usize, Instant)> {
@@ -120,6 +131,44 @@ pub async fn measure(settings: &Settings, n: usize) -> anyhow::Result<Report> {
 }
 
 async fn measure_on(settings: &Settings, n: usize, database_url: Option<&str>) -> anyhow::Result<Report> {
+    let mut servers = start_nodes(settings, database_url).await?;
+    let origin = format!("http://127.0.0.1:{}", settings.port);
+    let api = Api::sign_in(&mut servers[0], &origin).await.context("signing the admin in")?;
+    let tournament = api.prepare(settings.players, settings.eliminated).await.context("preparing the tournament")?;
+    eprintln!("N={n}: tournament {} ready, LiveState {} bytes; connecting", tournament.id, tournament.live_bytes);
+    let presses = api.at(&format!("http://127.0.0.1:{}", node_port(settings, settings.press_node)?));
+
+    let log_from: Vec<usize> = servers.iter().map(Server::log_len).collect();
+    let rss_before = total(&servers, Server::rss_kib)?;
+    let targets = targets(settings, &api, &tournament)?;
+    let mut crowd = Crowd::connect(settings, n, &targets).await?;
+    let joined = crowd.watchers.joined();
+    let connect_wall = crowd.watchers.last_join.map_or(Duration::ZERO, |last| last - crowd.first_attempt);
+    let rss_connected = total(&servers, Server::rss_kib)?;
+    eprintln!("N={n}: {joined} joined in {:.2} s; {} rounds", connect_wall.as_secs_f64(), settings.rounds);
+
+    let played = play_rounds(settings, &servers, &presses, &tournament, &mut crowd, joined).await?;
+    let rss_after_rounds = total(&servers, Server::rss_kib)?;
+    let watchers = crowd.stop().await;
+    let server_log = server_log(settings, &servers, &log_from);
+    for server in servers {
+        server.stop().await?;
+    }
+    let measured = Measured {
+        n,
+        live_state_bytes: tournament.live_bytes,
+        joined,
+        connect_wall,
+        rss: Rss { before: rss_before, connected: rss_connected, after_rounds: rss_after_rounds },
+        watchers,
+        played,
+        server_log,
+    };
+    Ok(measured.report(settings))
+}
+
+/// Starts a fresh server per node, on `database_url` (a SQLite file each when `None`).
+async fn start_nodes(settings: &Settings, database_url: Option<&str>) -> anyhow::Result<Vec<Server>> {
     let mut servers = Vec::with_capacity(settings.nodes);
     for node in 0..settings.nodes {
         let port = node_port(settings, node)?;
@@ -132,16 +181,13 @@ async fn measure_on(settings: &Settings, n: usize, database_url: Option<&str>) -
         };
         servers.push(Server::start(&server_settings).await.with_context(|| format!("starting node {}", node + 1))?);
     }
-    let origin = format!("http://127.0.0.1:{}", settings.port);
-    let api = Api::sign_in(&mut servers[0], &origin).await.context("signing the admin in")?;
-    let tournament = api.prepare(settings.players, settings.eliminated).await.context("preparing the tournament")?;
-    eprintln!("N={n}: tournament {} ready, LiveState {} bytes; connecting", tournament.id, tournament.live_bytes);
-    let presses = api.at(&format!("http://127.0.0.1:{}", node_port(settings, settings.press_node)?));
+    Ok(servers)
+}
 
-    let log_from: Vec<usize> = servers.iter().map(Server::log_len).collect();
-    let rss_before = total(&servers, Server::rss_kib)?;
+/// Where the watchers connect: the tournament's room on each node.
+fn targets(settings: &Settings, api: &Api, tournament: &Tournament) -> anyhow::Result<Vec<Arc<Target>>> {
     let http = reqwest::Client::builder().build()?;
-    let targets = (0..settings.nodes)
+    (0..settings.nodes)
         .map(|node| {
             let port = node_port(settings, node)?;
             Ok(Arc::new(Target {
@@ -155,77 +201,134 @@ async fn measure_on(settings: &Settings, n: usize, database_url: Option<&str>) -
                 deflate: settings.deflate,
             }))
         })
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let (reports_tx, mut reports) = mpsc::unbounded_channel();
-    let ramp = Arc::new(Semaphore::new(settings.ramp));
-    let mut tasks = JoinSet::new();
-    let mut watchers = Watchers::new(n);
-    let first_attempt = Instant::now();
-    for idx in 0..n {
-        let permit = ramp.clone().acquire_owned().await?;
-        tasks.spawn(watcher::watch(idx, targets[idx % targets.len()].clone(), permit, reports_tx.clone()));
+        .collect()
+}
+
+/// The watchers at work: their tasks, where they report, and what they told so far.
+struct Crowd {
+    tasks: JoinSet<()>,
+    reports: UnboundedReceiver<Heard>,
+    watchers: Watchers,
+    /// When the first watcher started connecting.
+    first_attempt: Instant,
+}
+
+impl Crowd {
+    /// Starts `n` watchers, to the targets in turn, `settings.ramp` handshakes at a time, and
+    /// takes in their reports until each has joined or failed.
+    async fn connect(settings: &Settings, n: usize, targets: &[Arc<Target>]) -> anyhow::Result<Self> {
+        let (reports_tx, reports) = mpsc::unbounded_channel();
+        let ramp = Arc::new(Semaphore::new(settings.ramp));
+        let mut tasks = JoinSet::new();
+        let watchers = Watchers::new(n);
+        let first_attempt = Instant::now();
+        for idx in 0..n {
+            let permit = ramp.clone().acquire_owned().await?;
+            tasks.spawn(watcher::watch(idx, targets[idx % targets.len()].clone(), permit, reports_tx.clone()));
+        }
+        drop(reports_tx);
+        let mut crowd = Self { tasks, reports, watchers, first_attempt };
+        crowd.take_joins(n).await;
+        Ok(crowd)
     }
-    drop(reports_tx);
-    let joins_deadline = tokio::time::Instant::now() + JOINS_TIMEOUT;
-    while watchers.joined() + watchers.failures.values().sum::<usize>() < n {
-        match timeout_at(joins_deadline, reports.recv()).await {
-            Ok(Some(heard)) => {
-                watchers.hear(heard, None);
+
+    /// Takes in reports until each of the `n` watchers has joined or failed, or
+    /// [`JOINS_TIMEOUT`] has passed.
+    async fn take_joins(&mut self, n: usize) {
+        let joins_deadline = tokio::time::Instant::now() + JOINS_TIMEOUT;
+        while self.watchers.joined() + self.watchers.failures.values().sum::<usize>() < n {
+            match timeout_at(joins_deadline, self.reports.recv()).await {
+                Ok(Some(heard)) => {
+                    self.watchers.hear(heard, None);
+                }
+                Ok(None) | Err(_) => break,
             }
-            Ok(None) | Err(_) => break,
         }
     }
-    let joined = watchers.joined();
-    let connect_wall = watchers.last_join.map_or(Duration::ZERO, |last| last - first_attempt);
-    let rss_connected = total(&servers, Server::rss_kib)?;
-    eprintln!("N={n}: {joined} joined in {:.2} s; {} rounds", connect_wall.as_secs_f64(), settings.rounds);
 
-    let mut rounds = Vec::with_capacity(settings.rounds);
-    let mut made = Vec::with_capacity(settings.rounds);
-    let mut version_gaps = 0;
+    /// Stops the watchers: what they told, to the last report.
+    async fn stop(mut self) -> Watchers {
+        self.tasks.abort_all();
+        while self.tasks.join_next().await.is_some() {}
+        // Watchers whose connection ended before the abort have reported it.
+        while let Ok(heard) = self.reports.try_recv() {
+            self.watchers.hear(heard, None);
+        }
+        self.watchers
+    }
+}
+
+/// The rounds played: each one's figures, the versions the triggers made, and how many of
+/// those were not the previous one plus one.
+struct Played {
+    rounds: Vec<Round>,
+    made: Vec<i64>,
+    version_gaps: usize,
+}
+
+/// Plays `settings.rounds` rounds: the presses pause and resume in turn, and every round is
+/// timed until the `joined` watchers have its version.
+async fn play_rounds(
+    settings: &Settings,
+    servers: &[Server],
+    presses: &Api,
+    tournament: &Tournament,
+    crowd: &mut Crowd,
+    joined: usize,
+) -> anyhow::Result<Played> {
+    let mut played = Played {
+        rounds: Vec::with_capacity(settings.rounds),
+        made: Vec::with_capacity(settings.rounds),
+        version_gaps: 0,
+    };
     let mut previous = tournament.version;
     for i in 0..settings.rounds {
         let trigger = if i % 2 == 0 { "pause" } else { "resume" };
         let path = format!("/tournaments/{}/{trigger}", tournament.id);
-        watchers.has_current.fill(false);
-        let (server_cpu, bench_cpu) = (total(&servers, Server::cpu_seconds)?, server::process_cpu_seconds("self")?);
+        crowd.watchers.has_current.fill(false);
+        let (server_cpu, bench_cpu) = (total(servers, Server::cpu_seconds)?, server::process_cpu_seconds("self")?);
         let sent = Instant::now();
         let (version, answered) = presses.trigger(&path).await?;
         let answer = answered - sent;
-        made.push(version);
-        version_gaps += usize::from(version != previous + 1);
+        played.made.push(version);
+        played.version_gaps += usize::from(version != previous + 1);
         previous = version;
-        let deliveries = collect_round(&mut reports, &mut watchers, version, sent, joined).await;
+        let deliveries = collect_round(&mut crowd.reports, &mut crowd.watchers, version, sent, joined).await;
         let mut round = Round::new(
             trigger,
             version,
             answer,
             deliveries.iter().map(|(_, ms)| *ms).collect(),
-            total(&servers, Server::cpu_seconds)? - server_cpu,
+            total(servers, Server::cpu_seconds)? - server_cpu,
             server::process_cpu_seconds("self")? - bench_cpu,
         );
         if settings.nodes > 1 {
-            round.p99_by_node_ms = (0..settings.nodes)
-                .map(|node| {
-                    let mut mine: Vec<f64> =
-                        deliveries.iter().filter(|(idx, _)| idx % settings.nodes == node).map(|(_, ms)| *ms).collect();
-                    mine.sort_by(f64::total_cmp);
-                    report::percentile(&mine, 99.0)
-                })
-                .collect();
+            round.p99_by_node_ms = p99_by_node(&deliveries, settings.nodes);
         }
-        rounds.push(round);
+        played.rounds.push(round);
     }
-    let rss_after_rounds = total(&servers, Server::rss_kib)?;
-    tasks.abort_all();
-    while tasks.join_next().await.is_some() {}
-    // Watchers whose connection ended before the abort have reported it.
-    while let Ok(heard) = reports.try_recv() {
-        watchers.hear(heard, None);
-    }
-    let server_log: Vec<String> = servers
+    Ok(played)
+}
+
+/// Per node, the 99th percentile of the deliveries to its watchers (watcher `idx` is on node
+/// `idx % nodes`).
+fn p99_by_node(deliveries: &[(usize, f64)], nodes: usize) -> Vec<Option<f64>> {
+    (0..nodes)
+        .map(|node| {
+            let mut mine: Vec<f64> =
+                deliveries.iter().filter(|(idx, _)| idx % nodes == node).map(|(_, ms)| *ms).collect();
+            mine.sort_by(f64::total_cmp);
+            report::percentile(&mine, 99.0)
+        })
+        .collect()
+}
+
+/// What the servers logged from `log_from` on, each line named by its node when there are
+/// several.
+fn server_log(settings: &Settings, servers: &[Server], log_from: &[usize]) -> Vec<String> {
+    servers
         .iter()
-        .zip(&log_from)
+        .zip(log_from)
         .enumerate()
         .flat_map(|(node, (server, from))| {
             server
@@ -233,62 +336,82 @@ async fn measure_on(settings: &Settings, n: usize, database_url: Option<&str>) -
                 .into_iter()
                 .map(move |line| if settings.nodes > 1 { format!("node {}: {line}", node + 1) } else { line })
         })
-        .collect();
-    for server in servers {
-        server.stop().await?;
-    }
+        .collect()
+}
 
-    let mut correctness = Counts::default();
-    for (joined_version, received) in watchers.joined_version.iter().zip(&watchers.received) {
-        if let Some(joined_version) = joined_version {
-            correctness.add(&tally::judge(*joined_version, received, &made));
-        }
+/// The servers' resident memory along the run, KiB.
+struct Rss {
+    before: u64,
+    connected: u64,
+    after_rounds: u64,
+}
+
+/// What one measurement found, before it is a report.
+struct Measured {
+    n: usize,
+    live_state_bytes: usize,
+    joined: usize,
+    connect_wall: Duration,
+    rss: Rss,
+    watchers: Watchers,
+    played: Played,
+    server_log: Vec<String>,
+}
+
+impl Measured {
+    /// The report, its deliveries judged and its medians filled.
+    fn report(self, settings: &Settings) -> Report {
+        let Self { n, live_state_bytes, joined, connect_wall, rss, watchers, played, server_log } = self;
+        let correctness = watchers.judge(&played.made);
+        let ok = joined == n && watchers.closed.is_empty() && correctness.is_perfect() && correctness.expected > 0;
+        let mut report = Report {
+            watchers: n,
+            nodes: settings.nodes,
+            database: if settings.postgres_url.is_some() { "postgres" } else { "sqlite" },
+            transport: settings.transport,
+            adapter: if settings.redis_url.is_some() { "redis" } else { "local" },
+            compact: settings.compact,
+            deflate_offered: settings.deflate,
+            deflating: watchers.deflating,
+            median_wire_bytes: median_wire_bytes(&watchers.wire),
+            players: settings.players,
+            eliminated: settings.eliminated,
+            live_state_bytes,
+            joined,
+            lost: n - joined,
+            failures: watchers.failures,
+            closed: watchers.closed,
+            connect_wall_s: connect_wall.as_secs_f64(),
+            rss_before_mib: mib(rss.before),
+            rss_connected_mib: mib(rss.connected),
+            rss_per_connection_kib: (joined > 0).then(|| (rss.connected as f64 - rss.before as f64) / joined as f64),
+            rss_after_rounds_mib: mib(rss.after_rounds),
+            median_first_ms: None,
+            median_p50_ms: None,
+            median_p99_ms: None,
+            median_p99_by_node_ms: Vec::new(),
+            median_last_ms: None,
+            median_server_cpu_s: None,
+            median_bench_cpu_s: None,
+            answer_p50_ms: None,
+            answer_max_ms: None,
+            version_gaps: played.version_gaps,
+            clock_events: watchers.clock_events,
+            server_log,
+            correctness,
+            rounds: played.rounds,
+            ok,
+        };
+        report.summarise();
+        report
     }
-    let ok = joined == n && watchers.closed.is_empty() && correctness.is_perfect() && correctness.expected > 0;
-    let mut report = Report {
-        watchers: n,
-        nodes: settings.nodes,
-        database: if settings.postgres_url.is_some() { "postgres" } else { "sqlite" },
-        transport: settings.transport,
-        adapter: if settings.redis_url.is_some() { "redis" } else { "local" },
-        compact: settings.compact,
-        deflate_offered: settings.deflate,
-        deflating: watchers.deflating,
-        median_wire_bytes: {
-            let mut wire: Vec<f64> = watchers.wire.iter().map(|&bytes| bytes as f64).collect();
-            wire.sort_by(f64::total_cmp);
-            report::percentile(&wire, 50.0)
-        },
-        players: settings.players,
-        eliminated: settings.eliminated,
-        live_state_bytes: tournament.live_bytes,
-        joined,
-        lost: n - joined,
-        failures: watchers.failures,
-        closed: watchers.closed,
-        connect_wall_s: connect_wall.as_secs_f64(),
-        rss_before_mib: mib(rss_before),
-        rss_connected_mib: mib(rss_connected),
-        rss_per_connection_kib: (joined > 0).then(|| (rss_connected as f64 - rss_before as f64) / joined as f64),
-        rss_after_rounds_mib: mib(rss_after_rounds),
-        median_first_ms: None,
-        median_p50_ms: None,
-        median_p99_ms: None,
-        median_p99_by_node_ms: Vec::new(),
-        median_last_ms: None,
-        median_server_cpu_s: None,
-        median_bench_cpu_s: None,
-        answer_p50_ms: None,
-        answer_max_ms: None,
-        version_gaps,
-        clock_events: watchers.clock_events,
-        server_log,
-        correctness,
-        rounds,
-        ok,
-    };
-    report.summarise();
-    Ok(report)
+}
+
+/// The median size on the wire of a delivery.
+fn median_wire_bytes(wire: &[usize]) -> Option<f64> {
+    let mut wire: Vec<f64> = wire.iter().map(|&bytes| bytes as f64).collect();
+    wire.sort_by(f64::total_cmp);
+    report::percentile(&wire, 50.0)
 }
 
 /// The port of node `node` (counted from 0).
