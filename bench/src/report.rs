@@ -161,7 +161,18 @@ impl Report {
     /// The summary for people.
     pub fn text(&self) -> String {
         let mut out = String::new();
-        let c = &self.correctness;
+        self.write_setup(&mut out);
+        self.write_memory_and_wire(&mut out);
+        self.write_delivery(&mut out);
+        self.write_correctness(&mut out);
+        self.write_rounds(&mut out);
+        self.write_server_log(&mut out);
+        let _ = writeln!(out, "{}", if self.ok { "OK" } else { "NOT OK" });
+        out
+    }
+
+    /// What was measured, and how the watchers joined.
+    fn write_setup(&self, out: &mut String) {
         let compact = match (self.compact, self.deflate_offered) {
             (false, false) => "",
             (true, false) => ", compact",
@@ -191,6 +202,10 @@ impl Report {
             reasons(&self.failures),
             reasons(&self.closed)
         );
+    }
+
+    /// The servers' memory, and a delivery's size on the wire.
+    fn write_memory_and_wire(&self, out: &mut String) {
         let _ = writeln!(
             out,
             "RSS {:.1} MiB before, {:.1} MiB connected ({} KiB per connection), {:.1} MiB after the rounds",
@@ -206,6 +221,10 @@ impl Report {
             self.deflating,
             self.joined
         );
+    }
+
+    /// How fast the rounds' changes reached the watchers, and what the rounds cost.
+    fn write_delivery(&self, out: &mut String) {
         let _ = writeln!(
             out,
             "delivery, median over rounds: first {} ms, p50 {} ms, p99 {} ms, last {} ms",
@@ -235,6 +254,11 @@ impl Report {
             figure(self.median_server_cpu_s, 3),
             figure(self.median_bench_cpu_s, 3)
         );
+    }
+
+    /// Whether every watcher got every change exactly once, in order.
+    fn write_correctness(&self, out: &mut String) {
+        let c = &self.correctness;
         let _ = writeln!(
             out,
             "correctness: expected {}, received {}, missing {}, duplicate {}, out of order {}, stale {}, \
@@ -249,6 +273,10 @@ impl Report {
             self.version_gaps,
             self.clock_events
         );
+    }
+
+    /// The rounds' table: its head, then a line per round.
+    fn write_rounds(&self, out: &mut String) {
         let _ = writeln!(out, "round trigger version answer_ms delivered first_ms p50_ms p99_ms last_ms server_cpu_s");
         for (i, round) in self.rounds.iter().enumerate() {
             let _ = writeln!(
@@ -266,12 +294,14 @@ impl Report {
                 round.server_cpu_s
             );
         }
+    }
+
+    /// What the servers logged while measured (the first lines).
+    fn write_server_log(&self, out: &mut String) {
         let _ = writeln!(out, "server log while measured: {} lines", self.server_log.len());
         for line in self.server_log.iter().take(SERVER_LOG_SHOWN) {
             let _ = writeln!(out, "  [floor] {line}");
         }
-        let _ = writeln!(out, "{}", if self.ok { "OK" } else { "NOT OK" });
-        out
     }
 }
 
