@@ -263,21 +263,72 @@ async fn burst(
     let tournament = api.schedule(venue, chrono::Duration::days(30), burst.capacity, "Пятничный наплыв").await?;
     let phones: Vec<String> = (0..burst.players).map(|n| format!("+7991{n:07}")).collect();
     let tokens = api.sign_in_players(server, &phones).await.context("signing the players in")?;
-
-    let readers_done = Arc::new(AtomicBool::new(false));
-    let agenda = Request::get(addr, "/api/v1/tournaments", &[]);
-    let until = Until::Flag(readers_done.clone());
-    let (readers, readers_started) = (burst.readers, Instant::now());
-    let reading = tokio::task::spawn_blocking(move || http_load::run(agenda, readers, Duration::ZERO, until));
-    // The readers are connected and reading before the first registration.
-    tokio::time::sleep(Duration::from_millis(200).saturating_sub(readers_started.elapsed())).await;
+    let readers = AgendaReaders::start(addr, burst.readers).await;
 
     let client = reqwest::Client::builder().pool_max_idle_per_host(burst.clients).build()?;
     let urls: Vec<String> =
         nodes.iter().map(|node| format!("http://{node}/api/v1/tournaments/{tournament}/register")).collect();
     let groups_before = committed_groups(&client, nodes).await?;
     let started = Instant::now();
-    let answers: Vec<(u16, String, Duration)> = futures_util::stream::iter(tokens.iter().enumerate())
+    let answers = register(&client, &urls, &tokens, burst.clients).await;
+    let seconds = started.elapsed().as_secs_f64();
+    let agenda = readers.stop().await?;
+    let transactions = committed_groups(&client, nodes).await?.saturating_sub(groups_before);
+
+    let tallied = Answers::of(&answers);
+    let ok = tallied.exact(burst) && agenda.statuses.keys().all(|status| *status == 200);
+    Ok(BurstReport {
+        settings: burst,
+        seconds,
+        registrations_per_second: answers.len() as f64 / seconds,
+        registration_p50_ms: tallied.at(0.50),
+        registration_p99_ms: tallied.at(0.99),
+        registration_max_ms: tallied.at(1.0),
+        nodes: nodes.len(),
+        transactions,
+        statuses: tallied.statuses,
+        outcomes: tallied.outcomes,
+        locked: tallied.locked,
+        agenda,
+        ok,
+    })
+}
+
+/// The connections reading the agenda during the burst, on a thread of their own.
+struct AgendaReaders {
+    done: Arc<AtomicBool>,
+    reading: tokio::task::JoinHandle<anyhow::Result<Load>>,
+}
+
+impl AgendaReaders {
+    /// Starts `readers` connections reading the agenda at `addr`, and returns once they read.
+    async fn start(addr: SocketAddr, readers: usize) -> Self {
+        let done = Arc::new(AtomicBool::new(false));
+        let agenda = Request::get(addr, "/api/v1/tournaments", &[]);
+        let until = Until::Flag(done.clone());
+        let readers_started = Instant::now();
+        let reading = tokio::task::spawn_blocking(move || http_load::run(agenda, readers, Duration::ZERO, until));
+        // The readers are connected and reading before the first registration.
+        tokio::time::sleep(Duration::from_millis(200).saturating_sub(readers_started.elapsed())).await;
+        Self { done, reading }
+    }
+
+    /// Stops the readers: what they saw.
+    async fn stop(self) -> anyhow::Result<Load> {
+        self.done.store(true, Ordering::Release);
+        self.reading.await?
+    }
+}
+
+/// Each of `tokens` registers through `urls` in turn, `clients` at a time: every answer's
+/// status (`0`: none), body (or error) and latency.
+async fn register(
+    client: &reqwest::Client,
+    urls: &[String],
+    tokens: &[String],
+    clients: usize,
+) -> Vec<(u16, String, Duration)> {
+    futures_util::stream::iter(tokens.iter().enumerate())
         .map(|(n, token)| {
             let request = client.post(&urls[n % urls.len()]).bearer_auth(token).json(&serde_json::json!({}));
             async move {
@@ -292,57 +343,61 @@ async fn burst(
                 }
             }
         })
-        .buffer_unordered(burst.clients)
+        .buffer_unordered(clients)
         .collect()
-        .await;
-    let seconds = started.elapsed().as_secs_f64();
-    readers_done.store(true, Ordering::Release);
-    let agenda = reading.await??;
-    let transactions = committed_groups(&client, nodes).await?.saturating_sub(groups_before);
+        .await
+}
 
-    let mut statuses = BTreeMap::new();
-    let mut outcomes = BTreeMap::new();
-    let mut latencies: Vec<Duration> = Vec::with_capacity(answers.len());
-    let mut locked = 0;
-    for (status, body, latency) in &answers {
-        *statuses.entry(*status).or_default() += 1;
-        latencies.push(*latency);
-        if body.contains("locked") {
-            locked += 1;
+/// The registrations' answers, counted.
+struct Answers {
+    statuses: BTreeMap<u16, usize>,
+    /// By the registration's status (`registered`, `waitlist`; `-`: none).
+    outcomes: BTreeMap<String, usize>,
+    /// Sorted.
+    latencies: Vec<Duration>,
+    /// Answers that mention a locked database.
+    locked: usize,
+}
+
+impl Answers {
+    fn of(answers: &[(u16, String, Duration)]) -> Self {
+        let mut statuses = BTreeMap::new();
+        let mut outcomes = BTreeMap::new();
+        let mut latencies: Vec<Duration> = Vec::with_capacity(answers.len());
+        let mut locked = 0;
+        for (status, body, latency) in answers {
+            *statuses.entry(*status).or_default() += 1;
+            latencies.push(*latency);
+            if body.contains("locked") {
+                locked += 1;
+            }
+            let outcome = serde_json::from_str::<serde_json::Value>(body)
+                .ok()
+                .and_then(|answer| answer["status"].as_str().map(str::to_owned))
+                .unwrap_or_else(|| "-".to_owned());
+            *outcomes.entry(outcome).or_default() += 1;
         }
-        let outcome = serde_json::from_str::<serde_json::Value>(body)
-            .ok()
-            .and_then(|answer| answer["status"].as_str().map(str::to_owned))
-            .unwrap_or_else(|| "-".to_owned());
-        *outcomes.entry(outcome).or_default() += 1;
+        latencies.sort_unstable();
+        Self { statuses, outcomes, latencies, locked }
     }
-    latencies.sort_unstable();
-    let at = |fraction: f64| {
+
+    /// The latency (ms) below which `fraction` of the answers came (nearest rank).
+    fn at(&self, fraction: f64) -> f64 {
+        let latencies = &self.latencies;
         let index = ((latencies.len() as f64 * fraction).ceil() as usize).clamp(1, latencies.len().max(1));
         latencies.get(index - 1).map_or(0.0, |latency| latency.as_secs_f64() * 1000.0)
-    };
-    let registered = outcomes.get("registered").copied().unwrap_or_default();
-    let waitlisted = outcomes.get("waitlist").copied().unwrap_or_default();
-    let ok = registered == burst.capacity
-        && waitlisted == burst.players - burst.capacity
-        && statuses.get(&200) == Some(&burst.players)
-        && locked == 0
-        && agenda.statuses.keys().all(|status| *status == 200);
-    Ok(BurstReport {
-        settings: burst,
-        seconds,
-        registrations_per_second: answers.len() as f64 / seconds,
-        registration_p50_ms: at(0.50),
-        registration_p99_ms: at(0.99),
-        registration_max_ms: at(1.0),
-        nodes: nodes.len(),
-        transactions,
-        statuses,
-        outcomes,
-        locked,
-        agenda,
-        ok,
-    })
+    }
+
+    /// Whether exactly `burst.capacity` got a seat, the rest the waitlist, and every answer
+    /// was a `200` without a locked database.
+    fn exact(&self, burst: Burst) -> bool {
+        let registered = self.outcomes.get("registered").copied().unwrap_or_default();
+        let waitlisted = self.outcomes.get("waitlist").copied().unwrap_or_default();
+        registered == burst.capacity
+            && waitlisted == burst.players - burst.capacity
+            && self.statuses.get(&200) == Some(&burst.players)
+            && self.locked == 0
+    }
 }
 
 /// The registration groups the desks of `nodes` have committed so far, read off `/metrics`.
