@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::server::{Server, ServerSettings, UNLIMITED_RATES};
-use crate::setup::Api;
+use crate::setup::{Api, Venue};
 
 pub struct Settings {
     pub floor: std::path::PathBuf,
@@ -72,54 +72,17 @@ pub async fn measure(settings: &Settings) -> anyhow::Result<Report> {
     let venue = api.venue().await?;
 
     // Running tournaments: made and filled first, then started, RSS read between.
-    let mut running = Vec::with_capacity(settings.running);
-    for n in 0..settings.running {
-        running.push(api.schedule(&venue, chrono::Duration::hours(6), settings.players, &format!("Стол №{n}")).await?);
-    }
-    let walk_ins = running.iter().flat_map(|id| (0..settings.players).map(move |seat| (id, seat)));
-    futures_util::stream::iter(walk_ins.enumerate())
-        .map(|(n, (id, _))| {
-            let player = json!({ "phone": format!("+7990{n:07}"), "name": format!("Игрок {n}") });
-            let path = format!("/tournaments/{id}/walk-in");
-            let api = &api;
-            async move { api.call(Method::POST, &path, Some(player)).await }
-        })
-        .buffer_unordered(AT_ONCE)
-        .try_for_each(|_| std::future::ready(Ok(())))
-        .await
-        .context("walking the players in")?;
+    let running = make_running(&api, &venue, settings).await?;
     let before_start_kib = settled_rss(&server).await?;
-    futures_util::stream::iter(&running)
-        .map(|id| {
-            let (path, api) = (format!("/tournaments/{id}/start"), &api);
-            async move { api.call(Method::POST, &path, None).await }
-        })
-        .buffer_unordered(AT_ONCE)
-        .try_for_each(|_| std::future::ready(Ok(())))
-        .await
-        .context("starting the tournaments")?;
+    start_all(&api, &running).await?;
     let started_kib = settled_rss(&server).await?;
 
     // Tournaments in registration: made, then every player registers into each.
     let phones: Vec<String> = (0..settings.places).map(|n| format!("+7991{n:07}")).collect();
     let tokens = api.sign_in_players(&mut server, &phones).await.context("signing the players in")?;
-    let mut registering = Vec::with_capacity(settings.registering);
-    for n in 0..settings.registering {
-        let starts_in = chrono::Duration::days(2);
-        registering.push(api.schedule(&venue, starts_in, settings.places, &format!("Отбор №{n}")).await?);
-    }
+    let registering = make_registering(&api, &venue, settings).await?;
     let before_registrations_kib = settled_rss(&server).await?;
-    let players: Vec<Api> = tokens.iter().map(|token| api.as_holder_of(token)).collect();
-    let registrations = registering.iter().flat_map(|id| players.iter().map(move |player| (id, player)));
-    futures_util::stream::iter(registrations)
-        .map(|(id, player)| {
-            let path = format!("/tournaments/{id}/register");
-            async move { player.call(Method::POST, &path, Some(json!({}))).await }
-        })
-        .buffer_unordered(AT_ONCE)
-        .try_for_each(|_| std::future::ready(Ok(())))
-        .await
-        .context("registering the players")?;
+    register_everyone(&api, &tokens, &registering).await?;
     let registered_kib = settled_rss(&server).await?;
     let desks_open = desks(&origin).await?;
     tokio::time::sleep(DESKS_END_WITHIN).await;
@@ -143,6 +106,66 @@ pub async fn measure(settings: &Settings) -> anyhow::Result<Report> {
         idle_kib,
         desks_idle,
     })
+}
+
+/// Makes `settings.running` tournaments at `venue` and walks `settings.players` players into
+/// each: their ids.
+async fn make_running(api: &Api, venue: &Venue, settings: &Settings) -> anyhow::Result<Vec<String>> {
+    let mut running = Vec::with_capacity(settings.running);
+    for n in 0..settings.running {
+        running.push(api.schedule(venue, chrono::Duration::hours(6), settings.players, &format!("Стол №{n}")).await?);
+    }
+    let walk_ins = running.iter().flat_map(|id| (0..settings.players).map(move |seat| (id, seat)));
+    futures_util::stream::iter(walk_ins.enumerate())
+        .map(|(n, (id, _))| {
+            let player = json!({ "phone": format!("+7990{n:07}"), "name": format!("Игрок {n}") });
+            let path = format!("/tournaments/{id}/walk-in");
+            async move { api.call(Method::POST, &path, Some(player)).await }
+        })
+        .buffer_unordered(AT_ONCE)
+        .try_for_each(|_| std::future::ready(Ok(())))
+        .await
+        .context("walking the players in")?;
+    Ok(running)
+}
+
+/// Starts the `running` tournaments.
+async fn start_all(api: &Api, running: &[String]) -> anyhow::Result<()> {
+    futures_util::stream::iter(running)
+        .map(|id| {
+            let path = format!("/tournaments/{id}/start");
+            async move { api.call(Method::POST, &path, None).await }
+        })
+        .buffer_unordered(AT_ONCE)
+        .try_for_each(|_| std::future::ready(Ok(())))
+        .await
+        .context("starting the tournaments")
+}
+
+/// Makes `settings.registering` tournaments at `venue` open for registration, of
+/// `settings.places` places each: their ids.
+async fn make_registering(api: &Api, venue: &Venue, settings: &Settings) -> anyhow::Result<Vec<String>> {
+    let mut registering = Vec::with_capacity(settings.registering);
+    for n in 0..settings.registering {
+        let starts_in = chrono::Duration::days(2);
+        registering.push(api.schedule(venue, starts_in, settings.places, &format!("Отбор №{n}")).await?);
+    }
+    Ok(registering)
+}
+
+/// Every player (signed in with `tokens`) registers into each of the `registering` tournaments.
+async fn register_everyone(api: &Api, tokens: &[String], registering: &[String]) -> anyhow::Result<()> {
+    let players: Vec<Api> = tokens.iter().map(|token| api.as_holder_of(token)).collect();
+    let registrations = registering.iter().flat_map(|id| players.iter().map(move |player| (id, player)));
+    futures_util::stream::iter(registrations)
+        .map(|(id, player)| {
+            let path = format!("/tournaments/{id}/register");
+            async move { player.call(Method::POST, &path, Some(json!({}))).await }
+        })
+        .buffer_unordered(AT_ONCE)
+        .try_for_each(|_| std::future::ready(Ok(())))
+        .await
+        .context("registering the players")
 }
 
 /// The registration desks open on the server, read off `/metrics` (`None` from a build
