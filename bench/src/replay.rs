@@ -75,6 +75,37 @@ pub async fn measure(settings: &Settings, database: &Database) -> anyhow::Result
 async fn run(settings: &Settings, server: &mut Server, database: &Database) -> anyhow::Result<Report> {
     let origin = format!("http://127.0.0.1:{}", settings.port);
     let api = Api::sign_in(server, &origin).await.context("signing the admin in")?;
+    let (tournaments, seated) = prepare(&api, settings).await?;
+    // The queues' moments lie between the starts and now, a millisecond apart.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let first_moment = chrono::Utc::now() - chrono::Duration::milliseconds(100);
+
+    let half = tournaments.len() / 2;
+    let Replayed { mut replays, mut agains, ok } = replay(&api, &tournaments[..half], &seated, first_moment).await?;
+    let Live { mut queues, mut commands } =
+        send_live(&api, &tournaments[half..], &seated[half..], first_moment).await?;
+    for figures in [&mut replays, &mut agains, &mut queues, &mut commands] {
+        figures.sort_by(f64::total_cmp);
+    }
+    let at = |figures: &[f64], p: f64| percentile(figures, p).unwrap_or_default();
+    Ok(Report {
+        database: database.name().to_owned(),
+        queues: replays.len(),
+        replay_p50_ms: at(&replays, 50.0),
+        replay_p99_ms: at(&replays, 99.0),
+        replay_max_ms: at(&replays, 100.0),
+        again_p99_ms: at(&agains, 99.0),
+        live_queue_p50_ms: at(&queues, 50.0),
+        live_queue_p99_ms: at(&queues, 99.0),
+        live_command_p50_ms: at(&commands, 50.0),
+        replay_over_live: at(&replays, 50.0) / at(&queues, 50.0).max(f64::MIN_POSITIVE),
+        ok,
+    })
+}
+
+/// Makes `settings.tournaments` tournaments, walks `settings.players` players into each and
+/// starts them: their ids, and each one's seated registrations.
+async fn prepare(api: &Api, settings: &Settings) -> anyhow::Result<(Vec<String>, Vec<Vec<String>>)> {
     let venue = api.venue().await?;
     let mut tournaments = Vec::with_capacity(settings.tournaments);
     for n in 0..settings.tournaments {
@@ -85,7 +116,7 @@ async fn run(settings: &Settings, server: &mut Server, database: &Database) -> a
     futures_util::stream::iter(walk_ins.enumerate())
         .map(|(n, (id, _))| {
             let player = json!({ "phone": format!("+7990{n:07}"), "name": format!("Игрок {n}") });
-            let (path, api) = (format!("/tournaments/{id}/walk-in"), &api);
+            let path = format!("/tournaments/{id}/walk-in");
             async move { api.call(Method::POST, &path, Some(player)).await }
         })
         .buffer_unordered(AT_ONCE)
@@ -97,14 +128,30 @@ async fn run(settings: &Settings, server: &mut Server, database: &Database) -> a
         let started = api.call(Method::POST, &format!("/tournaments/{id}/start"), None).await?;
         seated.push(registrations(&started));
     }
-    // The queues' moments lie between the starts and now, a millisecond apart.
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let first_moment = chrono::Utc::now() - chrono::Duration::milliseconds(100);
+    Ok((tournaments, seated))
+}
 
-    let half = tournaments.len() / 2;
+/// The replayed queues' figures (ms), and whether every replay came out right.
+struct Replayed {
+    /// Each queue's `POST …/replay`.
+    replays: Vec<f64>,
+    /// The same queue sent again.
+    agains: Vec<f64>,
+    /// Every command applied, every one sent again `replayed`, no version moved.
+    ok: bool,
+}
+
+/// Replays the queue of each of `tournaments` (`seated` in the same order) in one request,
+/// then sends it again.
+async fn replay(
+    api: &Api,
+    tournaments: &[String],
+    seated: &[Vec<String>],
+    first_moment: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<Replayed> {
     let mut ok = true;
     let (mut replays, mut agains) = (Vec::new(), Vec::new());
-    for (id, players) in tournaments[..half].iter().zip(&seated) {
+    for (id, players) in tournaments.iter().zip(seated) {
         let body = replay_body(&queue(players), first_moment);
         let path = format!("/tournaments/{id}/replay");
         let sent = Instant::now();
@@ -116,8 +163,27 @@ async fn run(settings: &Settings, server: &mut Server, database: &Database) -> a
         agains.push(ms(sent.elapsed()));
         ok &= every(&again, "replayed") && again["state"]["version"] == answer["state"]["version"];
     }
-    let (mut live_queues, mut live_commands) = (Vec::new(), Vec::new());
-    for (id, players) in tournaments[half..].iter().zip(&seated[half..]) {
+    Ok(Replayed { replays, agains, ok })
+}
+
+/// The reference's figures (ms): the queues sent live one command at a time.
+struct Live {
+    /// Each whole queue.
+    queues: Vec<f64>,
+    /// Each command.
+    commands: Vec<f64>,
+}
+
+/// Sends the queue of each of `tournaments` (`seated` in the same order) live, one command at
+/// a time.
+async fn send_live(
+    api: &Api,
+    tournaments: &[String],
+    seated: &[Vec<String>],
+    first_moment: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<Live> {
+    let (mut queues, mut commands) = (Vec::new(), Vec::new());
+    for (id, players) in tournaments.iter().zip(seated) {
         let sent_all = Instant::now();
         for (n, (command, body)) in queue(players).into_iter().enumerate() {
             let mut body = body;
@@ -132,27 +198,11 @@ async fn run(settings: &Settings, server: &mut Server, database: &Database) -> a
             };
             let sent = Instant::now();
             api.call(Method::POST, &path, Some(body)).await?;
-            live_commands.push(ms(sent.elapsed()));
+            commands.push(ms(sent.elapsed()));
         }
-        live_queues.push(ms(sent_all.elapsed()));
+        queues.push(ms(sent_all.elapsed()));
     }
-    for figures in [&mut replays, &mut agains, &mut live_queues, &mut live_commands] {
-        figures.sort_by(f64::total_cmp);
-    }
-    let at = |figures: &[f64], p: f64| percentile(figures, p).unwrap_or_default();
-    Ok(Report {
-        database: database.name().to_owned(),
-        queues: replays.len(),
-        replay_p50_ms: at(&replays, 50.0),
-        replay_p99_ms: at(&replays, 99.0),
-        replay_max_ms: at(&replays, 100.0),
-        again_p99_ms: at(&agains, 99.0),
-        live_queue_p50_ms: at(&live_queues, 50.0),
-        live_queue_p99_ms: at(&live_queues, 99.0),
-        live_command_p50_ms: at(&live_commands, 50.0),
-        replay_over_live: at(&replays, 50.0) / at(&live_queues, 50.0).max(f64::MIN_POSITIVE),
-        ok,
-    })
+    Ok(Live { queues, commands })
 }
 
 /// The seated players' registrations, as a start answers them.
