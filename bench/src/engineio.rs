@@ -149,11 +149,13 @@ pub fn connect(token: &str) -> String {
     format!("40{NAMESPACE},{}", serde_json::json!({ "token": token }))
 }
 
-/// The `join` of a tournament's room, asking for an ack.
-pub fn join(tournament_id: &str, compact: bool) -> String {
+/// The `join` of a tournament's room, asking for an ack; `held`: the version of the
+/// LiveState the watcher holds from before (an app joining again after a reconnect).
+pub fn join(tournament_id: &str, compact: bool, held: Option<i64>) -> String {
     let id = serde_json::Value::from(tournament_id);
     let compact = if compact { r#","compact":true"# } else { "" };
-    format!(r#"42{NAMESPACE},{JOIN_ACK_ID}["join",{{"tournamentId":{id}{compact}}}]"#)
+    let held = held.map(|version| format!(r#","version":{version}"#)).unwrap_or_default();
+    format!(r#"42{NAMESPACE},{JOIN_ACK_ID}["join",{{"tournamentId":{id}{compact}{held}}}]"#)
 }
 
 #[cfg(test)]
@@ -246,7 +248,11 @@ mod tests {
     #[test]
     fn outgoing_packets_name_the_namespace_and_the_ack_id() {
         assert_eq!(connect("a.b.c"), r#"40/live,{"token":"a.b.c"}"#);
-        assert_eq!(join(ID, false), format!(r#"42/live,1["join",{{"tournamentId":"{ID}"}}]"#));
-        assert_eq!(join(ID, true), format!(r#"42/live,1["join",{{"tournamentId":"{ID}","compact":true}}]"#));
+        assert_eq!(join(ID, false, None), format!(r#"42/live,1["join",{{"tournamentId":"{ID}"}}]"#));
+        assert_eq!(join(ID, true, None), format!(r#"42/live,1["join",{{"tournamentId":"{ID}","compact":true}}]"#));
+        assert_eq!(
+            join(ID, true, Some(42)),
+            format!(r#"42/live,1["join",{{"tournamentId":"{ID}","compact":true,"version":42}}]"#)
+        );
     }
 }

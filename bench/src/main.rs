@@ -155,10 +155,14 @@ struct Rolling {
     /// The floor binary [default: `floor` beside this executable].
     #[arg(long)]
     floor: Option<PathBuf>,
-    /// Watchers, through HAProxy, reconnecting as the apps do (HAProxy holds two open files
-    /// per connection: 9,900 fit an open-file limit of 20,000).
-    #[arg(long, default_value_t = 9_900)]
+    /// Watchers, through HAProxy, reconnecting as the apps do.
+    #[arg(long, default_value_t = 10_000)]
     watchers: usize,
+    /// HAProxy processes, each running the same configuration, the watchers spread over
+    /// them as over a DNS name with several balancers [default: as many as the open-file
+    /// limit needs: HAProxy holds two open files per connection].
+    #[arg(long)]
+    balancers: Option<usize>,
     #[command(flatten)]
     crowd: Crowd,
     /// Where the fresh PostgreSQL database is made (and dropped after).
@@ -169,7 +173,8 @@ struct Rolling {
     /// The balancer's configuration, run as it is.
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/haproxy.cfg"))]
     haproxy_config: PathBuf,
-    /// The first node's port; the second node, HAProxy and Redis take the next three.
+    /// The first node's port; the second node, HAProxy and Redis take the next three, and
+    /// further balancers the ones after.
     #[arg(long, default_value_t = 29125)]
     port: u16,
     /// Watchers join compact: the presses (pause, resume) reach them as a small `clock` event.
@@ -446,9 +451,17 @@ async fn bench_rolling(cli: Rolling) -> anyhow::Result<bool> {
     if cli.watchers == 0 {
         bail!("--watchers wants a number above 0");
     }
+    // Each balancer holds two open files per watcher it carries, and some of its own.
+    let balancers = cli
+        .balancers
+        .unwrap_or_else(|| usize::try_from((2 * cli.watchers as u64 + 200).div_ceil(soft.max(1))).unwrap_or(1).max(1));
+    if balancers == 0 {
+        bail!("--balancers wants a number above 0");
+    }
     let settings = rolling::Settings {
         floor: floor_binary(cli.floor.as_ref())?,
         watchers: cli.watchers,
+        balancers,
         players: cli.crowd.players,
         eliminated: cli.crowd.eliminated,
         ramp: cli.crowd.ramp,

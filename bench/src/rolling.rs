@@ -1,6 +1,7 @@
 //! `floor-bench rolling`: a rolling restart under load, as an operator runs one. Two nodes
 //! behind HAProxy (`deploy/haproxy.cfg` as it is) on a fresh PostgreSQL database and a
-//! `redis-server` of the benchmark's own; N watchers over WebSocket through HAProxy, each
+//! `redis-server` of the benchmark's own; N watchers over WebSocket through HAProxy (through
+//! several HAProxy processes of that configuration when one cannot hold them all), each
 //! reconnecting and joining again as the apps do (socket.io-client's backoff: 1 s ± 50 %,
 //! doubling up to 5 s); the club pressing pause or resume through HAProxy every 500 ms (one
 //! press in flight at a time). The timeline: steady; node 1 restarted (SIGTERM, its exit, then
@@ -50,13 +51,25 @@ pub struct Settings {
     pub eliminated: usize,
     /// Handshakes in flight at once while the watchers first connect.
     pub ramp: usize,
-    /// Nodes on `port` and `port + 1`, HAProxy on `port + 2`, Redis on `port + 3`.
+    /// HAProxy processes of the same configuration; watcher `i` goes through balancer
+    /// `i % balancers`, the presses through the first.
+    pub balancers: usize,
+    /// Nodes on `port` and `port + 1`, HAProxy on `port + 2`, Redis on `port + 3`, further
+    /// balancers on `port + 4` on (see [`Settings::balancer_port`]).
     pub port: u16,
     pub postgres_url: String,
     pub haproxy: PathBuf,
     pub haproxy_config: PathBuf,
     /// Watchers join compact (a press of the clock reaches them as a small `clock` event).
     pub compact: bool,
+}
+
+impl Settings {
+    /// Where balancer `n` (from 0) listens.
+    pub fn balancer_port(&self, n: usize) -> u16 {
+        let after_redis = u16::try_from(n).unwrap_or(u16::MAX).saturating_add(3);
+        if n == 0 { self.port + 2 } else { self.port.saturating_add(after_redis) }
+    }
 }
 
 /// The steady stretch before the first event and after each.
@@ -68,6 +81,7 @@ const EVENTS: [&str; 3] = ["restart node 1", "restart node 2", "kill Redis for 5
 #[derive(Serialize)]
 pub struct Report {
     pub watchers: usize,
+    pub balancers: usize,
     pub compact: bool,
     pub live_state_bytes: usize,
     pub connect_wall_s: f64,
@@ -89,15 +103,15 @@ pub async fn measure(settings: &Settings) -> anyhow::Result<Report> {
 
 async fn measure_on(settings: &Settings, database_url: &str) -> anyhow::Result<Report> {
     let mut cluster = Cluster::start(settings, database_url).await?;
-    let balancer = format!("http://127.0.0.1:{}", settings.port + 2);
+    let balancer = format!("http://127.0.0.1:{}", settings.balancer_port(0));
     let first_node = cluster.nodes[0].as_mut().context("a running node")?;
     let api = Api::sign_in(first_node, &format!("http://127.0.0.1:{}", settings.port)).await?;
     let tournament = api.prepare(settings.players, settings.eliminated).await.context("preparing the tournament")?;
     eprintln!("rolling: tournament {} ready, LiveState {} bytes", tournament.id, tournament.live_bytes);
 
-    let target = watch_target(settings, &balancer, &api, &tournament);
+    let targets = (0..settings.balancers).map(|n| watch_target(settings, n, &api, &tournament)).collect();
     let mut tally = Tally::new(settings.watchers);
-    let Watchers { mut tasks, reports, connect_wall } = watchers::connect(settings, target, &mut tally).await?;
+    let Watchers { mut tasks, reports, connect_wall } = watchers::connect(settings, targets, &mut tally).await?;
     tally.reconnects = 0;
     let (pressing, presses) = Pressing::start(balancer.clone(), api.token.clone(), tournament.id.clone());
     let mut inbox = Inbox::new(reports, presses, tally);
@@ -120,6 +134,7 @@ async fn measure_on(settings: &Settings, database_url: &str) -> anyhow::Result<R
     drop(cluster);
     Ok(Report {
         watchers: settings.watchers,
+        balancers: settings.balancers,
         compact: settings.compact,
         live_state_bytes: tournament.live_bytes,
         connect_wall_s: connect_wall.as_secs_f64(),
@@ -131,11 +146,13 @@ async fn measure_on(settings: &Settings, database_url: &str) -> anyhow::Result<R
     })
 }
 
-/// Where the watchers connect: the tournament's room, through HAProxy, over WebSocket.
-fn watch_target(settings: &Settings, balancer: &str, api: &Api, tournament: &Tournament) -> Arc<Target> {
+/// Where the watchers of balancer `n` connect: the tournament's room, through that HAProxy,
+/// over WebSocket.
+fn watch_target(settings: &Settings, n: usize, api: &Api, tournament: &Tournament) -> Arc<Target> {
+    let addr = SocketAddr::from(([127, 0, 0, 1], settings.balancer_port(n)));
     Arc::new(Target {
-        addr: SocketAddr::from(([127, 0, 0, 1], settings.port + 2)),
-        base: balancer.to_owned(),
+        addr,
+        base: format!("http://{addr}"),
         transport: Transport::WebSocket,
         http: reqwest::Client::new(),
         token: api.token.clone(),

@@ -53,7 +53,8 @@ pub struct Target {
 pub enum Report {
     /// The join's ack (of watcher `idx`) said ok, carrying this LiveState version;
     /// `deflate`: the connection negotiated permessage-deflate.
-    Joined { idx: usize, version: i64, at: Instant, deflate: bool, ack: Duration },
+    /// `ack_bytes`: the ack's packet.
+    Joined { idx: usize, version: i64, at: Instant, deflate: bool, ack: Duration, ack_bytes: usize },
     /// The watcher never joined; `reason` is short and stable, so failures group by it.
     Failed { reason: String },
     /// A `state`, `patch` or (`clock` true) `clock` update of this version was read whole, `wire`
@@ -71,12 +72,14 @@ const JOIN_TIMEOUT: Duration = Duration::from_secs(15);
 /// Connects, joins (holding `permit` until then, which bounds the handshakes in flight), and
 /// reports until the connection ends or the task is aborted.
 pub async fn watch(idx: usize, target: Arc<Target>, permit: OwnedSemaphorePermit, reports: UnboundedSender<Report>) {
-    let joined = join(&target).await;
+    let joined = join(&target, None).await;
     let at = Instant::now();
     drop(permit);
     let link = match joined {
-        Ok((link, version, ack)) => {
-            let _ = reports.send(Report::Joined { idx, version, at, deflate: link.deflate(), ack });
+        Ok((link, acked)) => {
+            let (version, ack) = (acked.version, acked.took);
+            let _ =
+                reports.send(Report::Joined { idx, version, at, deflate: link.deflate(), ack, ack_bytes: acked.bytes });
             link
         }
         Err(reason) => {
@@ -84,14 +87,15 @@ pub async fn watch(idx: usize, target: Arc<Target>, permit: OwnedSemaphorePermit
             return;
         }
     };
-    let reason = follow(idx, link, &reports).await;
+    let (reason, _) = follow(idx, link, &reports).await;
     let _ = reports.send(Report::Closed { idx, reason });
 }
 
 /// Reports every change a joined watcher reads, answering the server's pings, until the
-/// connection ends: why it ended.
-pub async fn follow(idx: usize, mut link: Link, reports: &UnboundedSender<Report>) -> String {
-    loop {
+/// connection ends: why it ended, and the highest version read (`None`: none).
+pub async fn follow(idx: usize, mut link: Link, reports: &UnboundedSender<Report>) -> (String, Option<i64>) {
+    let mut highest = None;
+    let reason = loop {
         let action = match link.next_packet().await {
             Ok(Some(packet)) => Action::of(engineio::parse(packet), packet.len()),
             Ok(None) => break "closed by the server".to_owned(),
@@ -104,6 +108,7 @@ pub async fn follow(idx: usize, mut link: Link, reports: &UnboundedSender<Report
                 }
             }
             Action::Deliver { version, clock, read } => {
+                highest = highest.max(Some(version));
                 let wire = link.last_wire().unwrap_or(read);
                 let _ = reports.send(Report::Delivered { idx, version, clock, at: Instant::now(), wire });
             }
@@ -111,7 +116,8 @@ pub async fn follow(idx: usize, mut link: Link, reports: &UnboundedSender<Report
             Action::Stop(reason) => break reason.to_owned(),
             Action::Nothing => {}
         }
-    }
+    };
+    (reason, highest)
 }
 
 /// What a joined watcher does about one packet (owned, so the packet's borrow ends first).
@@ -145,14 +151,23 @@ impl Action {
     }
 }
 
-/// Connects and joins; the LiveState version of the ack and how long the ack took after the
-/// join was sent, or why not.
-pub async fn join(target: &Target) -> Result<(Link, i64, Duration), String> {
+/// A join's ack as a watcher read it.
+pub struct Acked {
+    /// The LiveState version it carried (a `patch`'s `version`).
+    pub version: i64,
+    /// From the join's sending to the ack's arrival.
+    pub took: Duration,
+    /// The ack's size on the wire (over long-polling, its packet's), in bytes.
+    pub bytes: usize,
+}
+
+/// Connects and joins, saying the version it `held` when it holds one; the ack, or why not.
+pub async fn join(target: &Target, held: Option<i64>) -> Result<(Link, Acked), String> {
     let mut link = match timeout(HANDSHAKE_TIMEOUT, connect(target)).await {
         Ok(connected) => connected?,
         Err(_) => return Err("connect: timeout".to_owned()),
     };
-    let join = engineio::join(&target.tournament_id, target.compact);
+    let join = engineio::join(&target.tournament_id, target.compact, held);
     link.send(join.as_bytes()).await.map_err(|err| cause("join", &err))?;
     let sent = Instant::now();
     let ack = async {
@@ -163,7 +178,9 @@ pub async fn join(target: &Target) -> Result<(Link, i64, Duration), String> {
                     // No change happens while watchers join: a `state` before the ack is ignored.
                     Packet::Ping => link.send(PONG).await.map_err(|err| cause("join", &err))?,
                     Packet::Ack { id: JOIN_ACK_ID, args } if engineio::ack_is_ok(args) => {
-                        return engineio::live_version(args).ok_or_else(|| "join: an ack without a version".to_owned());
+                        let version = engineio::live_version(args).ok_or("join: an ack without a version")?;
+                        let read = packet.len();
+                        return Ok((version, read));
                     }
                     Packet::Ack { id: JOIN_ACK_ID, args } => {
                         return Err(format!("join: refused {}", engineio::ack_error_code(args).unwrap_or("?")));
@@ -175,7 +192,11 @@ pub async fn join(target: &Target) -> Result<(Link, i64, Duration), String> {
         }
     };
     match timeout(JOIN_TIMEOUT, ack).await {
-        Ok(version) => Ok((link, version?, sent.elapsed())),
+        Ok(acked) => {
+            let (version, read) = acked?;
+            let bytes = link.last_wire().unwrap_or(read);
+            Ok((link, Acked { version, took: sent.elapsed(), bytes }))
+        }
         Err(_) => Err("join: timeout".to_owned()),
     }
 }

@@ -14,8 +14,8 @@ use crate::server::{Server, ServerSettings};
 pub(super) struct Cluster<'run> {
     /// `None` only while the event restarts it.
     pub(super) nodes: [Option<Server>; 2],
-    /// Held for its `kill_on_drop`.
-    _haproxy: Child,
+    /// The balancers, held for their `kill_on_drop`.
+    _haproxies: Vec<Child>,
     redis: Option<Child>,
     settings: &'run Settings,
     /// The nodes' database, for a node started again.
@@ -23,16 +23,25 @@ pub(super) struct Cluster<'run> {
 }
 
 impl<'run> Cluster<'run> {
-    /// Starts Redis, node 1 and node 2 (each until `/ready` answers), then HAProxy, each
+    /// Starts Redis, node 1 and node 2 (each until `/ready` answers), then the balancers, each
     /// listening before the next.
     pub(super) async fn start(settings: &'run Settings, database_url: &'run str) -> anyhow::Result<Self> {
         let redis = start_redis(settings.port + 3)?;
         wait_for_port(settings.port + 3).await?;
         let first = start_node(settings, database_url, 0).await?;
         let second = start_node(settings, database_url, 1).await?;
-        let haproxy = start_haproxy(settings)?;
-        wait_for_port(settings.port + 2).await?;
-        Ok(Self { nodes: [Some(first), Some(second)], _haproxy: haproxy, redis: Some(redis), settings, database_url })
+        let mut haproxies = Vec::with_capacity(settings.balancers);
+        for n in 0..settings.balancers {
+            haproxies.push(start_haproxy(settings, settings.balancer_port(n))?);
+            wait_for_port(settings.balancer_port(n)).await?;
+        }
+        Ok(Self {
+            nodes: [Some(first), Some(second)],
+            _haproxies: haproxies,
+            redis: Some(redis),
+            settings,
+            database_url,
+        })
     }
 
     /// Restarts node `node` (from 0) as an operator does: SIGTERM, its exit, then started
@@ -128,11 +137,11 @@ async fn wait_for_port(port: u16) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn start_haproxy(settings: &Settings) -> anyhow::Result<Child> {
+fn start_haproxy(settings: &Settings, port: u16) -> anyhow::Result<Child> {
     Command::new(&settings.haproxy)
         .arg("-f")
         .arg(&settings.haproxy_config)
-        .env("LISTEN", format!("127.0.0.1:{}", settings.port + 2))
+        .env("LISTEN", format!("127.0.0.1:{port}"))
         .env("FLOOR_NODE_1", format!("127.0.0.1:{}", settings.port))
         .env("FLOOR_NODE_2", format!("127.0.0.1:{}", settings.port + 1))
         .stdout(Stdio::null())

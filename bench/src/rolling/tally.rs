@@ -14,8 +14,10 @@ pub(super) struct Tally {
     holds: Vec<i64>,
     connected: Vec<bool>,
     pub(super) reconnects: usize,
-    /// `(joined at, ack latency)` of every join.
-    pub(super) joins: Vec<(Instant, Duration)>,
+    /// `(joined at, ack latency, ack bytes)` of every join.
+    pub(super) joins: Vec<(Instant, Duration, usize)>,
+    /// The changes' events read so far, in bytes on the wire.
+    pub(super) delivered_bytes: usize,
     pub(super) failed: Vec<(Instant, String)>,
     pub(super) heard_again: Vec<Instant>,
     pub(super) presses: Vec<Press>,
@@ -29,6 +31,7 @@ impl Tally {
             connected: vec![false; watchers],
             reconnects: 0,
             joins: Vec::new(),
+            delivered_bytes: 0,
             failed: Vec::new(),
             heard_again: Vec::new(),
             presses: Vec::new(),
@@ -37,17 +40,18 @@ impl Tally {
 
     fn hear(&mut self, heard: Heard) {
         match heard {
-            Heard::Joined { idx, version, at, ack, .. } => {
+            Heard::Joined { idx, version, at, ack, ack_bytes, .. } => {
                 self.holds[idx] = self.holds[idx].max(version);
                 self.connected[idx] = true;
-                self.joins.push((at, ack));
+                self.joins.push((at, ack, ack_bytes));
             }
             Heard::Failed { reason } => self.failed.push((Instant::now(), reason)),
             Heard::Closed { idx, .. } => {
                 self.connected[idx] = false;
                 self.reconnects += 1;
             }
-            Heard::Delivered { idx, version, at, .. } => {
+            Heard::Delivered { idx, version, at, wire, .. } => {
+                self.delivered_bytes += wire;
                 if version <= self.holds[idx] {
                     self.heard_again.push(at);
                 }

@@ -9,7 +9,8 @@ impl Event {
         let figure = |value: Option<f64>| value.map_or_else(|| "-".to_owned(), |value| format!("{value:.0}"));
         format!(
             "{:<20} {:>5.1} s; every watcher current {} after its end ({} behind); {} reconnects; \
-             {} joins, ack p50 {} / p99 {} / max {} ms; failed joins {:?}; presses {:?}, slowest \
+             {} joins, ack p50 {} / p99 {} / max {} ms, {:.1} MB of acks; {:.1} MB of changes read; failed joins {:?}; \
+             presses {:?}, slowest \
              {} ms; heard again {}; ERROR lines {}{}",
             self.name,
             self.length_s,
@@ -20,6 +21,8 @@ impl Event {
             figure(self.join_ack_p50_ms),
             figure(self.join_ack_p99_ms),
             figure(self.join_ack_max_ms),
+            self.join_ack_bytes as f64 / 1e6,
+            self.delivered_bytes as f64 / 1e6,
             self.failed_joins,
             self.presses,
             figure(self.press_max_ms),
@@ -34,9 +37,10 @@ impl Report {
     /// The run's figures: a line per event, then the presses' outcome.
     pub fn text(&self) -> String {
         let mut text = format!(
-            "rolling restart, {} {}watchers through HAProxy, LiveState {} bytes, connected in {:.1} s\n",
+            "rolling restart, {} {}watchers through {} HAProxy, LiveState {} bytes, connected in {:.1} s\n",
             self.watchers,
             if self.compact { "compact " } else { "" },
+            self.balancers,
             self.live_state_bytes,
             self.connect_wall_s
         );

@@ -27,17 +27,23 @@ pub(super) struct Watchers {
     pub(super) connect_wall: Duration,
 }
 
-/// Starts `settings.watchers` watchers of `target`, `settings.ramp` handshakes at a time, and
+/// Starts `settings.watchers` watchers, spread over `targets` (one per balancer),
+/// `settings.ramp` handshakes at a time, and
 /// takes in their reports until every one has joined; an error if some did not within 2
 /// minutes.
-pub(super) async fn connect(settings: &Settings, target: Arc<Target>, tally: &mut Tally) -> anyhow::Result<Watchers> {
+pub(super) async fn connect(
+    settings: &Settings,
+    targets: Vec<Arc<Target>>,
+    tally: &mut Tally,
+) -> anyhow::Result<Watchers> {
     let (reports_tx, mut reports) = mpsc::unbounded_channel();
     let ramp = Arc::new(Semaphore::new(settings.ramp));
     let mut tasks = JoinSet::new();
     let started = Instant::now();
     for idx in 0..settings.watchers {
         let permit = ramp.clone().acquire_owned().await?;
-        tasks.spawn(keep_watching(idx, target.clone(), permit, reports_tx.clone()));
+        let target = targets[idx % targets.len()].clone();
+        tasks.spawn(keep_watching(idx, target, permit, reports_tx.clone()));
     }
     drop(reports_tx);
     let joined_by = Instant::now() + JOINS_WITHIN;
@@ -57,8 +63,9 @@ pub(super) async fn connect(settings: &Settings, target: Arc<Target>, tally: &mu
     Ok(Watchers { tasks, reports, connect_wall })
 }
 
-/// One watcher as an app runs it: connects and joins, follows, and when the connection ends
-/// (or a join fails) tries again after socket.io-client's delay: 1 s ± 50 %, doubling up to 5 s.
+/// One watcher as an app runs it: connects and joins (from the second time on saying the
+/// version it holds), follows, and when the connection ends (or a join fails) tries again
+/// after socket.io-client's delay: 1 s ± 50 %, doubling up to 5 s.
 async fn keep_watching(
     idx: usize,
     target: Arc<Target>,
@@ -67,16 +74,21 @@ async fn keep_watching(
 ) {
     let mut permit = Some(permit);
     let mut attempt: u32 = 0;
+    // The version of the LiveState held, said when joining again as the apps do.
+    let mut held = None;
     loop {
-        match watcher::join(&target).await {
-            Ok((link, version, ack)) => {
+        match watcher::join(&target, held).await {
+            Ok((link, acked)) => {
                 permit.take();
                 attempt = 0;
-                let joined = Heard::Joined { idx, version, at: Instant::now(), deflate: link.deflate(), ack };
+                let version = acked.version;
+                let (at, deflate) = (Instant::now(), link.deflate());
+                let joined = Heard::Joined { idx, version, at, deflate, ack: acked.took, ack_bytes: acked.bytes };
                 if reports.send(joined).is_err() {
                     return;
                 }
-                let reason = watcher::follow(idx, link, &reports).await;
+                let (reason, highest) = watcher::follow(idx, link, &reports).await;
+                held = highest.max(Some(version));
                 if reports.send(Heard::Closed { idx, reason }).is_err() {
                     return;
                 }
