@@ -7,6 +7,7 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use utoipa::openapi::schema::{Object, ObjectBuilder, Type};
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::{PartialSchema, ToSchema};
@@ -146,6 +147,11 @@ pub struct RoomRequest {
     /// Absent means false; `leave` ignores it.
     #[serde(default)]
     pub compact: bool,
+    /// On `join`: the version of the LiveState the client holds (joining again after a
+    /// reconnect). The ack may then carry the `patch` from it instead of the whole state.
+    /// `leave` ignores it.
+    #[serde(default)]
+    pub version: Option<i64>,
 }
 
 impl RoomRequest {
@@ -156,8 +162,10 @@ impl RoomRequest {
     }
 }
 
-/// The ack of `join`: `{ok: true, state}` or `{ok: false, error: {code, message}}`. The
-/// schema of `ok` admits one value in each, so a generated client tells the two apart by it.
+/// The ack of `join`: `{ok: true, state}`, `{ok: true, patch}` (only to a join that said the
+/// `version` it holds) or `{ok: false, error: {code, message}}`. The schema of `ok` admits one
+/// value in each, so a generated client tells a refusal by it, and the two others by their
+/// field. The state and the patch come as JSON made once for every socket that joins.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(untagged)]
 pub enum JoinAck<'a> {
@@ -166,7 +174,16 @@ pub enum JoinAck<'a> {
         #[schema(schema_with = always_true)]
         ok: bool,
         #[schema(value_type = LiveState)]
-        state: &'a LiveState,
+        state: &'a RawValue,
+    },
+    /// In the room, having said the version it holds: the `patch` from that version to the
+    /// LiveState as of the join (`ops` empty when it is current). Sent instead of `state`
+    /// when this node kept the state of that version and the patch is smaller.
+    Patched {
+        #[schema(schema_with = always_true)]
+        ok: bool,
+        #[schema(value_type = StatePatch)]
+        patch: &'a RawValue,
     },
     /// Not in the room: `NOT_FOUND` for an unknown tournament, `VALIDATION_ERROR` for a
     /// payload without a `tournamentId`.
@@ -198,8 +215,12 @@ pub struct AckError {
 }
 
 impl<'a> JoinAck<'a> {
-    pub fn joined(state: &'a LiveState) -> Self {
+    pub fn joined(state: &'a RawValue) -> Self {
         Self::Joined { ok: true, state }
+    }
+
+    pub fn patched(patch: &'a RawValue) -> Self {
+        Self::Patched { ok: true, patch }
     }
 
     pub fn refused(code: ErrorCode, message: impl Into<String>) -> Self {
@@ -346,7 +367,8 @@ impl<'a> ClockUpdate<'a> {
 #[serde(rename_all = "camelCase")]
 pub struct StatePatch {
     tournament_id: Uuid,
-    /// The version of the state the operations apply to: always `version - 1`.
+    /// The version of the state the operations apply to: in a `patch` event always
+    /// `version - 1`; in a `join`'s ack the version the client said it holds.
     from_version: i64,
     version: i64,
     /// JSON Patch (RFC 6902) operations, in order, on the LiveState as JSON: applied to the
@@ -359,7 +381,17 @@ impl StatePatch {
     /// of the same tournament and the event is fewer bytes than `after` whole; `None` when
     /// the full state must go.
     pub fn between(before: &LiveState, after: &LiveState) -> Option<Self> {
-        if after.version != before.version + 1 || after.tournament_id != before.tournament_id {
+        if after.version != before.version + 1 {
+            return None;
+        }
+        Self::across(before, after)
+    }
+
+    /// The patch from `before` to `after`, the same state or a later one of the same
+    /// tournament, when it is fewer bytes than `after` whole; `None` when the full state must
+    /// go.
+    pub fn across(before: &LiveState, after: &LiveState) -> Option<Self> {
+        if after.version < before.version || after.tournament_id != before.tournament_id {
             return None;
         }
         let (old, new) = match (serde_json::to_value(before), serde_json::to_value(after)) {
@@ -639,10 +671,34 @@ mod tests {
     }
 
     #[test]
-    fn a_join_is_acked_with_ok_and_the_state() {
-        let live = state(3);
+    fn a_join_is_acked_with_ok_and_the_state_or_the_patch_as_made() {
+        let current = state(3);
+        let live = serde_json::value::to_raw_value(&current).expect("json");
         let ack = serde_json::to_value(JoinAck::joined(&live)).expect("json");
-        assert_eq!(ack, json!({"ok": true, "state": serde_json::to_value(&live).expect("json")}));
+        assert_eq!(ack, json!({"ok": true, "state": serde_json::to_value(&current).expect("json")}));
+        let patch = StatePatch::across(&current, &current).expect("a patch from the same state");
+        let made = serde_json::value::to_raw_value(&patch).expect("json");
+        let ack = serde_json::to_value(JoinAck::patched(&made)).expect("json");
+        let id = current.tournament_id;
+        assert_eq!(ack, json!({"ok": true, "patch": {"tournamentId": id, "fromVersion": 3, "version": 3, "ops": []}}));
+    }
+
+    #[test]
+    fn a_join_may_say_the_version_it_holds() {
+        let id = Uuid::now_v7();
+        let again = RoomRequest::read(json!({"tournamentId": id, "compact": true, "version": 41})).expect("parses");
+        assert_eq!(again.version, Some(41));
+        assert_eq!(RoomRequest::read(json!({"tournamentId": id})).expect("parses").version, None);
+        assert!(RoomRequest::read(json!({"tournamentId": id, "version": "41"})).is_none(), "a number or nothing");
+    }
+
+    #[test]
+    fn a_patch_across_versions_goes_forward_within_one_tournament() {
+        assert!(StatePatch::across(&state(4), &state(3)).is_none(), "never backwards");
+        assert!(StatePatch::between(&state(3), &state(5)).is_none(), "an event follows the version before");
+        let mut other = state(5);
+        other.tournament_id = Uuid::now_v7();
+        assert!(StatePatch::across(&state(3), &other).is_none(), "another tournament");
     }
 
     #[test]

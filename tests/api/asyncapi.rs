@@ -81,12 +81,15 @@ fn the_payloads_keep_their_wire_names() {
     assert_eq!(required("AnnouncementMade"), ["tournamentId", "text", "createdAt"]);
     assert_eq!(required("LiveState")[0], "tournamentId");
 
-    // The ack is one of two shapes, told apart by `ok`.
-    let shapes = schemas["JoinAck"]["oneOf"].as_array().expect("the ack is one of two shapes");
+    // The ack is one of three shapes: a refusal told apart by `ok`, the state or the patch
+    // by their field.
+    let shapes = schemas["JoinAck"]["oneOf"].as_array().expect("the ack is one of three shapes");
     let oks: Vec<&Value> = shapes.iter().map(|shape| &shape["properties"]["ok"]["enum"]).collect();
-    assert_eq!(oks, [&serde_json::json!([true]), &serde_json::json!([false])]);
+    let (yes, no) = (serde_json::json!([true]), serde_json::json!([false]));
+    assert_eq!(oks, [&yes, &yes, &no]);
     assert_eq!(shapes[0]["properties"]["state"]["$ref"], "#/components/schemas/LiveState");
-    assert_eq!(shapes[1]["properties"]["error"]["$ref"], "#/components/schemas/AckError");
+    assert_eq!(shapes[1]["properties"]["patch"]["$ref"], "#/components/schemas/StatePatch");
+    assert_eq!(shapes[2]["properties"]["error"]["$ref"], "#/components/schemas/AckError");
 }
 
 #[test]

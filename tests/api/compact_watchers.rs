@@ -18,6 +18,7 @@ use crate::watchers::Watcher;
 on_both_databases!(
     a_compact_watcher_hears_an_elimination_in_a_big_tournament_as_a_patch_under_a_kilobyte,
     a_compact_watcher_rebuilds_every_state_of_a_game_day_from_clock_and_patch_events,
+    a_watcher_joining_again_with_the_version_it_holds_is_acked_the_patch_to_the_current_state,
 );
 
 /// Walk-ins sent at once (each is a transaction of its own).
@@ -197,4 +198,48 @@ async fn a_compact_watcher_on_another_node_rebuilds_the_states_from_its_patches(
         assert_eq!(name, "patch", "elimination {n}");
         assert_eq!(held, state, "elimination {n}");
     }
+}
+
+/// A watcher joining again after a reconnect says the version it holds: the ack carries the
+/// `patch` from it to the current state (no operations when it is current), which rebuilds
+/// exactly the state a fresh join is acked. A version the node did not keep, or none, gets the
+/// state whole.
+async fn a_watcher_joining_again_with_the_version_it_holds_is_acked_the_patch_to_the_current_state(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let (club, id, started) = walked_in(&app, "+79990800031", 20, 0).await;
+    let (_plain, _compact, held) = watchers_of(&app, &club, id).await;
+    assert_eq!(version(&held), version(&started));
+    let seats = seated_ids(&started);
+    let body = json!({"tournamentId": id, "registrationId": seats[0]});
+    staff(&app, &club, "/eliminations", body).await.assert_ok();
+    let paused = staff(&app, &club, &format!("/tournaments/{id}/pause"), json!({})).await.assert_ok().clone();
+    let fresh = app.watcher(&club.owner.access_token).await.join(id).await["state"].clone();
+    assert_eq!(version(&fresh), version(&paused));
+
+    let again = app.watcher(&club.owner.access_token).await;
+    let rejoin = |held: i64| json!({"tournamentId": id, "compact": true, "version": held});
+    let acked = again.join_with(rejoin(version(&held))).await;
+    assert_eq!(acked["ok"], true, "{acked}");
+    assert!(acked.get("state").is_none(), "a patch instead of the state: {acked}");
+    let patch = &acked["patch"];
+    assert_eq!(patch["tournamentId"], json!(id));
+    assert_eq!(patch["fromVersion"].as_i64(), Some(version(&held)));
+    assert_eq!(patch["version"].as_i64(), Some(version(&paused)));
+    assert!(bytes(patch) * 4 < bytes(&fresh), "{} bytes against {}", bytes(patch), bytes(&fresh));
+    let ops: json_patch::Patch = serde_json::from_value(patch["ops"].clone()).expect("JSON Patch operations");
+    let mut rebuilt = held.clone();
+    json_patch::patch(&mut rebuilt, &ops).unwrap_or_else(|err| panic!("{err}: {patch}"));
+    assert_eq!(rebuilt, fresh, "the patch turns the state held into the current one");
+
+    let current = again.join_with(rejoin(version(&paused))).await;
+    assert_eq!(current["patch"]["fromVersion"].as_i64(), Some(version(&paused)), "{current}");
+    assert_eq!(current["patch"]["version"].as_i64(), Some(version(&paused)));
+    assert_eq!(current["patch"]["ops"], json!([]), "nothing to change for a client that is current");
+
+    for unknown in [version(&held) - 1, version(&paused) + 5] {
+        let whole = again.join_with(rejoin(unknown)).await;
+        assert_eq!(whole["state"], fresh, "version {unknown} was never kept here: the state whole");
+    }
+    let plain = again.join_with(json!({"tournamentId": id})).await;
+    assert_eq!(plain["state"], fresh, "without a version the state whole, as before");
 }

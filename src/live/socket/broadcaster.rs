@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use socketioxide::SocketIo;
 
+use super::join_acks::JoinAcks;
 use super::recovery::{Recovery, locked};
 use super::server::{self, LiveIo, RedisAdapter, on_server};
 use crate::bus::{Bus, Change, Link};
@@ -38,6 +39,8 @@ pub struct SocketBroadcaster {
     metrics: Arc<Metrics>,
     /// The room's small events for this node's venue screens.
     screens: Arc<ScreenFeed>,
+    /// What joins are acked with: the states broadcast here are kept to patch from.
+    pub(super) join_acks: Arc<JoinAcks>,
 }
 
 /// What the broadcaster sends through, once Socket.IO is served.
@@ -59,6 +62,7 @@ impl Broadcaster for SocketBroadcaster {
                 last_sent.insert(state.tournament_id, state.clone())
             }
         };
+        self.join_acks.broadcast(&state).await;
         // Once per change, whoever listens.
         let compact = ServerEvent::compact(previous.as_deref(), &state);
         let mark = self.link.as_ref().map(Link::mark);
@@ -99,6 +103,7 @@ impl SocketBroadcaster {
             recovery: Recovery::default(),
             metrics,
             screens: Arc::new(ScreenFeed::default()),
+            join_acks: Arc::default(),
         }
     }
 

@@ -9,6 +9,7 @@ use socketioxide::adapter::Adapter;
 use socketioxide::extract::{AckSender, SocketRef, State, TryData};
 use uuid::Uuid;
 
+use super::join_acks::JoinAcks;
 use crate::auth::sessions::signed_in;
 use crate::auth::tokens::JwtKeys;
 use crate::error::{AppError, ErrorCode};
@@ -29,6 +30,8 @@ pub(super) struct LiveHub {
     pub(super) reads: DatabaseConnection,
     pub(super) guards: Arc<SocketGuards>,
     pub(super) tournaments: Arc<KnownTournaments>,
+    /// What joins are acked with, made once per state.
+    pub(super) acks: Arc<JoinAcks>,
 }
 
 /// Admits a socket whose `auth.token` is a valid access token of an active account, as an
@@ -83,10 +86,11 @@ async fn gone<A: Adapter>(socket: SocketRef<A>) {
 /// connected; socketioxide still wants a connect handler.
 pub(super) async fn on_connect<A: Adapter>(_: SocketRef<A>) {}
 
-/// Joins the tournament's room and acks the current LiveState. The socket joins before the
-/// state is read, so a change in between reaches it as a `state` event; clients keep the
-/// highest `version`. An id that names no tournament is answered before any actor starts, and
-/// a socket joining faster than its pace is refused.
+/// Joins the tournament's room and acks the current LiveState, or the patch to it from the
+/// version the client said it holds ([`JoinAcks`]). The socket joins before the state is
+/// read, so a change in between reaches it as an event; clients keep the highest `version`.
+/// An id that names no tournament is answered before any actor starts, and a socket joining
+/// faster than its pace is refused.
 async fn join<A: Adapter>(
     socket: SocketRef<A>,
     TryData(payload): TryData<serde_json::Value>,
@@ -100,17 +104,21 @@ async fn join<A: Adapter>(
     }
     let sent = match payload.ok().and_then(RoomRequest::read) {
         None => ack.send(&refusal(AppError::invalid_field("tournamentId", "send {tournamentId: <uuid>}"))),
-        Some(RoomRequest { tournament_id, compact }) => match hub.tournaments.exists(tournament_id).await {
+        Some(RoomRequest { tournament_id, compact, version }) => match hub.tournaments.exists(tournament_id).await {
             Ok(false) => ack.send(&refusal(AppError::not_found("tournament"))),
             Err(err) => ack.send(&refusal(err.into())),
             Ok(true) => {
                 let watchers = if compact { compact_room(tournament_id) } else { room(tournament_id) };
                 socket.join(watchers.clone());
-                match hub.live.snapshot(tournament_id).await {
-                    Ok(state) => ack.send(&JoinAck::joined(&state)),
+                let made = match hub.live.snapshot(tournament_id).await {
+                    Ok(state) => hub.acks.made(&state, version).await.map_err(|err| AppError::Internal(err.into())),
+                    Err(err) => Err(err.into()),
+                };
+                match made {
+                    Ok(made) => ack.send(&made.ack()),
                     Err(err) => {
                         socket.leave(watchers);
-                        ack.send(&refusal(err.into()))
+                        ack.send(&refusal(err))
                     }
                 }
             }

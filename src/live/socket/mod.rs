@@ -12,6 +12,7 @@
 mod broadcaster;
 mod handlers;
 mod head;
+mod join_acks;
 mod recovery;
 mod server;
 
@@ -69,7 +70,8 @@ pub async fn serve_beside(
     setup: LiveSetup<'_>,
 ) -> anyhow::Result<Router> {
     let LiveSetup { live, jwt, reads, bus, guards, tournaments, settings } = setup;
-    let hub = LiveHub { live, jwt, reads, guards: guards.clone(), tournaments };
+    let acks = broadcaster.join_acks.clone();
+    let hub = LiveHub { live, jwt, reads, guards: guards.clone(), tournaments, acks };
     let (router, io) = match broadcaster.link.clone() {
         None => {
             let (layer, io) = builder(hub, settings).build_layer();
