@@ -90,6 +90,10 @@ impl<B: Broadcaster> Broadcaster for Fanout<B> {
     async fn broadcast_began(&self, state: Snapshot) {
         self.enqueue(state, true).await;
     }
+
+    fn adopted(&self, state: &Snapshot) {
+        self.room.adopted(state);
+    }
 }
 
 #[cfg(test)]

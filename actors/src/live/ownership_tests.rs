@@ -25,6 +25,9 @@ struct SharedStore {
     game: Mutex<Game>,
     owner: Mutex<Owner>,
     released: Mutex<Vec<Uuid>>,
+    /// Every load waits for a read of it: a test holding it for writing holds the loads.
+    loads_open: tokio::sync::RwLock<()>,
+    loads: std::sync::atomic::AtomicUsize,
 }
 
 impl SharedStore {
@@ -46,7 +49,13 @@ impl SharedStore {
             players: vec![player(1, 1), player(2, 2)],
             last_command_at: None,
         };
-        Arc::new(Self { game: Mutex::new(game), owner: Mutex::new(owner), released: Mutex::default() })
+        Arc::new(Self {
+            game: Mutex::new(game),
+            owner: Mutex::new(owner),
+            released: Mutex::default(),
+            loads_open: tokio::sync::RwLock::new(()),
+            loads: std::sync::atomic::AtomicUsize::new(0),
+        })
     }
 
     fn set_owner(&self, owner: Owner) {
@@ -72,6 +81,8 @@ impl LiveStore for SharedStore {
     }
 
     async fn load(&self, _: Uuid) -> LiveResult<Option<Game>> {
+        let _open = self.loads_open.read().await;
+        self.loads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Ok(Some(self.game.lock().expect("a lock").clone()))
     }
 
@@ -188,4 +199,39 @@ async fn a_node_that_lost_its_hold_stops_its_actor_and_follows() {
     registry.let_go(ID);
     assert_eq!(registry.actor_count(), 0);
     assert_eq!(elsewhere(registry.command(ID, Command::Pause, Uuid::nil()).await).as_deref(), Some(OTHER_NODE));
+}
+
+#[tokio::test]
+async fn a_handed_over_tournament_is_read_from_memory_until_the_node_closes() {
+    let store = SharedStore::new(Owner::Here);
+    let registry = node(&store).await;
+    registry.command(ID, Command::Pause, Uuid::nil()).await.expect("run here");
+    store.set_owner(Owner::Nobody);
+    let loads = store.loads.load(std::sync::atomic::Ordering::SeqCst);
+    registry.hand_over(Duration::from_secs(5)).await;
+    let _held = store.loads_open.write().await;
+    let read = tokio::time::timeout(Duration::from_millis(500), registry.snapshot(ID)).await;
+    assert_eq!(read.expect("no load to wait for").expect("a state").version, 2, "the state the actor left");
+    assert_eq!(store.loads.load(std::sync::atomic::Ordering::SeqCst), loads, "nothing loaded again");
+}
+
+#[tokio::test]
+async fn reads_keep_the_followers_state_while_a_take_over_loads_the_game() {
+    let store = SharedStore::new(Owner::Node(OTHER_NODE.to_owned()));
+    let registry = Arc::new(node(&store).await);
+    assert_eq!(registry.snapshot(ID).await.expect("a state").version, 1);
+    store.set_owner(Owner::Here);
+    let held = store.loads_open.write().await;
+    let taking = tokio::spawn({
+        let registry = registry.clone();
+        async move { registry.command(ID, Command::Pause, Uuid::nil()).await.map(|outcome| outcome.state.version) }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let read = tokio::time::timeout(Duration::from_millis(500), registry.snapshot(ID)).await;
+    assert_eq!(read.expect("not waiting for the load").expect("a state").version, 1, "the follower's state");
+    assert_eq!(registry.actor_count(), 0, "the actor waits for its load");
+    drop(held);
+    assert_eq!(taking.await.expect("the command ran").expect("run here now"), 2);
+    assert_eq!(registry.actor_count(), 1);
+    assert_eq!(registry.snapshot(ID).await.expect("a state").version, 2);
 }

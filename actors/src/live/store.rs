@@ -82,4 +82,11 @@ pub trait Broadcaster: Send + Sync + 'static {
     fn broadcast_began(&self, state: Snapshot) -> impl Future<Output = ()> + Send {
         self.broadcast(state)
     }
+
+    /// An actor starts here from `state` as loaded (a node taking a tournament over, or a
+    /// first read): what the watchers already hold when the node before sent its last
+    /// change, so the next change may go to them as a small one. By default nothing is kept.
+    fn adopted(&self, state: &Snapshot) {
+        let _ = state;
+    }
 }

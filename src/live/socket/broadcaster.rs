@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use floor_actors::live::{Broadcaster, Snapshot};
+use floor_entities::enums::TournamentStatus;
 use uuid::Uuid;
 
 use socketioxide::SocketIo;
@@ -90,6 +91,22 @@ impl Broadcaster for SocketBroadcaster {
     async fn broadcast_began(&self, state: Snapshot) {
         self.broadcast(state.clone()).await;
         self.send_to_rooms(state.tournament_id, &ServerEvent::Level(LevelStarted::of(&state))).await;
+    }
+
+    /// A running tournament taken over here: its watchers hold what the node before sent
+    /// last, the state as loaded, so the first change from here goes to the compact room as
+    /// `clock` or `patch`, not as the state whole to every phone at once. (If the node before
+    /// died between a change and its broadcast, a watcher holds an older version, finds that
+    /// the patch does not follow it and joins again, as the contract says.)
+    fn adopted(&self, state: &Snapshot) {
+        if state.status != TournamentStatus::Running {
+            return;
+        }
+        let mut last_sent = locked(&self.last_sent);
+        let known = last_sent.get(&state.tournament_id).is_some_and(|sent| sent.version >= state.version);
+        if !known {
+            last_sent.insert(state.tournament_id, state.clone());
+        }
     }
 }
 

@@ -11,7 +11,6 @@ use tokio::time::Instant;
 use uuid::Uuid;
 
 use crate::live::actor::{TimeSource, TournamentMsg, to_millis};
-use crate::live::game::Game;
 use crate::live::state::{LiveState, Snapshot};
 use crate::live::store::LiveStore;
 
@@ -56,13 +55,14 @@ impl Drop for Follower {
 }
 
 impl Follower {
+    /// Follows the tournament from `first`, its state as this node knows it now.
     pub(super) fn start<S: LiveStore>(
         store: Arc<S>,
         now: TimeSource,
-        game: &Game,
+        first: Snapshot,
     ) -> (Arc<Self>, watch::Receiver<Snapshot>) {
-        let tournament_id = game.tournament_id;
-        let (published, snapshot) = watch::channel(Arc::new(LiveState::of(game, to_millis(now()))));
+        let tournament_id = first.tournament_id;
+        let (published, snapshot) = watch::channel(first);
         let published = Arc::new(published);
         let wake = Arc::new(Notify::new());
         let task = tokio::spawn({
@@ -110,10 +110,6 @@ pub(super) fn entries(map: &Entries) -> MutexGuard<'_, HashMap<Uuid, Entry>> {
 /// (single inserts and removals), so a poisoned lock is taken over.
 pub(super) fn locked<K, V>(map: &Mutex<HashMap<K, V>>) -> MutexGuard<'_, HashMap<K, V>> {
     map.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-pub(super) fn is_same(role: &Role, follower: &Arc<Follower>) -> bool {
-    matches!(role, Role::Follower(known) if Arc::ptr_eq(known, follower))
 }
 
 impl Entry {

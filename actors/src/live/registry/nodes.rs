@@ -13,7 +13,7 @@ use crate::live::actor::{TournamentMsg, to_millis};
 use crate::live::state::{LiveState, Snapshot};
 use crate::live::store::{Broadcaster, LiveStore, Owner};
 
-use super::entry::{Entry, Role, entries, is_same, publish_if_newer};
+use super::entry::{Entry, Follower, Role, entries, publish_if_newer};
 use super::{Registry, announce};
 
 impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
@@ -95,23 +95,37 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
     /// Hands every tournament this node runs over: each actor finishes the commands it has
     /// taken (within `grace`), then its tournament is released for another node. Commands
     /// arriving meanwhile find no actor here; with the store refusing new claims (a node
-    /// shutting down), they are answered [`LiveError::Elsewhere`]. Returns the tournaments.
+    /// shutting down), they are answered [`LiveError::Elsewhere`]. A follower takes each
+    /// actor's place at once, from its state, so the reads and joins that still reach this
+    /// node until it closes are answered from memory rather than by loading the game again.
+    /// Returns the tournaments.
     pub async fn hand_over(&self, grace: Duration) -> Vec<Uuid> {
-        let owned: Vec<(Uuid, ActorRef<TournamentMsg>)> = {
+        let owned: Vec<(Uuid, Entry, Arc<Follower>)> = {
             let mut map = entries(&self.entries);
             let ids: Vec<Uuid> = map.iter().filter(|(_, entry)| entry.actor().is_some()).map(|(id, _)| *id).collect();
             ids.into_iter()
-                .filter_map(|id| map.remove(&id).and_then(|entry| entry.actor().cloned()).map(|actor| (id, actor)))
+                .filter_map(|id| {
+                    let owner = map.remove(&id)?;
+                    let latest = owner.snapshot.borrow().clone();
+                    let (follower, snapshot) = Follower::start(self.store.clone(), self.now, latest);
+                    let role = Role::Follower(follower.clone());
+                    map.insert(id, Entry { role, snapshot, last_used: owner.last_used });
+                    Some((id, owner, follower))
+                })
                 .collect()
         };
         let mut draining = JoinSet::new();
-        for (tournament_id, actor) in owned {
+        for (tournament_id, owner, follower) in owned {
             let store = self.store.clone();
             draining.spawn(async move {
-                if actor.drain_and_wait(Some(grace)).await.is_err() {
+                if let Some(actor) = owner.actor()
+                    && actor.drain_and_wait(Some(grace)).await.is_err()
+                {
                     tracing::warn!(%tournament_id, "a tournament actor did not finish its commands in time");
                     actor.stop(Some("handing over".into()));
                 }
+                // What the actor published while it finished its commands.
+                publish_if_newer(&follower.published, owner.snapshot.borrow().clone());
                 store.release(tournament_id).await;
                 tournament_id
             });
@@ -122,24 +136,31 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
     /// The actor of a tournament this node runs or may take now; [`LiveError::Elsewhere`]
     /// when another node runs it. A follower asks again, as its owner may have let go.
     pub(super) async fn owner_actor(&self, tournament_id: Uuid) -> LiveResult<ActorRef<TournamentMsg>> {
-        for _ in 0..2 {
-            let entry = self.entry(tournament_id).await?;
-            let follower = match &entry.role {
-                Role::Owner(actor) => return Ok(actor.clone()),
-                Role::Follower(follower) => follower.clone(),
-            };
-            match self.store.claim(tournament_id).await? {
-                Owner::Here => {
-                    // Taken: the follower gives way to an actor (started by the next cold start).
-                    let mut map = entries(&self.entries);
-                    if map.get(&tournament_id).is_some_and(|entry| is_same(&entry.role, &follower)) {
-                        map.remove(&tournament_id);
-                    }
-                }
-                Owner::Node(url) => return Err(LiveError::Elsewhere { owner: Some(url) }),
-                Owner::Nobody => return Err(LiveError::Elsewhere { owner: None }),
-            }
+        let entry = self.entry(tournament_id).await?;
+        if let Role::Owner(actor) = &entry.role {
+            return Ok(actor.clone());
         }
-        Err(LiveError::Internal(anyhow::anyhow!("the tournament changed hands while a command waited")))
+        match self.store.claim(tournament_id).await? {
+            Owner::Here => self.take_over(tournament_id).await,
+            Owner::Node(url) => Err(LiveError::Elsewhere { owner: Some(url) }),
+            Owner::Nobody => Err(LiveError::Elsewhere { owner: None }),
+        }
+    }
+
+    /// Starts the actor of a tournament this node followed and has just claimed. The follower
+    /// stays in place until the actor replaces it, so reads (a reconnect burst's thousands of
+    /// joins, when the owner before left) keep its state instead of waiting for the load.
+    async fn take_over(&self, tournament_id: Uuid) -> LiveResult<ActorRef<TournamentMsg>> {
+        let _load = self.cold_starts.loads.acquire().await.map_err(|err| LiveError::Internal(err.into()))?;
+        // Another caller may have taken it while this one waited for its turn.
+        if let Some(actor) = self.running(tournament_id).as_ref().and_then(Entry::actor) {
+            return Ok(actor.clone());
+        }
+        let game = self.store.load(tournament_id).await?.ok_or_else(|| LiveError::not_found("tournament"))?;
+        let entry = self.adopt(game).await?;
+        entry
+            .actor()
+            .cloned()
+            .ok_or_else(|| LiveError::Internal(anyhow::anyhow!("a tournament was adopted without an actor")))
     }
 }

@@ -10,7 +10,9 @@ use tokio::time::Instant;
 use uuid::Uuid;
 
 use crate::error::{LiveError, LiveResult, Refusal};
+use crate::live::actor::to_millis;
 use crate::live::game::Game;
+use crate::live::state::LiveState;
 use crate::live::store::{Broadcaster, LiveStore, Owner};
 
 use super::Registry;
@@ -113,6 +115,12 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
         if self.store.claim(tournament_id).await? != Owner::Here {
             return Ok(self.follow(game));
         }
+        self.adopt(game).await
+    }
+
+    /// Has the supervisor start the actor of `game` (or give the one it runs), in place of
+    /// whatever entry this node held of it.
+    pub(super) async fn adopt(&self, game: Game) -> LiveResult<Entry> {
         let game = Box::new(game);
         match self.supervisor.call(|reply| SupervisorMsg::Adopt { game, reply: Some(reply) }, None).await {
             Ok(ractor::rpc::CallResult::Success(entry)) => entry,
@@ -127,7 +135,8 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
         if let Some(entry) = map.get(&game.tournament_id) {
             return entry.clone();
         }
-        let (follower, snapshot) = Follower::start(self.store.clone(), self.now, &game);
+        let first = Arc::new(LiveState::of(&game, to_millis((self.now)())));
+        let (follower, snapshot) = Follower::start(self.store.clone(), self.now, first);
         let entry = Entry { role: Role::Follower(follower), snapshot, last_used: Instant::now() };
         map.insert(game.tournament_id, entry.clone());
         entry

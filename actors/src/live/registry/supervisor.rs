@@ -65,7 +65,9 @@ impl<S: LiveStore, B: Broadcaster> LiveSupervisor<S, B> {
         {
             return Ok(entry.clone());
         }
-        let (published, snapshot) = watch::channel(Arc::new(LiveState::of(&game, to_millis((self.now)()))));
+        let loaded = Arc::new(LiveState::of(&game, to_millis((self.now)())));
+        self.broadcaster.adopted(&loaded);
+        let (published, snapshot) = watch::channel(loaded);
         let actor = TournamentActor { store: self.store.clone(), broadcaster: self.broadcaster.clone(), now: self.now };
         let (actor, _) = Actor::spawn_linked(None, actor, (game, published), myself.get_cell())
             .await
