@@ -4,6 +4,7 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
+use futures_util::future::BoxFuture;
 use sea_orm::DatabaseConnection;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
@@ -67,10 +68,15 @@ pub struct App {
     pub desks: Desks,
 }
 
-/// Drops the cached public reads here at once, and tells the other nodes to drop theirs
-/// without waiting for Redis (a Redis that stopped answering must not hold a write's answer).
+/// Drops the cached public reads here at once, and tells the other nodes to drop theirs.
 pub fn drop_reads(read_cache: &ReadCache, bus: Option<&Arc<Bus>>) {
     read_cache.invalidate();
+    tell_reads_changed(bus);
+}
+
+/// Tells the other nodes to drop their cached reads, without waiting for Redis (a Redis that
+/// stopped answering must not hold a write's answer).
+fn tell_reads_changed(bus: Option<&Arc<Bus>>) {
     if let Some(bus) = bus {
         let bus = bus.clone();
         tokio::spawn(async move { bus.announce(Change::Reads).await });
@@ -78,7 +84,8 @@ pub fn drop_reads(read_cache: &ReadCache, bus: Option<&Arc<Bus>>) {
 }
 
 /// What the node does when a registration desk's group ends: the reads it changed are
-/// dropped once for the group, and the group is counted.
+/// built again here (and dropped on the other nodes) once for the group, and the group is
+/// counted.
 pub struct DeskCommits {
     pub read_cache: Arc<ReadCache>,
     pub bus: Option<Arc<Bus>>,
@@ -86,9 +93,12 @@ pub struct DeskCommits {
 }
 
 impl crate::tournaments::desk::Committed for DeskCommits {
-    fn committed(&self, decided: usize) {
-        drop_reads(&self.read_cache, self.bus.as_ref());
-        self.metrics.registration_group("committed", decided);
+    fn committed(&self, tournament_id: Uuid, decided: usize) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            tell_reads_changed(self.bus.as_ref());
+            self.read_cache.renew(tournament_id).await;
+            self.metrics.registration_group("committed", decided);
+        })
     }
 
     fn failed(&self, refused: usize) {

@@ -6,7 +6,10 @@
 //! through the Redis bus). Dropping moves the cache to a new generation and files every
 //! answer under the generation it was built in, so an answer built from the old data while
 //! the change committed is never served after the change was answered. Concurrent requests
-//! for a missing answer wait for one build. An answer that depends on the time (the slides on
+//! for a missing answer wait for one build. A registration desk's commit, which changes only
+//! the registrations of one tournament, builds again the answers that show them before it
+//! moves the generation ([`ReadCache::renew`]): in a registration rush, where a group commits
+//! every few tens of milliseconds, readers of the agenda never wait for a build. An answer that depends on the time (the slides on
 //! show, the current season) says how long it holds, and none is kept longer than
 //! [`LONGEST_KEPT`], which bounds how stale a change made outside the running nodes (a manual
 //! fix in SQL) can leave a read.
@@ -20,10 +23,12 @@ use axum::body::Bytes;
 use axum::http::HeaderValue;
 use flate2::Compression;
 use flate2::write::GzEncoder;
+use futures_util::future::{BoxFuture, join_all};
 use moka::Expiry;
 use moka::future::Cache;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use uuid::Uuid;
 
 use crate::error::{AppError, AppResult};
 
@@ -32,6 +37,10 @@ pub const LONGEST_KEPT: Duration = Duration::from_secs(60);
 
 /// The memory the answers may take together; past it the least used are dropped.
 const MOST_BYTES: u64 = 64 << 20;
+
+/// The most answers one commit builds again before it is answered (the agenda's filters in
+/// use and the tournament's card); any more are dropped, and built by their next reader.
+const MOST_RENEWED: usize = 8;
 
 /// An answer's key: the generation it was built in, and what it answers (a route and its
 /// canonical parameters).
@@ -54,6 +63,26 @@ pub struct Answer {
     /// The body in gzip, made by the first request that takes it (`None` if that failed: the
     /// JSON goes out as it is).
     gzip: OnceLock<Option<Bytes>>,
+    /// How a registration desk's commit builds it again, for an answer that shows
+    /// registrations.
+    renewal: Option<Renewal>,
+}
+
+/// How an answer that shows registrations is built again when they change: which
+/// tournaments' registrations it shows, and its build, which holds no borrow.
+#[derive(Clone)]
+pub struct Renewal {
+    shows: Shows,
+    build: Arc<dyn Fn() -> BoxFuture<'static, AppResult<Answer>> + Send + Sync>,
+}
+
+/// Whose registrations an answer shows.
+#[derive(Clone, Copy, Debug)]
+pub enum Shows {
+    /// Any tournament's (the agenda's cards).
+    AnyTournament,
+    /// This tournament's only (its card).
+    Tournament(Uuid),
 }
 
 impl Default for ReadCache {
@@ -85,6 +114,53 @@ impl ReadCache {
             .map_err(AppError::shared)
     }
 
+    /// The answer under `key` as [`Self::get_or_build`] gives it, built by `renewal`, which a
+    /// registration desk's commit runs again ([`Self::renew`]).
+    pub async fn get_or_renew(&self, key: String, renewal: Renewal) -> AppResult<Arc<Answer>> {
+        let build = (renewal.build)();
+        self.get_or_build(key, async { Ok(Answer { renewal: Some(renewal), ..build.await? }) }).await
+    }
+
+    /// The registrations of `tournament_id` changed, and nothing else: called after the change
+    /// committed and before it is answered. The answers of this generation that show them
+    /// are built again, while readers are still served the ones before; then the cache moves
+    /// to a new generation holding the rebuilt answers only, every other answer dropped as
+    /// [`Self::invalidate`] drops them. If another change moved the generation meanwhile, the
+    /// rebuilt answers are thrown away (they may have been read before that change) and the
+    /// cache drops everything as [`Self::invalidate`] does: the generation the other change
+    /// began may hold another renewal's answers, read before this change committed.
+    pub async fn renew(&self, tournament_id: Uuid) {
+        let generation = self.generation.load(Ordering::Acquire);
+        let renewals: Vec<(String, Renewal)> = self
+            .answers
+            .iter()
+            .filter(|(key, _)| key.0 == generation)
+            .filter_map(|(key, answer)| {
+                let renewal =
+                    answer.renewal.as_ref().filter(|renewal| renewal.shows.registrations_of(tournament_id))?;
+                Some((key.1.clone(), renewal.clone()))
+            })
+            .take(MOST_RENEWED)
+            .collect();
+        let rebuilt = join_all(renewals.into_iter().map(|(key, renewal)| async move {
+            let answer = (renewal.build)().await;
+            (key, answer.map(|answer| Answer { renewal: Some(renewal), ..answer }))
+        }))
+        .await;
+        let next = generation + 1;
+        if self.generation.compare_exchange(generation, next, Ordering::AcqRel, Ordering::Acquire).is_err() {
+            return self.invalidate();
+        }
+        self.answers.invalidate_all();
+        for (key, answer) in rebuilt {
+            match answer {
+                Ok(answer) => self.answers.insert((next, key), Arc::new(answer)).await,
+                // Its next reader builds it, and gets the error if it holds.
+                Err(err) => tracing::warn!(%key, error = %err, "could not build a kept answer again"),
+            }
+        }
+    }
+
     /// Drops every answer: the data behind them changed. A build in progress finishes under
     /// the old generation, where nobody looks any more.
     pub fn invalidate(&self) {
@@ -104,7 +180,7 @@ impl Answer {
     pub fn json_holding_for(value: &impl Serialize, holds_for: Option<Duration>) -> AppResult<Self> {
         let body = Bytes::from(serde_json::to_vec(value).map_err(|err| AppError::Internal(err.into()))?);
         let etag = HeaderValue::from_str(&weak_tag(&body)).map_err(|err| AppError::Internal(err.into()))?;
-        Ok(Self { body, etag, holds_for, gzip: OnceLock::new() })
+        Ok(Self { body, etag, holds_for, gzip: OnceLock::new(), renewal: None })
     }
 
     /// The body in gzip, compressed once.
@@ -121,6 +197,26 @@ impl Answer {
                 }
             })
             .as_ref()
+    }
+}
+
+impl Renewal {
+    /// An answer showing the registrations `shows` names, built by `build`.
+    pub fn new(
+        shows: Shows,
+        build: impl Fn() -> BoxFuture<'static, AppResult<Answer>> + Send + Sync + 'static,
+    ) -> Self {
+        Self { shows, build: Arc::new(build) }
+    }
+}
+
+impl Shows {
+    /// Whether a change to the registrations of `tournament_id` changes this answer.
+    fn registrations_of(self, tournament_id: Uuid) -> bool {
+        match self {
+            Self::AnyTournament => true,
+            Self::Tournament(shown) => shown == tournament_id,
+        }
     }
 }
 
@@ -223,6 +319,122 @@ mod tests {
             assert_eq!(reader.expect("joined").expect("built").as_ref(), b"\"shared\"");
         }
         assert_eq!(builds.load(Ordering::SeqCst), 1);
+    }
+
+    /// A renewal showing `shows` that reads `data`'s value, then answers it once `gate` lets
+    /// it, counting its builds.
+    fn renewal_of(
+        shows: Shows,
+        data: &Arc<AtomicUsize>,
+        gate: &Arc<tokio::sync::Mutex<()>>,
+        builds: &Arc<AtomicUsize>,
+    ) -> Renewal {
+        let (data, gate, builds) = (data.clone(), gate.clone(), builds.clone());
+        Renewal::new(shows, move || {
+            let (data, gate, builds) = (data.clone(), gate.clone(), builds.clone());
+            Box::pin(async move {
+                let read = data.load(Ordering::SeqCst);
+                let _open = gate.lock().await;
+                builds.fetch_add(1, Ordering::SeqCst);
+                Answer::json(&read)
+            })
+        })
+    }
+
+    /// A cache holding the agenda, built from `data` (1) once its `gate` lets it.
+    async fn with_agenda() -> (Arc<ReadCache>, Arc<AtomicUsize>, Arc<tokio::sync::Mutex<()>>) {
+        let cache = Arc::new(ReadCache::default());
+        let (data, gate) = (Arc::new(AtomicUsize::new(1)), Arc::new(tokio::sync::Mutex::new(())));
+        let agenda = renewal_of(Shows::AnyTournament, &data, &gate, &Arc::default());
+        cache.get_or_renew("agenda".into(), agenda).await.expect("built");
+        (cache, data, gate)
+    }
+
+    /// A commit's renewal, in a task of its own.
+    fn renew_aside(cache: &Arc<ReadCache>) -> tokio::task::JoinHandle<()> {
+        let cache = cache.clone();
+        tokio::spawn(async move { cache.renew(Uuid::new_v4()).await })
+    }
+
+    async fn body(cache: &ReadCache, key: &str) -> Bytes {
+        cache
+            .get_or_build(key.into(), async { Answer::json(&"built by the reader") })
+            .await
+            .expect("built")
+            .body
+            .clone()
+    }
+
+    #[tokio::test]
+    async fn a_commit_builds_again_the_answers_that_show_its_registrations_and_drops_the_rest() {
+        let cache = ReadCache::default();
+        let (data, gate, builds) = (Arc::new(AtomicUsize::new(1)), Arc::default(), Arc::new(AtomicUsize::new(0)));
+        let (this, other) = (Uuid::new_v4(), Uuid::new_v4());
+        for (key, shows) in [
+            ("agenda", Shows::AnyTournament),
+            ("card", Shows::Tournament(this)),
+            ("other card", Shows::Tournament(other)),
+        ] {
+            cache.get_or_renew(key.into(), renewal_of(shows, &data, &gate, &builds)).await.expect("built");
+        }
+        cache.get_or_build("cities".into(), async { Answer::json(&"cities") }).await.expect("built");
+        assert_eq!(builds.load(Ordering::SeqCst), 3);
+        data.store(2, Ordering::SeqCst);
+        cache.renew(this).await;
+        assert_eq!(builds.load(Ordering::SeqCst), 5, "the agenda and this tournament's card, built again");
+        assert_eq!(body(&cache, "agenda").await.as_ref(), b"2", "ready, not built by the reader");
+        assert_eq!(body(&cache, "card").await.as_ref(), b"2");
+        assert_eq!(body(&cache, "other card").await.as_ref(), b"\"built by the reader\"", "dropped");
+        assert_eq!(body(&cache, "cities").await.as_ref(), b"\"built by the reader\"", "dropped");
+        // Renewed answers are renewed again by the next commit.
+        data.store(3, Ordering::SeqCst);
+        cache.renew(this).await;
+        assert_eq!(body(&cache, "agenda").await.as_ref(), b"3");
+    }
+
+    #[tokio::test]
+    async fn readers_get_the_answers_before_until_a_commit_has_built_them_again() {
+        let (cache, data, gate) = with_agenda().await;
+        data.store(2, Ordering::SeqCst);
+        let held = gate.lock().await;
+        let renewing = renew_aside(&cache);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(!renewing.is_finished(), "the rebuild waits at the gate");
+        assert_eq!(body(&cache, "agenda").await.as_ref(), b"1", "the answer before, at once");
+        drop(held);
+        renewing.await.expect("renewed");
+        assert_eq!(body(&cache, "agenda").await.as_ref(), b"2");
+    }
+
+    #[tokio::test]
+    async fn answers_built_again_across_another_change_are_thrown_away() {
+        let (cache, _, gate) = with_agenda().await;
+        let held = gate.lock().await;
+        let renewing = renew_aside(&cache);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        // Another change commits and drops the reads while the rebuild reads what was before it.
+        cache.invalidate();
+        drop(held);
+        renewing.await.expect("renewed");
+        assert_eq!(body(&cache, "agenda").await.as_ref(), b"\"built by the reader\"", "not the rebuilt answer");
+    }
+
+    #[tokio::test]
+    async fn two_commits_renewing_at_once_never_leave_the_answers_read_before_the_second() {
+        let (cache, data, gate) = with_agenda().await;
+        let held = gate.lock().await;
+        // The first commit's rebuild reads, then waits; the second commits and renews too.
+        data.store(2, Ordering::SeqCst);
+        let first = renew_aside(&cache);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        data.store(3, Ordering::SeqCst);
+        let second = renew_aside(&cache);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        // The first moves the generation with what it read (2); the second finds it moved.
+        drop(held);
+        first.await.expect("renewed");
+        second.await.expect("renewed");
+        assert_eq!(body(&cache, "agenda").await.as_ref(), b"\"built by the reader\"", "never the first's 2");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use super::etag;
 use crate::app::AppState;
 use crate::error::AppResult;
-use crate::read_cache::Answer;
+use crate::read_cache::{Answer, Renewal};
 
 /// The answer under `key`, built by `build` when the cache has none, sent as `headers` ask.
 pub async fn answer(
@@ -21,6 +21,13 @@ pub async fn answer(
     build: impl Future<Output = AppResult<Answer>>,
 ) -> AppResult<Response> {
     let answer = app.read_cache.get_or_build(key, build).await?;
+    Ok(send(&answer, headers))
+}
+
+/// The answer under `key`, built by `renewal` when the cache has none (and again by each
+/// registration desk's commit that changes what it shows), sent as `headers` ask.
+pub async fn renewed_answer(app: &AppState, headers: &HeaderMap, key: String, renewal: Renewal) -> AppResult<Response> {
+    let answer = app.read_cache.get_or_renew(key, renewal).await?;
     Ok(send(&answer, headers))
 }
 
@@ -57,8 +64,8 @@ pub async fn drop_on_change(State(app): State<AppState>, request: Request, next:
     response
 }
 
-/// Marks an answer whose change has dropped the cached reads already (a registration desk
-/// drops them once for its whole group), so the middleware leaves them be.
+/// Marks an answer whose change has renewed the cached reads already (a registration desk
+/// renews them once for its whole group), so the middleware leaves them be.
 #[derive(Clone, Copy, Debug)]
 pub struct ReadsDropped;
 

@@ -124,8 +124,8 @@ async fn register_player(State(app): State<AppState>, user: AuthUser, Path(id): 
 }
 
 /// A change decided at the tournament's desk, answered with the registration as it now is.
-/// The desk has dropped the cached reads for its group: the answer says so, so the API's
-/// middleware does not drop them again for each change.
+/// The desk has built the cached reads again for its group: the answer says so, so the API's
+/// middleware does not drop them for each change.
 type Decision = (Extension<ReadsDropped>, Json<RegistrationView>);
 
 async fn decide(app: &AppState, tournament_id: Uuid, change: Change) -> AppResult<Decision> {

@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use floor_entities::enums::TournamentType;
 use floor_entities::{blind_templates, locations, organizers, registrations, tournaments};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
+use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 use serde::Deserialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -24,7 +24,7 @@ use super::validate::{Problems, optional_multiline_text, optional_text, url};
 use super::views::{ItemList, Localized};
 use crate::app::AppState;
 use crate::error::{AppError, AppResult, ErrorBody};
-use crate::read_cache::Answer;
+use crate::read_cache::{Answer, Renewal, Shows};
 use crate::tournaments::TournamentText;
 use crate::tournaments::lifecycle::{self, Presentation, Texts, TournamentChanges, TournamentDraft};
 use crate::tournaments::{screen_path, share_path};
@@ -268,20 +268,9 @@ async fn get_tournament(
 ) -> AppResult<Response> {
     // The card everyone gets is kept; a signed-in caller's own registration is read each time.
     let key = format!("GET /tournaments/{id}");
-    let card = async {
-        let model = tournaments::Entity::find_by_id(id)
-            .one(&app.kept_reads)
-            .await?
-            .ok_or_else(|| AppError::not_found("tournament"))?;
-        Answer::json(&TournamentDetailView {
-            screen_url: format!("{}{}", app.config.public_url, screen_path(model.id)),
-            share_url: format!("{}{}", app.config.public_url, share_path(model.id)),
-            tournament: tournament_view(&app.kept_reads, model).await?,
-            my_registration: None,
-        })
-    };
-    let Some(user) = caller else { return cached::answer(&app, &headers, key, card).await };
-    let card = app.read_cache.get_or_build(key, card).await?;
+    let card = card_for_everyone(app.kept_reads.clone(), app.config.public_url.clone(), id);
+    let Some(user) = caller else { return cached::renewed_answer(&app, &headers, key, card).await };
+    let card = app.read_cache.get_or_renew(key, card).await?;
     let mine = match registrations::Entity::find()
         .filter(registrations::Column::TournamentId.eq(id))
         .filter(registrations::Column::UserId.eq(user.id()))
@@ -295,6 +284,26 @@ async fn get_tournament(
     let body = with_my_registration(&card.body, &mine)
         .ok_or_else(|| AppError::Internal(anyhow::anyhow!("a kept tournament card does not end in myRegistration")))?;
     Ok(([(CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response())
+}
+
+/// The card of tournament `id` as everyone gets it (`myRegistration` null), built again by
+/// its registration desk's commits.
+fn card_for_everyone(kept_reads: DatabaseConnection, public_url: String, id: Uuid) -> Renewal {
+    Renewal::new(Shows::Tournament(id), move || {
+        let (kept_reads, public_url) = (kept_reads.clone(), public_url.clone());
+        Box::pin(async move {
+            let model = tournaments::Entity::find_by_id(id)
+                .one(&kept_reads)
+                .await?
+                .ok_or_else(|| AppError::not_found("tournament"))?;
+            Answer::json(&TournamentDetailView {
+                screen_url: format!("{public_url}{}", screen_path(model.id)),
+                share_url: format!("{public_url}{}", share_path(model.id)),
+                tournament: tournament_view(&kept_reads, model).await?,
+                my_registration: None,
+            })
+        })
+    })
 }
 
 /// The JSON of a card kept for everyone (`{…,"myRegistration":null}`) with `mine` (JSON)

@@ -12,8 +12,8 @@
 //! answered with its error and writes nothing; a club change that fails is rolled back to
 //! its savepoint and the group goes on. An answer is sent only once its group has
 //! committed, and a group that cannot commit is refused as a whole: nothing of it was
-//! written, so nothing acknowledged is lost. The public reads are dropped, and the notices
-//! pushed, once per group.
+//! written, so nothing acknowledged is lost. The public reads that show the registrations
+//! are built again before the group is answered, and the notices pushed, once per group.
 //!
 //! A desk lives while changes come: it is started by the first and ends after [`IDLE_AFTER`]
 //! without one, holding nothing but its queue meanwhile.
@@ -26,6 +26,7 @@ use chrono::{DateTime, Utc};
 use floor_actors::rules::strikes::is_banned;
 use floor_entities::enums::{RegistrationSource, RegistrationStatus, TournamentStatus, UserStatus};
 use floor_entities::{player_profiles, registrations, tournaments, users};
+use futures_util::future::BoxFuture;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, QueryFilter, QuerySelect,
     TransactionTrait,
@@ -75,8 +76,9 @@ pub struct Decided {
 
 /// What a group did beside its answers: its commit, for the node to act on.
 pub trait Committed: Send + Sync + 'static {
-    /// A group of `decided` changes committed: the public reads it changed are to be dropped.
-    fn committed(&self, decided: usize);
+    /// A group of `decided` changes to the registrations of `tournament_id` committed: the
+    /// public reads that show them are to be ready again before the group is answered.
+    fn committed(&self, tournament_id: Uuid, decided: usize) -> BoxFuture<'_, ()>;
     /// A group could not be written: every change of it was refused.
     fn failed(&self, refused: usize);
 }
@@ -194,7 +196,7 @@ impl Desks {
             Ok((answers, notices)) => {
                 let decided = answers.iter().filter(|answer| answer.is_ok()).count();
                 if decided > 0 {
-                    self.committed.committed(decided);
+                    self.committed.committed(tournament_id, decided).await;
                 }
                 self.notifier.push_in_background(&self.db, notices);
                 for (ask, answer) in group.into_iter().zip(answers) {

@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use floor_entities::enums::{RegistrationStatus, TournamentStatus};
 use floor_entities::{locations, registrations, tournaments};
 use sea_orm::sea_query::Query as SqlQuery;
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -24,7 +24,7 @@ use crate::error::{AppError, AppResult, ErrorBody};
 use crate::http::cached;
 use crate::http::extract::{MaybeAuthUser, Query};
 use crate::http::views::ItemList;
-use crate::read_cache::Answer;
+use crate::read_cache::{Answer, Renewal, Shows};
 
 /// The agenda's route, merged into the tournaments' router.
 pub(super) fn router() -> OpenApiRouter<AppState> {
@@ -34,7 +34,7 @@ pub(super) fn router() -> OpenApiRouter<AppState> {
 /// The agenda never returns more than this many tournaments.
 pub const AGENDA_LIMIT: u64 = 50;
 
-#[derive(Debug, Deserialize, IntoParams)]
+#[derive(Clone, Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query, rename_all = "camelCase")]
 pub struct AgendaFilter {
@@ -79,14 +79,23 @@ async fn list_agenda(
 ) -> AppResult<Response> {
     // The cards everyone gets are kept; a signed-in caller's statuses are read each time.
     let key = format!("GET /tournaments {filter:?}");
-    let cards = async {
-        let models = agenda_query(filter).all(&app.kept_reads).await?;
-        Answer::json(&ItemList::new(tournament_views(&app.kept_reads, models).await?))
-    };
-    let Some(user) = caller else { return cached::answer(&app, &headers, key, cards).await };
-    let cards = app.read_cache.get_or_build(key, cards).await?;
+    let cards = agenda_cards(app.kept_reads.clone(), filter);
+    let Some(user) = caller else { return cached::renewed_answer(&app, &headers, key, cards).await };
+    let cards = app.read_cache.get_or_renew(key, cards).await?;
     let body = with_my_statuses(&app.reads, &cards.body, user.id()).await?;
     Ok(([(CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response())
+}
+
+/// The agenda's cards for `filter` as everyone gets them, built again by every registration
+/// desk's commit.
+fn agenda_cards(kept_reads: DatabaseConnection, filter: AgendaFilter) -> Renewal {
+    Renewal::new(Shows::AnyTournament, move || {
+        let (kept_reads, filter) = (kept_reads.clone(), filter.clone());
+        Box::pin(async move {
+            let models = agenda_query(filter).all(&kept_reads).await?;
+            Answer::json(&ItemList::new(tournament_views(&kept_reads, models).await?))
+        })
+    })
 }
 
 /// The kept agenda `cards` (JSON) with `myStatus` of `user_id` in each card.
