@@ -31,7 +31,7 @@ pub async fn signed_in_user(db: &DatabaseConnection, jwt: &JwtKeys, token: &str)
 
 /// [`signed_in_user`] with the token's claims (a live socket ends at their `exp`).
 pub async fn signed_in(db: &DatabaseConnection, jwt: &JwtKeys, token: &str) -> AppResult<(users::Model, Claims)> {
-    let claims = jwt.verify(token).ok_or_else(|| AppError::unauthorized("the access token is invalid or expired"))?;
+    let claims = verified(jwt, token)?;
     let user = users::Entity::find_by_id(claims.sub)
         .one(db)
         .await?
@@ -39,6 +39,11 @@ pub async fn signed_in(db: &DatabaseConnection, jwt: &JwtKeys, token: &str) -> A
         .ok_or_else(|| AppError::unauthorized("the account of this token no longer exists"))?;
     ensure_not_banned(&user)?;
     Ok((user, claims))
+}
+
+/// The claims of a valid, unexpired access token; its account is not read.
+pub fn verified(jwt: &JwtKeys, token: &str) -> AppResult<Claims> {
+    jwt.verify(token).ok_or_else(|| AppError::unauthorized("the access token is invalid or expired"))
 }
 
 /// Starts a new session family for `user` inside the caller's transaction.

@@ -14,7 +14,7 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::cached::ReadsDropped;
-use super::extract::{AuthUser, Json, Path, TournamentAccess, club};
+use super::extract::{AuthUser, Json, Path, TokenCaller, TournamentAccess, club};
 use super::validate::Problems;
 use super::views::ItemList;
 use crate::accounts::shown_phone;
@@ -119,8 +119,13 @@ pub async fn registration_view(conn: &impl ConnectionTrait, row: registrations::
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
         (status = 409, description = "REGISTRATION_CLOSED, ALREADY_REGISTERED", body = ErrorBody),
     ))]
-async fn register_player(State(app): State<AppState>, user: AuthUser, Path(id): Path<Uuid>) -> AppResult<Decision> {
-    decide(&app, id, Change::Register { user_id: user.id() }).await
+async fn register_player(
+    State(app): State<AppState>,
+    caller: TokenCaller,
+    Path(id): Path<Uuid>,
+) -> AppResult<Decision> {
+    // The desk holds and checks the caller's account with its group's.
+    decide(&app, id, Change::Register { user_id: caller.user_id }).await
 }
 
 /// A change decided at the tournament's desk, answered with the registration as it now is.

@@ -40,7 +40,7 @@ use super::registrations::{
     new_registration, reregistration, tell_followers, waitlist_positions,
 };
 use super::{display_title, lock, seat_counts};
-use crate::accounts::account_gone;
+use crate::accounts::{account_gone, ensure_not_banned};
 use crate::db::{self, IDS_PER_STATEMENT, insert_in_chunks_of, padded};
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::notifications::{Journaled, Notifier};
@@ -355,7 +355,7 @@ impl<'a> Group<'a> {
     /// earlier one taken up again, or a new one written with the group's others.
     async fn register(&mut self, user_id: Uuid, now: DateTime<Utc>) -> AppResult<AppResult<Decided>> {
         let previous = match register(
-            self.accounts.contains_key(&user_id),
+            self.accounts.get(&user_id),
             self.bans.get(&user_id).copied().flatten(),
             self.held.get(&user_id),
             now,
@@ -433,14 +433,23 @@ impl<'a> Group<'a> {
 /// A registration's decision without I/O, for a player whose account is live or not, banned
 /// until `ban_until`, holding `held` in the tournament: refused, or the player's earlier
 /// (cancelled) registration to take up again, if any.
+/// Why the account of a registering caller (as the group holds it: `None` once deleted)
+/// cannot register at all, as the API refuses any request of it: deleted, or banned.
+fn account_refusal(account: Option<&users::Model>) -> Option<AppError> {
+    match account {
+        None => Some(account_gone()),
+        Some(user) => ensure_not_banned(user).err(),
+    }
+}
+
 fn register(
-    account_live: bool,
+    account: Option<&users::Model>,
     ban_until: Option<DateTime<Utc>>,
     held: Option<&registrations::Model>,
     now: DateTime<Utc>,
 ) -> AppResult<Option<registrations::Model>> {
-    if !account_live {
-        return Err(account_gone());
+    if let Some(refused) = account_refusal(account) {
+        return Err(refused);
     }
     if is_banned(ban_until, now) {
         return Err(AppError::new(ErrorCode::RegistrationBanned, "registration is closed to you until your ban ends"));
@@ -461,7 +470,7 @@ fn refuse_all(
     changes
         .iter()
         .map(|change| match change {
-            Change::Register { user_id } if !accounts.contains_key(user_id) => Err(account_gone()),
+            Change::Register { user_id } => Err(account_refusal(accounts.get(user_id)).unwrap_or_else(&refusal)),
             _ => Err(refusal()),
         })
         .collect()
@@ -573,13 +582,33 @@ mod tests {
         model_of(row).expect("a model")
     }
 
+    fn account(status: UserStatus) -> users::Model {
+        let now = at("2026-11-01T12:00:00Z");
+        users::Model {
+            id: Uuid::now_v7(),
+            phone: "+79990000000".into(),
+            name: None,
+            nickname: None,
+            avatar_url: None,
+            city_slug: None,
+            consent_accepted_at: None,
+            consent_version: None,
+            admin_role: None,
+            status,
+            merged_into_user_id: None,
+            deleted_at: None,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
     fn code(decided: AppResult<Option<registrations::Model>>) -> Option<ErrorCode> {
         decided.err().map(|err| err.code())
     }
 
     #[test]
     fn a_newcomer_registers_with_a_new_row() {
-        let decided = register(true, None, None, at("2026-11-28T12:00:00Z"));
+        let decided = register(Some(&account(UserStatus::Active)), None, None, at("2026-11-28T12:00:00Z"));
         assert!(matches!(decided, Ok(None)));
     }
 
@@ -588,8 +617,21 @@ mod tests {
         let live = held(RegistrationStatus::Registered);
         let now = at("2026-11-28T12:00:00Z");
         assert_eq!(
-            code(register(false, Some(at("2027-01-01T00:00:00Z")), Some(&live), now)),
+            code(register(None, Some(at("2027-01-01T00:00:00Z")), Some(&live), now)),
             Some(ErrorCode::Unauthorized)
+        );
+    }
+
+    #[test]
+    fn a_banned_account_is_refused_as_every_request_of_it_is() {
+        let live = held(RegistrationStatus::Registered);
+        let now = at("2026-11-28T12:00:00Z");
+        let banned = account(UserStatus::Banned);
+        assert_eq!(code(register(Some(&banned), None, None, now)), Some(ErrorCode::UserBanned));
+        assert_eq!(
+            code(register(Some(&banned), Some(at("2027-01-01T00:00:00Z")), Some(&live), now)),
+            Some(ErrorCode::UserBanned),
+            "before a registration ban or a place held"
         );
     }
 
@@ -597,10 +639,13 @@ mod tests {
     fn a_ban_refuses_until_it_ends() {
         let until = at("2026-12-01T00:00:00Z");
         assert_eq!(
-            code(register(true, Some(until), None, at("2026-11-30T23:59:59Z"))),
+            code(register(Some(&account(UserStatus::Active)), Some(until), None, at("2026-11-30T23:59:59Z"))),
             Some(ErrorCode::RegistrationBanned)
         );
-        assert!(register(true, Some(until), None, until).is_ok(), "the ban ends at its end");
+        assert!(
+            register(Some(&account(UserStatus::Active)), Some(until), None, until).is_ok(),
+            "the ban ends at its end"
+        );
     }
 
     #[test]
@@ -608,7 +653,7 @@ mod tests {
         let now = at("2026-11-28T12:00:00Z");
         for status in LIVE {
             assert_eq!(
-                code(register(true, None, Some(&held(status)), now)),
+                code(register(Some(&account(UserStatus::Active)), None, Some(&held(status)), now)),
                 Some(ErrorCode::AlreadyRegistered),
                 "{status:?}"
             );
@@ -620,7 +665,9 @@ mod tests {
         let now = at("2026-11-28T12:00:00Z");
         for status in [RegistrationStatus::Cancelled, RegistrationStatus::NoShow] {
             let row = held(status);
-            let again = register(true, None, Some(&row), now).expect("taken up").expect("the same row");
+            let again = register(Some(&account(UserStatus::Active)), None, Some(&row), now)
+                .expect("taken up")
+                .expect("the same row");
             assert_eq!(again.id, row.id, "{status:?}");
         }
     }

@@ -16,6 +16,7 @@ on_both_databases!(
     cancelling_a_seat_after_the_deadline_costs_a_strike_but_the_waitlist_never_does,
     two_late_cancellations_ban_registration_and_forgiving_lifts_it,
     registration_is_closed_outside_the_registration_status,
+    a_banned_or_deleted_account_is_refused_before_the_tournament_is_looked_at,
     check_in_only_from_registered_while_registration_is_open,
     cancel_check_in_returns_a_promoted_player_to_the_waitlist,
     a_player_who_was_never_on_the_waitlist_returns_to_registered,
@@ -266,6 +267,28 @@ async fn registration_is_closed_outside_the_registration_status(backend: Backend
         cancel(&app, id, &players[0]).await.assert_error(409, "REGISTRATION_CLOSED");
     }
     assert_eq!(app.count("SELECT COUNT(*) FROM registrations").await, 1);
+}
+
+/// The desk, not the request, reads a registering caller's account: it refuses a banned or
+/// deleted one as every other route does, whatever the tournament.
+async fn a_banned_or_deleted_account_is_refused_before_the_tournament_is_looked_at(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let club = app.create_club("Aces", "+79990300091").await;
+    let open = app.create_tournament(&club, 5, Duration::days(1)).await;
+    let running = app.create_tournament(&club, 5, Duration::days(1)).await;
+    app.exec(&format!("UPDATE tournaments SET status = 'running' WHERE id = {}", app.uuid_literal(running))).await;
+    let players = app.sign_in_players(309, 2).await;
+    let (banned, deleted) = (&players[0], &players[1]);
+    app.exec(&format!("UPDATE users SET status = 'banned' WHERE id = {}", app.uuid_literal(banned.user_id))).await;
+    app.exec(&format!("UPDATE users SET status = 'deleted' WHERE id = {}", app.uuid_literal(deleted.user_id))).await;
+    for id in [open, running, Uuid::new_v4()] {
+        register(&app, id, banned).await.assert_error(403, "USER_BANNED");
+        register(&app, id, deleted).await.assert_error(401, "UNAUTHORIZED");
+    }
+    let forged = Session { access_token: "not.a.token".into(), ..banned.clone() };
+    register(&app, open, &forged).await.assert_error(401, "UNAUTHORIZED");
+    app.post(&register_path(open), None, json!({})).await.assert_error(401, "UNAUTHORIZED");
+    assert_eq!(app.count("SELECT COUNT(*) FROM registrations").await, 0);
 }
 
 async fn check_in_only_from_registered_while_registration_is_open(backend: Backend) {
