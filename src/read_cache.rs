@@ -117,8 +117,12 @@ impl ReadCache {
     /// The answer under `key` as [`Self::get_or_build`] gives it, built by `renewal`, which a
     /// registration desk's commit runs again ([`Self::renew`]).
     pub async fn get_or_renew(&self, key: String, renewal: Renewal) -> AppResult<Arc<Answer>> {
-        let build = (renewal.build)();
-        self.get_or_build(key, async { Ok(Answer { renewal: Some(renewal), ..build.await? }) }).await
+        // Built only on a miss: a kept answer is served without making the build's future.
+        let build = async {
+            let answer = (renewal.build)().await?;
+            Ok(Answer { renewal: Some(renewal), ..answer })
+        };
+        self.get_or_build(key, build).await
     }
 
     /// The registrations of `tournament_id` changed, and nothing else: called after the change

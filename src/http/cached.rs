@@ -50,15 +50,15 @@ pub fn send(answer: &Answer, headers: &HeaderMap) -> Response {
 /// ones) drops the cached reads here and on every node. A refusal (4xx) changed nothing, so
 /// it drops nothing: a stream of bad requests cannot keep the cache empty. Nor does a `503`:
 /// the database was out of reach and nothing was written, and the kept reads are what still
-/// answers while it is. Nor does an answer marked [`ReadsDropped`].
+/// answers while it is. Nor does an answer marked [`ReadsRenewed`].
 pub async fn drop_on_change(State(app): State<AppState>, request: Request, next: Next) -> Response {
     if request.method().is_safe() {
         return next.run(request).await;
     }
     let response = next.run(request).await;
     let status = response.status();
-    let dropped = response.extensions().get::<ReadsDropped>().is_some();
-    if !dropped && !status.is_client_error() && status != StatusCode::SERVICE_UNAVAILABLE {
+    let renewed = response.extensions().get::<ReadsRenewed>().is_some();
+    if !renewed && !status.is_client_error() && status != StatusCode::SERVICE_UNAVAILABLE {
         app.reads_changed();
     }
     response
@@ -67,7 +67,7 @@ pub async fn drop_on_change(State(app): State<AppState>, request: Request, next:
 /// Marks an answer whose change has renewed the cached reads already (a registration desk
 /// renews them once for its whole group), so the middleware leaves them be.
 #[derive(Clone, Copy, Debug)]
-pub struct ReadsDropped;
+pub struct ReadsRenewed;
 
 /// Whether the request's `Accept-Encoding` takes gzip.
 pub fn takes_gzip(headers: &HeaderMap) -> bool {

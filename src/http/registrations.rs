@@ -13,7 +13,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::cached::ReadsDropped;
+use super::cached::ReadsRenewed;
 use super::extract::{AuthUser, Json, Path, TokenCaller, TournamentAccess, club};
 use super::validate::Problems;
 use super::views::ItemList;
@@ -131,11 +131,11 @@ async fn register_player(
 /// A change decided at the tournament's desk, answered with the registration as it now is.
 /// The desk has built the cached reads again for its group: the answer says so, so the API's
 /// middleware does not drop them for each change.
-type Decision = (Extension<ReadsDropped>, Json<RegistrationView>);
+type Decision = (Extension<ReadsRenewed>, Json<RegistrationView>);
 
 async fn decide(app: &AppState, tournament_id: Uuid, change: Change) -> AppResult<Decision> {
     let decided = app.desks.decide(tournament_id, change).await?;
-    Ok((Extension(ReadsDropped), Json(RegistrationView::new(decided.registration, decided.waitlist_position))))
+    Ok((Extension(ReadsRenewed), Json(RegistrationView::new(decided.registration, decided.waitlist_position))))
 }
 
 /// Cancels the caller's registration; after the deadline, from a seat, it costs a strike.

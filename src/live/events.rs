@@ -486,7 +486,7 @@ pub fn user_room(user_id: Uuid) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use serde_json::json;
 
     use super::*;
@@ -513,7 +513,9 @@ mod tests {
         assert!(RoomRequest::read(json!(id)).is_none());
     }
 
-    fn state(version: i64) -> LiveState {
+    /// A running tournament's LiveState at `version`: 10 players at no table, the clock at
+    /// its first level, running.
+    pub(crate) fn state(version: i64) -> LiveState {
         use floor_actors::live::state::ClockView;
         LiveState {
             tournament_id: Uuid::nil(),

@@ -150,26 +150,12 @@ fn locked(recent: &Mutex<Recent>) -> MutexGuard<'_, Recent> {
 
 #[cfg(test)]
 mod tests {
-    use floor_actors::live::state::{ClockView, LiveState};
-    use floor_entities::enums::TournamentStatus;
-
     use super::*;
 
     fn state(version: i64, paused: bool) -> Snapshot {
-        let paused_at = paused.then(chrono::Utc::now);
-        Arc::new(LiveState {
-            tournament_id: Uuid::nil(),
-            version,
-            status: TournamentStatus::Running,
-            server_time: chrono::Utc::now(),
-            clock: ClockView { current_level_idx: 0, level_started_at: None, paused_at, levels: Vec::new() },
-            remaining: 10,
-            entrants: 10,
-            chips_in_play: 100_000,
-            avg_stack: 10_000,
-            tables: Vec::new(),
-            eliminations: Vec::new(),
-        })
+        let mut state = crate::live::events::tests::state(version);
+        state.clock.paused_at = paused.then(chrono::Utc::now);
+        Arc::new(state)
     }
 
     fn patch_of(made: &Made) -> Option<serde_json::Value> {
