@@ -23,6 +23,8 @@ pub enum Refusal {
     /// The acting account may not run the tournament's live commands (the owning node's own
     /// check of a command another node handed it).
     Forbidden,
+    /// The command's idempotency key was used for another command or tournament.
+    KeyReused,
 }
 
 /// The error of every live command.

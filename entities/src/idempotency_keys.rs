@@ -1,5 +1,6 @@
-//! The first answer of a live command sent with an `Idempotency-Key`, per account and key,
-//! replayed to a retry within ten minutes.
+//! A live command's idempotency key (the `Idempotency-Key` header, or a queued command's
+//! `idempotencyKey`), per account and key, written in the command's own transaction with what
+//! the command came to: a retry is answered by it instead of a second change.
 
 use sea_orm::entity::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -12,18 +13,24 @@ pub struct Model {
     /// The header's value, as sent.
     #[sea_orm(primary_key, auto_increment = false)]
     pub key: String,
-    /// A digest of the method, path and body: the key may only be sent again with the same.
+    /// A digest of the tournament and the command: the key may only be sent again with the same.
+    /// (Rows kept before the key moved into the command's transaction digest the method, path
+    /// and body.)
     pub fingerprint: String,
-    /// The first answer's HTTP status; null while the first request runs.
+    /// The HTTP status of what the command came to; null on a row of an older version whose
+    /// first request never ended.
     pub status_code: Option<i32>,
-    /// The first answer's JSON body.
+    /// What the command came to, as JSON (`floor_actors::live::Recorded`; on a row of an older
+    /// version, the first HTTP answer's body).
     pub response_body: Option<String>,
-    /// When the first request came: the key expires ten minutes later, unless `kept_until`.
+    /// When the command was kept: the key expires ten minutes later, unless `kept_until`.
     pub created_at: DateTimeUtc,
     /// Set for a command made offline (`occurredAt`): the key is kept until then, as long as
     /// its command may still be replayed.
     pub kept_until: Option<DateTimeUtc>,
     pub finished_at: Option<DateTimeUtc>,
+    /// The tournament the command was for; null on a row of an older version.
+    pub tournament_id: Option<Uuid>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

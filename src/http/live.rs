@@ -18,6 +18,7 @@ use floor_entities::enums::TournamentStatus;
 use floor_entities::tournaments;
 use sea_orm::EntityTrait;
 use serde::{Deserialize, Serialize};
+use tracing::Instrument as _;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -25,7 +26,7 @@ use uuid::Uuid;
 
 use super::extract::{AuthUser, Json, Path, TournamentAccess, authorize_in_club, club};
 use super::views::ItemList;
-use super::{cached, etag};
+use super::{cached, etag, idempotency};
 use crate::app::AppState;
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode, ErrorDetails};
 use crate::tournaments::results::{ResultView, tournament_results};
@@ -105,12 +106,27 @@ async fn run(
 }
 
 /// Hands `order` to the tournament's actor, counted and timed in the metrics by its name
-/// and outcome (`ok` or the contract code it was refused with). A command in conflict with
-/// one applied meanwhile is answered with the state now, to show the organizer what happened.
+/// and outcome (`ok` or the contract code it was refused with). A single command carries the
+/// request's `Idempotency-Key`, if any; its answer may then be the record of an earlier
+/// sending, a refusal as it was. A command in conflict with one applied meanwhile is answered
+/// with the state now, to show the organizer what happened.
+///
+/// The command runs detached from the request: a caller that hangs up changes nothing of a
+/// command under way, whose key, kept with it, answers the next sending.
 pub(super) async fn command_actor(app: &AppState, tournament_id: Uuid, order: Order, by: Uuid) -> AppResult<Outcome> {
+    let order = match order {
+        Order::One(timed) if timed.key.is_none() => Order::One(timed.keyed(idempotency::sent_key())),
+        order => order,
+    };
     let name = order.name();
     let started = Instant::now();
-    let outcome = app.live.command(tournament_id, order, by).await.map_err(AppError::from);
+    let live = app.live.clone();
+    let detached = tokio::spawn(async move { live.command(tournament_id, order, by).await }.in_current_span());
+    let outcome = detached
+        .await
+        .map_err(|err| AppError::Internal(anyhow::anyhow!("a live command's task failed: {err}")))
+        .and_then(|outcome| outcome.map_err(AppError::from))
+        .and_then(replayed_refusal);
     let label = outcome.as_ref().map_or_else(|err| err.code().as_str(), |_| "ok");
     app.metrics.live_command(name, label, started.elapsed());
     match outcome {
@@ -120,6 +136,19 @@ pub(super) async fn command_actor(app: &AppState, tournament_id: Uuid, order: Or
             Err(AppError::Api { code: ErrorCode::ConflictingChange, message, details: Some(details) })
         }
         outcome => outcome,
+    }
+}
+
+/// A single command answered by the record of an earlier sending: marked so, and a refusal
+/// kept then is the error now.
+fn replayed_refusal(outcome: Outcome) -> AppResult<Outcome> {
+    if !outcome.replayed() {
+        return Ok(outcome);
+    }
+    idempotency::mark_replayed();
+    match outcome.answers.first().and_then(|answer| answer.recorded.error()) {
+        Some(err) => Err(err.into()),
+        None => Ok(outcome),
     }
 }
 
@@ -136,7 +165,7 @@ pub(super) struct WhenMade {
 impl WhenMade {
     /// `command`, made when the optional body says.
     fn of(body: Option<Json<WhenMade>>, command: Command) -> Timed {
-        Timed { command, occurred_at: body.and_then(|Json(body)| body.occurred_at) }
+        Timed::at(command, body.and_then(|Json(body)| body.occurred_at))
     }
 }
 
@@ -243,7 +272,7 @@ async fn change_level(
     access: TournamentAccess<club::Staff>,
     Json(body): Json<LevelChange>,
 ) -> AppResult<Json<LiveState>> {
-    let timed = Timed { command: body.command(), occurred_at: body.occurred_at };
+    let timed = Timed::at(body.command(), body.occurred_at);
     run(&app, access.tournament.id, &access.user, timed).await
 }
 
@@ -299,20 +328,31 @@ async fn eliminate_player(
         .await?
         .ok_or_else(|| AppError::not_found("tournament"))?;
     authorize_in_club::<club::Staff>(&app, &user, tournament.organizer_id).await?;
-    let timed = Timed { command: Command::Eliminate(body.registration_id), occurred_at: body.occurred_at };
+    let timed = Timed::at(Command::Eliminate(body.registration_id), body.occurred_at);
     let outcome = command_actor(&app, tournament.id, Order::One(timed), user.id()).await?;
-    let (elimination, balance) = outcome
-        .elimination
-        .ok_or_else(|| AppError::Internal(anyhow::anyhow!("an elimination answered without its record")))?;
-    Ok(Json(EliminationOutcome {
-        elimination: EliminationRecord {
-            registration_id: elimination.registration_id,
-            place: elimination.place,
-            eliminated_at: elimination.eliminated_at,
-        },
-        balance,
-        state: current(&outcome.state),
-    }))
+    let elimination = match outcome.elimination {
+        Some((elimination, balance)) => Some((
+            EliminationRecord {
+                registration_id: elimination.registration_id,
+                place: elimination.place,
+                eliminated_at: elimination.eliminated_at,
+            },
+            balance,
+        )),
+        // A replay whose record names no elimination (kept by an older version): the
+        // elimination as the state shows it.
+        None => outcome.state.eliminations.iter().find(|out| out.registration_id == body.registration_id).map(|out| {
+            let record = EliminationRecord {
+                registration_id: out.registration_id,
+                place: out.place,
+                eliminated_at: out.eliminated_at,
+            };
+            (record, None)
+        }),
+    };
+    let (elimination, balance) =
+        elimination.ok_or_else(|| AppError::Internal(anyhow::anyhow!("an elimination answered without its record")))?;
+    Ok(Json(EliminationOutcome { elimination, balance, state: current(&outcome.state) }))
 }
 
 /// Cancels the last elimination: the player returns to the old seat, or when it is taken
@@ -405,7 +445,7 @@ async fn reseat_player(
     access: TournamentAccess<club::Staff>,
     Json(body): Json<ReseatRequest>,
 ) -> AppResult<Json<LiveState>> {
-    let timed = Timed { command: body.command(), occurred_at: body.occurred_at };
+    let timed = Timed::at(body.command(), body.occurred_at);
     run(&app, access.tournament.id, &access.user, timed).await
 }
 

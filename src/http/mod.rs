@@ -167,7 +167,7 @@ pub fn router(state: AppState) -> Router {
     abuse_limits.spawn_sweeper();
     let calendar = pages::calendar::calendar_router(state.clone(), abuse_limits.clone());
     let account_deletion = pages::account_deletion::account_deletion_router(state.clone(), abuse_limits.clone());
-    let idempotency = idempotency::Idempotency::new(state.clone(), &openapi);
+    let idempotency = idempotency::Idempotency::new(&openapi);
     let trusted_callers = TrustedCallers::new(
         crate::live::node_key::node_key(state.config.jwt_secret.expose()),
         state.config.telemetry.trusted_callers.clone(),

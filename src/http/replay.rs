@@ -3,31 +3,30 @@
 //! as of the moment it happened and each on its own, with one broadcast for the whole queue.
 //!
 //! Each command carries its `Idempotency-Key`, kept with the same account's keys of the
-//! header: a command whose key was already used (by an earlier replay of the same queue, or
-//! by the live request the app sent before it lost the connection) is not applied again and is
-//! answered `replayed` with what it came to the first time.
+//! header, in the transaction that applies it: a command whose key was kept before (by an
+//! earlier sending of the same queue, cut or answered, or by the live request the app sent
+//! before it lost the connection) is not applied again and is answered `replayed` with what it
+//! came to the first time; a key kept for another command or tournament refuses the command.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use floor_actors::live::command::QUEUE_AT_MOST;
-use floor_actors::live::{Command, LiveState, Order, Snapshot, Timed};
-use floor_entities::idempotency_keys;
+use floor_actors::live::{Answer, Command, LiveState, Order, Recorded, Timed};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::extract::{Json, TournamentAccess, club};
-use super::idempotency::{self, KEEP_OFFLINE};
+use super::idempotency;
 use super::live::{LevelChange, ReseatRequest, command_actor, current};
 use crate::app::AppState;
-use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
+use crate::error::{AppError, AppResult, ErrorBody};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(replay_queue))
@@ -79,7 +78,8 @@ enum ReplayOutcome {
     /// Applied now (`version` is the LiveState version after it; unchanged when it changed
     /// nothing, such as a pause while paused).
     Applied,
-    /// Its key was used before: not applied again; `version` or `error` is what it came to then.
+    /// Its key was kept before (an earlier sending, however it ended): not applied again;
+    /// `version` or `error` is what it came to then.
     Replayed,
     /// Refused on its own, nothing of it applied (`error`); the others stand.
     Refused,
@@ -120,12 +120,17 @@ struct ReplayAnswer {
 /// key in a queue, behind which it queues every later command; once the connection is back it
 /// sends the queue here, drops what is `applied` or `replayed`, and shows the organizer what is
 /// `refused` beside the state in the answer. Keys of commands made offline are kept 6 hours.
+/// An answer that never came (a cut, a timeout, a `5xx`) means nothing is known: the app sends
+/// the same queue again with the same keys, and each command's answer is then its true outcome,
+/// applied once. `refused` with `IDEMPOTENCY_KEY_REUSED`: the key was kept for another command
+/// or tournament, and this command was not applied.
 #[utoipa::path(post, path = "/tournaments/{id}/replay", tags = ["live", "extension"], security(("bearer" = [])),
     params(("id" = Uuid, Path)),
     request_body = ReplayRequest,
     responses(
         (status = 200, body = ReplayAnswer),
         (status = 400, description = "VALIDATION_ERROR: no commands or more than 200, an unknown command, a key twice in the queue", body = ErrorBody),
+        (status = 503, description = "SERVICE_UNAVAILABLE: the database or the tournament's node is out of reach; nothing was applied", body = ErrorBody),
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
         (status = 403, description = "FORBIDDEN: not an owner or td of the club", body = ErrorBody),
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
@@ -138,24 +143,29 @@ async fn replay_queue(
     let queue = request.commands;
     check_queue(&queue)?;
     let (tournament_id, by) = (access.tournament.id, access.user.id());
-    let keys: Vec<String> = queue.iter().map(|queued| queued.idempotency_key.clone()).collect();
-    let this_request = format!("replay:{}", Uuid::now_v7());
-    let now = Utc::now();
-    let kept_until = Some(now + KEEP_OFFLINE);
-    idempotency::claim_all(&app.db, by, &keys, &this_request, now, kept_until).await?;
-    let firsts = ended_firsts(&app, by, &keys, &this_request, now).await?;
-    let mut replay = Replay::sort(&queue, &firsts, &this_request);
-    let state = if replay.to_run.is_empty() {
+    let mut results: Vec<Option<ReplayResult>> = Vec::with_capacity(queue.len());
+    let mut to_run: Vec<(usize, Timed)> = Vec::new();
+    for (index, queued) in queue.iter().enumerate() {
+        match command_of(index, queued) {
+            Ok(command) => {
+                let timed = Timed::at(command, Some(queued.occurred_at)).keyed(Some(queued.idempotency_key.clone()));
+                to_run.push((index, timed));
+                results.push(None);
+            }
+            Err(err) => results.push(Some(refused(queued.idempotency_key.clone(), &err))),
+        }
+    }
+    let state = if to_run.is_empty() {
         app.live.snapshot(tournament_id).await?
     } else {
-        replay.run(&app, tournament_id, by, &keys).await?
+        let order = Order::Queue(to_run.iter().map(|(_, timed)| timed.clone()).collect());
+        let outcome = command_actor(&app, tournament_id, order, by).await?;
+        for ((index, _), answer) in to_run.iter().zip(outcome.answers) {
+            results[*index] = Some(result_of(queue[*index].idempotency_key.clone(), answer));
+        }
+        outcome.state
     };
-    let (done, did_nothing): (Vec<_>, Vec<_>) =
-        replay.answers.into_iter().partition(|(_, status, _)| !idempotency::did_nothing(*status));
-    idempotency::record_all(&app.db, by, &done, &this_request, now, kept_until).await?;
-    let nothing_done: Vec<String> = did_nothing.into_iter().map(|(key, ..)| key).collect();
-    idempotency::let_go_all(&app.db, by, &nothing_done).await?;
-    let results = replay.results.into_iter().flatten().collect();
+    let results = results.into_iter().flatten().collect();
     Ok(axum::Json(ReplayAnswer { results, state: current(&state) }))
 }
 
@@ -176,111 +186,6 @@ fn check_queue(queue: &[QueuedCommand]) -> AppResult<()> {
         }
     }
     Ok(())
-}
-
-/// A queue being replayed: what becomes of each command, and the answers to keep.
-struct Replay {
-    /// Each command's result in the queue's order; `None` while it waits for the actor.
-    results: Vec<Option<ReplayResult>>,
-    /// The commands the actor runs, with their index in the queue.
-    to_run: Vec<(usize, Timed)>,
-    /// The answers to keep with their keys (key, status, body), for a later replay to read.
-    answers: Vec<(String, StatusCode, String)>,
-}
-
-impl Replay {
-    /// Sorts what each command is: run now (claimed by this request, and well formed),
-    /// answered already (its key was used before), or refused before it reaches the actor.
-    fn sort(queue: &[QueuedCommand], firsts: &HashMap<String, idempotency_keys::Model>, this_request: &str) -> Self {
-        let mut replay = Self { results: Vec::with_capacity(queue.len()), to_run: Vec::new(), answers: Vec::new() };
-        for (index, queued) in queue.iter().enumerate() {
-            let key = queued.idempotency_key.clone();
-            match firsts.get(&key) {
-                Some(first) if first.fingerprint == this_request => match command_of(index, queued) {
-                    Ok(command) => {
-                        replay.to_run.push((index, Timed { command, occurred_at: Some(queued.occurred_at) }));
-                        replay.results.push(None);
-                    }
-                    Err(err) => {
-                        let result = refused(key, &err);
-                        replay.answers.push(answer_of(&result));
-                        replay.results.push(Some(result));
-                    }
-                },
-                Some(first) if first.status_code.is_some() => replay.results.push(Some(replayed(key, first))),
-                // Still running elsewhere after the wait, or gone since (expired this very
-                // moment): say so rather than guess; nothing of it was applied here.
-                _ => replay.results.push(Some(refused(
-                    key,
-                    &AppError::new(
-                        ErrorCode::ServiceUnavailable,
-                        "the first request with this key has not ended; replay the queue again",
-                    ),
-                ))),
-            }
-        }
-        replay
-    }
-
-    /// Runs the commands to run in one turn of the tournament's actor and takes in what each
-    /// came to; the LiveState after them.
-    async fn run(&mut self, app: &AppState, tournament_id: Uuid, by: Uuid, keys: &[String]) -> AppResult<Snapshot> {
-        let order = Order::Queue(self.to_run.iter().map(|(_, timed)| timed.clone()).collect());
-        let run_keys: Vec<String> = self.to_run.iter().map(|(index, _)| keys[*index].clone()).collect();
-        let outcome = match command_actor(app, tournament_id, order, by).await {
-            Ok(outcome) => outcome,
-            Err(err) => {
-                // Nothing of the queue was applied: its keys are let go, so the queue may be
-                // sent again as it is.
-                idempotency::let_go_all(&app.db, by, &run_keys).await?;
-                return Err(err);
-            }
-        };
-        for ((index, _), answer) in self.to_run.iter().zip(outcome.queue) {
-            let key = keys[*index].clone();
-            let result = match answer {
-                Ok(version) => ReplayResult {
-                    idempotency_key: key,
-                    outcome: ReplayOutcome::Applied,
-                    version: Some(version),
-                    error: None,
-                },
-                Err(err) => refused(key, &AppError::from(err)),
-            };
-            self.answers.push(answer_of(&result));
-            self.results[*index] = Some(result);
-        }
-        Ok(outcome.state)
-    }
-}
-
-/// The claims of `keys`, once those of other requests still running have ended (or
-/// [`idempotency::WAIT_FOR_FIRST`] has passed): a command sent live just before the connection
-/// went may still be under way.
-async fn ended_firsts(
-    app: &AppState,
-    by: Uuid,
-    keys: &[String],
-    this_request: &str,
-    now: DateTime<Utc>,
-) -> AppResult<HashMap<String, idempotency_keys::Model>> {
-    let deadline = tokio::time::Instant::now() + idempotency::WAIT_FOR_FIRST;
-    let mut firsts = HashMap::new();
-    let mut asking: Vec<String> = keys.to_vec();
-    loop {
-        for first in idempotency::find_all(&app.db, by, &asking, now).await? {
-            firsts.insert(first.key.clone(), first);
-        }
-        asking = firsts
-            .values()
-            .filter(|first| first.fingerprint != this_request && first.status_code.is_none())
-            .map(|first| first.key.clone())
-            .collect();
-        if asking.is_empty() || tokio::time::Instant::now() >= deadline {
-            return Ok(firsts);
-        }
-        tokio::time::sleep(idempotency::POLL_EVERY).await;
-    }
 }
 
 /// The command a queued one stands for; a body that does not fit is a bad field of it.
@@ -311,45 +216,32 @@ fn body_of<T: DeserializeOwned>(index: usize, body: Value) -> AppResult<T> {
 }
 
 fn refused(idempotency_key: String, err: &AppError) -> ReplayResult {
-    let code = err.code();
-    let message = match err {
+    let error = ReplayError { code: err.code().as_str().to_owned(), message: message_of(err) };
+    ReplayResult { idempotency_key, outcome: ReplayOutcome::Refused, version: None, error: Some(error) }
+}
+
+/// The message a client is shown: an internal failure's cause stays in the log.
+fn message_of(err: &AppError) -> String {
+    match err {
         AppError::Api { message, .. } => message.clone(),
         AppError::Internal(_) => "internal error".to_owned(),
+    }
+}
+
+/// What one command of the queue came to, as the answer tells it.
+fn result_of(idempotency_key: String, answer: Answer) -> ReplayResult {
+    let error = answer.recorded.error().map(|err| {
+        let err = AppError::from(err);
+        ReplayError { code: err.code().as_str().to_owned(), message: message_of(&err) }
+    });
+    let version = match answer.recorded {
+        Recorded::Applied { version, .. } => version,
+        Recorded::Refused { .. } | Recorded::Invalid { .. } => None,
     };
-    ReplayResult {
-        idempotency_key,
-        outcome: ReplayOutcome::Refused,
-        version: None,
-        error: Some(ReplayError { code: code.as_str().to_owned(), message }),
-    }
-}
-
-/// The answer kept for a command's key: the status and body a later replay reads back.
-fn answer_of(result: &ReplayResult) -> (String, StatusCode, String) {
-    let key = result.idempotency_key.clone();
-    match &result.error {
-        Some(error) => {
-            let status = error.code.parse::<ErrorCode>().map_or(StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::status);
-            (key, status, json!({"error": error}).to_string())
-        }
-        None => (key, StatusCode::OK, json!({"version": result.version}).to_string()),
-    }
-}
-
-/// What a key's first request came to, read back from its kept answer: the version it left
-/// (a live command's answer holds the LiveState, an elimination's holds it in `state`, a
-/// replay's holds the version), or its error.
-fn replayed(idempotency_key: String, first: &idempotency_keys::Model) -> ReplayResult {
-    let body: Value =
-        first.response_body.as_deref().and_then(|body| serde_json::from_str(body).ok()).unwrap_or_default();
-    let error = (first.status_code.unwrap_or(200) >= 400)
-        .then(|| serde_json::from_value::<ReplayError>(body["error"].clone()).ok())
-        .flatten();
-    let version = body["version"].as_i64().or_else(|| body["state"]["version"].as_i64());
-    ReplayResult {
-        idempotency_key,
-        outcome: ReplayOutcome::Replayed,
-        version: error.is_none().then_some(version).flatten(),
-        error,
-    }
+    let outcome = match (answer.replayed, &error) {
+        (true, _) => ReplayOutcome::Replayed,
+        (false, None) => ReplayOutcome::Applied,
+        (false, Some(_)) => ReplayOutcome::Refused,
+    };
+    ReplayResult { idempotency_key, outcome, version, error }
 }

@@ -83,8 +83,8 @@ impl Live {
     /// it on: what the internal call runs on the owner.
     pub async fn here(&self, tournament_id: Uuid, work: Handed) -> LiveResult<Done> {
         match work {
-            Handed::Command { command, by, occurred_at } => {
-                let order = Order::One(Timed { command, occurred_at });
+            Handed::Command { command, by, occurred_at, key } => {
+                let order = Order::One(Timed { command, occurred_at, key });
                 self.registry.command(tournament_id, order, by).await.map(Done::Command)
             }
             Handed::Replay { commands, by } => {

@@ -27,7 +27,7 @@ use tokio::time::Instant;
 use axum::http::HeaderMap;
 use chrono::{DateTime, Utc};
 use floor_actors::error::{LiveError, LiveResult, Refusal};
-use floor_actors::live::{Command, Elimination, LiveState, Order, Outcome, Timed};
+use floor_actors::live::{Answer, Command, Elimination, LiveState, Order, Outcome, Timed};
 use floor_actors::rules::balance::BalanceHint;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -57,12 +57,15 @@ const OVERDUE: Duration = Duration::from_millis(500);
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Handed {
-    /// A live command of member `by` of the club, and when it happened if made offline.
+    /// A live command of member `by` of the club, when it happened if made offline, and the
+    /// idempotency key it was sent with.
     Command {
         command: Command,
         by: Uuid,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         occurred_at: Option<DateTime<Utc>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<String>,
     },
     /// A queue of live commands made offline by member `by`, applied in one turn.
     Replay { commands: Vec<Timed>, by: Uuid },
@@ -80,9 +83,9 @@ pub enum Answered {
         state: Box<LiveState>,
         elimination: Option<Elimination>,
         balance: Option<BalanceHint<Uuid>>,
-        /// A replayed queue's answers: each command's version, or how it was refused.
+        /// What each command came to, in order.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        queue: Vec<Result<i64, Answered>>,
+        answers: Vec<Answer>,
     },
     /// The change was announced.
     Announced,
@@ -119,8 +122,7 @@ impl Answered {
                     Some((elimination, balance)) => (Some(elimination), balance),
                     None => (None, None),
                 };
-                let queue = outcome.queue.into_iter().map(|answer| answer.map_err(|err| Self::of(Err(err)))).collect();
-                Self::Done { state: Box::new((*outcome.state).clone()), elimination, balance, queue }
+                Self::Done { state: Box::new((*outcome.state).clone()), elimination, balance, answers: outcome.answers }
             }
             Ok(Done::Announced) => Self::Announced,
             Err(LiveError::Refused { refusal, message }) => Self::Refused { refusal, message },
@@ -135,10 +137,10 @@ impl Answered {
 
     pub fn into_result(self) -> LiveResult<Done> {
         match self {
-            Self::Done { state, elimination, balance, queue } => Ok(Done::Command(Outcome {
+            Self::Done { state, elimination, balance, answers } => Ok(Done::Command(Outcome {
                 state: Arc::new(*state),
                 elimination: elimination.map(|elimination| (elimination, balance)),
-                queue: queue.into_iter().map(|answer| answer.map_err(Self::into_error)).collect(),
+                answers,
             })),
             Self::Announced => Ok(Done::Announced),
             Self::Refused { refusal, message } => Err(LiveError::Refused { refusal, message }),
@@ -149,21 +151,11 @@ impl Answered {
     }
 }
 
-impl Answered {
-    /// The error a refused command of a queue was answered with.
-    fn into_error(self) -> LiveError {
-        match self.into_result() {
-            Err(err) => err,
-            Ok(_) => LiveError::Internal(anyhow::anyhow!("a refused command of a queue was answered as done")),
-        }
-    }
-}
-
 impl Handed {
     /// `order` of member `by`, as it travels to the owner.
     pub fn order(order: Order, by: Uuid) -> Self {
         match order {
-            Order::One(Timed { command, occurred_at }) => Self::Command { command, by, occurred_at },
+            Order::One(Timed { command, occurred_at, key }) => Self::Command { command, by, occurred_at, key },
             Order::Queue(commands) => Self::Replay { commands, by },
         }
     }
@@ -320,9 +312,17 @@ mod tests {
     fn work_reads_back_as_written() {
         let by = Uuid::new_v4();
         for work in [
-            Handed::Command { command: Command::Level(Direction::Next), by, occurred_at: None },
-            Handed::Command { command: Command::Reorder(vec![Uuid::nil(), by]), by, occurred_at: Some(Utc::now()) },
-            Handed::Replay { commands: vec![Command::Pause.into(), Command::Undo.into()], by },
+            Handed::Command { command: Command::Level(Direction::Next), by, occurred_at: None, key: None },
+            Handed::Command {
+                command: Command::Reorder(vec![Uuid::nil(), by]),
+                by,
+                occurred_at: Some(Utc::now()),
+                key: Some("k".to_owned()),
+            },
+            Handed::Replay {
+                commands: vec![Command::Pause.into(), Timed::from(Command::Undo).keyed(Some("u".to_owned()))],
+                by,
+            },
             Handed::Announce,
         ] {
             let text = serde_json::to_string(&work).expect("json");

@@ -2,6 +2,7 @@
 //! database store and the Socket.IO broadcaster.
 
 pub mod asyncapi;
+pub mod command_keys;
 pub mod engine;
 pub mod events;
 pub mod forward;
@@ -89,6 +90,7 @@ fn code_of(refusal: Refusal) -> ErrorCode {
         Refusal::Busy => ErrorCode::RateLimited,
         Refusal::Unavailable => ErrorCode::ServiceUnavailable,
         Refusal::Forbidden => ErrorCode::Forbidden,
+        Refusal::KeyReused => ErrorCode::IdempotencyKeyReused,
     }
 }
 

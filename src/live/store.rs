@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use floor_actors::error::{LiveError, LiveResult, Refusal};
-use floor_actors::live::{Change, Game, LiveStore, Made, Owner, Persisted, Player, Seat};
+use floor_actors::live::{
+    Change, First, Game, KeyRecord, Keys, LiveStore, Made, Owner, Persisted, Player, Seat, Settled, Timed,
+};
 use floor_actors::rules::clock::Clock;
 use floor_actors::rules::structure::Segment;
 use floor_entities::enums::TournamentStatus;
@@ -20,6 +22,7 @@ use tokio::time::Instant;
 use tracing::Instrument as _;
 use uuid::Uuid;
 
+use super::command_keys;
 use super::leases::Leases;
 use super::player_rows::RowChanges;
 use crate::audit;
@@ -115,25 +118,134 @@ impl LiveStore for SeaOrmStore {
             .await
     }
 
-    async fn persist(&self, game: &Game, changes: &[(Change, Option<Made>)]) -> LiveResult<Persisted> {
+    async fn persist(&self, game: &Game, changes: &[(Change, Option<Made>)], keys: Keys<'_>) -> LiveResult<Persisted> {
         let name = match changes {
             [(change, _)] => change.audit_action(),
             _ => "tournament.replay",
         };
         let span = transaction_span(game.tournament_id, name, Some(game.version + changes.len() as i64));
-        self.breaker.guard(persist_changes(self, game, changes)).instrument(span).await
+        self.breaker.guard(persist_changes(self, game, changes, keys)).instrument(span).await
     }
 
-    async fn start(&self, tournament_id: Uuid, by: Uuid, now: DateTime<Utc>) -> LiveResult<()> {
-        let start = lifecycle::start(&self.db, &self.notifier, tournament_id, by, now);
+    async fn recorded(&self, tournament_id: Uuid, by: Uuid, queue: &[Timed]) -> LiveResult<Vec<Option<First>>> {
+        let read = command_keys::recorded(&self.db, tournament_id, by, queue, Utc::now());
+        self.breaker.guard(async { read.await.map_err(AppError::into_live) }).await
+    }
+
+    async fn keep(&self, tournament_id: Uuid, keys: Keys<'_>) -> LiveResult<Persisted> {
+        let span = transaction_span(tournament_id, "idempotency.keep", None);
+        self.breaker.guard(keep_keys(self, tournament_id, keys)).instrument(span).await
+    }
+
+    async fn settle(&self, game: &Game, changes: i64) -> LiveResult<Settled> {
+        settle(&self.db, game, changes).await.map_err(AppError::into_live)
+    }
+
+    async fn start(
+        &self,
+        tournament_id: Uuid,
+        by: Uuid,
+        now: DateTime<Utc>,
+        key: Option<&KeyRecord>,
+    ) -> LiveResult<()> {
         let span = transaction_span(tournament_id, "tournament.start", None);
-        self.breaker.guard(async { start.await.map_err(AppError::into_live) }).instrument(span).await
+        let start = async {
+            let tx = self.open(tournament_id).await?;
+            let told =
+                lifecycle::start(&tx, &self.notifier, tournament_id, by, now).await.map_err(AppError::into_live)?;
+            self.commit_with_key(tx, tournament_id, by, key).await?;
+            self.notifier.push_in_background(&self.db, told);
+            Ok(())
+        };
+        self.breaker.guard(start).instrument(span).await
     }
 
-    async fn confirm(&self, tournament_id: Uuid, by: Uuid, now: DateTime<Utc>) -> LiveResult<()> {
-        let confirm = results::confirm_results(&self.db, &self.notifier, tournament_id, by, now);
+    async fn confirm(
+        &self,
+        tournament_id: Uuid,
+        by: Uuid,
+        now: DateTime<Utc>,
+        key: Option<&KeyRecord>,
+    ) -> LiveResult<()> {
         let span = transaction_span(tournament_id, "results.confirm", None);
-        self.breaker.guard(async { confirm.await.map_err(AppError::into_live) }).instrument(span).await
+        let confirm = async {
+            let tx = self.open(tournament_id).await?;
+            let told = results::confirm_results(&tx, &self.notifier, tournament_id, by, now)
+                .await
+                .map_err(AppError::into_live)?;
+            self.commit_with_key(tx, tournament_id, by, key).await?;
+            self.notifier.push_in_background(&self.db, told);
+            Ok(())
+        };
+        self.breaker.guard(confirm).instrument(span).await
+    }
+}
+
+impl SeaOrmStore {
+    /// A write transaction on `tournament_id`, with several nodes only while this node holds it.
+    async fn open(&self, tournament_id: Uuid) -> LiveResult<sea_orm::DatabaseTransaction> {
+        let tx = db::begin_write(&self.db).await.map_err(|err| AppError::from(err).into_live())?;
+        if let Some(leases) = &self.leases {
+            let fence = tracing::info_span!("live.lease_fence", %tournament_id);
+            if !leases.fence(&tx, tournament_id).instrument(fence).await.map_err(AppError::into_live)? {
+                return Err(LiveError::Elsewhere { owner: None });
+            }
+        }
+        Ok(tx)
+    }
+
+    /// Keeps a gate's `key` in `tx` and commits. A key kept meanwhile for another command
+    /// refuses the whole gate; a commit that goes unanswered leaves its outcome unknown, which
+    /// the key resolves when the command is sent again.
+    async fn commit_with_key(
+        &self,
+        tx: sea_orm::DatabaseTransaction,
+        tournament_id: Uuid,
+        by: Uuid,
+        key: Option<&KeyRecord>,
+    ) -> LiveResult<()> {
+        let records = key.map(std::slice::from_ref).unwrap_or_default();
+        if !command_keys::keep(&tx, tournament_id, Keys { by, records }, Utc::now())
+            .await
+            .map_err(AppError::into_live)?
+        {
+            return Err(floor_actors::live::keys::key_reused());
+        }
+        tx.commit().await.map_err(|err| LiveError::Internal(unknown_commit(err)))
+    }
+}
+
+/// A commit whose connection failed: whether it took is not known from here.
+fn unknown_commit(err: sea_orm::DbErr) -> anyhow::Error {
+    anyhow::anyhow!("committing a live change failed, so its outcome is unknown: {err}")
+}
+
+/// Keeps the keys of commands that changed nothing, in a transaction of their own, while this
+/// node holds the tournament.
+async fn keep_keys(store: &SeaOrmStore, tournament_id: Uuid, keys: Keys<'_>) -> LiveResult<Persisted> {
+    let tx = store.open(tournament_id).await?;
+    if !command_keys::keep(&tx, tournament_id, keys, Utc::now()).await.map_err(AppError::into_live)? {
+        return Ok(Persisted::KeyTaken);
+    }
+    tx.commit().await.map_err(|err| LiveError::Internal(unknown_commit(err)))?;
+    Ok(Persisted::Written)
+}
+
+/// Whether the write of `game` moved on by `changes`, whose commit went unanswered, took: read
+/// under the tournament's row lock, which the write held until it ended, so it can no longer
+/// be under way. Only this node's actor writes the game while it holds the tournament.
+async fn settle(db: &DatabaseConnection, game: &Game, changes: i64) -> AppResult<Settled> {
+    let tx = db::begin_write(db).await?;
+    let stored = crate::tournaments::lock(&tx, game.tournament_id).await?.live_version;
+    if stored == game.version + changes {
+        Ok(Settled::Committed)
+    } else if stored == game.version {
+        Ok(Settled::RolledBack)
+    } else {
+        Err(AppError::Internal(anyhow::anyhow!(
+            "the tournament is at version {stored}, neither before ({}) nor after the change",
+            game.version
+        )))
     }
 }
 
@@ -208,15 +320,11 @@ async fn persist_changes(
     store: &SeaOrmStore,
     game: &Game,
     changes: &[(Change, Option<Made>)],
+    keys: Keys<'_>,
 ) -> LiveResult<Persisted> {
-    let tx = db::begin_write(&store.db).await.map_err(|err| AppError::from(err).into_live())?;
-    if let Some(leases) = &store.leases {
-        let fence = tracing::info_span!("live.lease_fence", tournament_id = %game.tournament_id);
-        if !leases.fence(&tx, game.tournament_id).instrument(fence).await.map_err(AppError::into_live)? {
-            return Err(LiveError::Elsewhere { owner: None });
-        }
-    }
-    let (persisted, told) = write_changes(tx, &store.notifier, game, changes).await.map_err(AppError::into_live)?;
+    let tx = store.open(game.tournament_id).await?;
+    let (persisted, told) =
+        write_changes(tx, &store.notifier, game, changes, keys).await.map_err(AppError::into_live)?;
     store.notifier.push_in_background(&store.db, told);
     Ok(persisted)
 }
@@ -224,12 +332,14 @@ async fn persist_changes(
 /// [`persist_changes`] inside its transaction: what was written, and the seat notices it
 /// journaled. The tournament's row moves on once, by the count of changes, with the clock and
 /// the latest command's moment as the last of them leaves them; the players' rows are written
-/// as the last change leaves them too, in a few statements however long the run.
+/// as the last change leaves them too, in a few statements however long the run; the commands'
+/// keys are kept with what they came to.
 async fn write_changes(
     tx: sea_orm::DatabaseTransaction,
     notifier: &Notifier,
     game: &Game,
     changes: &[(Change, Option<Made>)],
+    keys: Keys<'_>,
 ) -> AppResult<(Persisted, Vec<Journaled>)> {
     let now = Utc::now();
     // Each change's record and the players it moves, as of the game just before it.
@@ -269,12 +379,12 @@ async fn write_changes(
     let told = tell_moved(&tx, notifier, game.tournament_id, &moves).await?;
     let records = audit::rows(("tournament", game.tournament_id.to_string()), records);
     db::insert_in_chunks_of(&tx, records, audit::ROWS_PER_INSERT).await?;
+    if !command_keys::keep(&tx, game.tournament_id, keys, now).await? {
+        return Ok((Persisted::KeyTaken, Vec::new()));
+    }
     // A connection lost during the commit leaves its outcome unknown: not a `503` (which says
-    // nothing was done, so try again) but a failure whose answer says to read the live state.
-    // The actor finds out by its version guard at the next change.
-    tx.commit().await.map_err(|err| {
-        AppError::Internal(anyhow::anyhow!("committing a live change failed, so its outcome is unknown: {err}"))
-    })?;
+    // nothing was done, so try again) but a failure the actor looks at ([`settle`]).
+    tx.commit().await.map_err(|err| AppError::Internal(unknown_commit(err)))?;
     Ok((Persisted::Written, told))
 }
 

@@ -10,8 +10,8 @@ use floor_entities::enums::TournamentStatus;
 use floor_entities::{registrations, results, table_seats, tournaments};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter,
-    QueryOrder, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
+    PaginatorTrait, QueryFilter, QueryOrder, Set,
 };
 use serde_json::json;
 use uuid::Uuid;
@@ -21,7 +21,7 @@ use super::{display_title, lock, player_names};
 use crate::audit;
 use crate::db::{self, IDS_PER_STATEMENT, find_where_in};
 use crate::error::{AppError, AppResult, ErrorCode};
-use crate::notifications::{Notice, NoticeKind, Notifier, PushMessage};
+use crate::notifications::{Journaled, Notice, NoticeKind, Notifier, PushMessage};
 use crate::rating::{self, RowOrigin};
 
 /// Confirms the results of a running tournament with at most one player still in, in one
@@ -30,14 +30,13 @@ use crate::rating::{self, RowOrigin};
 /// participant with an account is told their place (`tournament.results`), journaled with
 /// the results and pushed once they have committed.
 pub async fn confirm_results(
-    db: &DatabaseConnection,
+    tx: &DatabaseTransaction,
     notifier: &Notifier,
     tournament_id: Uuid,
     by: Uuid,
     now: DateTime<Utc>,
-) -> AppResult<()> {
-    let tx = db::begin_write(db).await?;
-    let tournament = lock(&tx, tournament_id).await?;
+) -> AppResult<Vec<Journaled>> {
+    let tournament = lock(tx, tournament_id).await?;
     match tournament.status {
         TournamentStatus::Running => {}
         TournamentStatus::Finished => return Err(already_confirmed()),
@@ -46,7 +45,7 @@ pub async fn confirm_results(
     let still_in = table_seats::Entity::find()
         .filter(table_seats::Column::TournamentId.eq(tournament_id))
         .filter(table_seats::Column::Active.eq(true))
-        .count(&tx)
+        .count(tx)
         .await?;
     if still_in > 1 {
         return Err(AppError::new(ErrorCode::InvalidStatus, "more than one player is still in the game"));
@@ -55,24 +54,24 @@ pub async fn confirm_results(
         .col_expr(tournaments::Column::Status, Expr::value(TournamentStatus::Finished))
         .col_expr(tournaments::Column::FinishedAt, Expr::value(now));
     let decided_on = (tournament.live_version, TournamentStatus::Running);
-    if !advance_live_version(&tx, tournament_id, decided_on, finish, now).await? {
+    if !advance_live_version(tx, tournament_id, decided_on, finish, now).await? {
         return Err(already_confirmed());
     }
-    let participants = rating::lock_participants(&tx, tournament_id, &[]).await?;
+    let participants = rating::lock_participants(tx, tournament_id, &[]).await?;
     let awards =
-        rating::write_results(&tx, tournament_id, &participants, |_| RowOrigin { created_at: now, skill_before: None })
+        rating::write_results(tx, tournament_id, &participants, |_| RowOrigin { created_at: now, skill_before: None })
             .await?;
     let accounts: Vec<Uuid> = awards.iter().map(|award| award.user_id).collect();
-    rating::rebuild_profiles(&tx, &accounts).await?;
+    rating::rebuild_profiles(tx, &accounts).await?;
     audit::record(
-        &tx,
+        tx,
         Some(by),
         "tournament.confirm_results",
         ("tournament", tournament_id.to_string()),
         json!({"players": accounts.len()}),
     )
     .await?;
-    let title = display_title(&tx, tournament_id).await?;
+    let title = display_title(tx, tournament_id).await?;
     let mut notices = Vec::with_capacity(awards.len());
     for award in awards {
         let notice = Notice {
@@ -85,11 +84,9 @@ pub async fn confirm_results(
             }),
             dedup_key: Some(format!("tournament.results:{tournament_id}")),
         };
-        notices.push(notifier.journal(&tx, notice).await?);
+        notices.push(notifier.journal(tx, notice).await?);
     }
-    tx.commit().await?;
-    notifier.push_in_background(db, notices);
-    Ok(())
+    Ok(notices)
 }
 
 fn already_confirmed() -> AppError {

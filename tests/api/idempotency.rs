@@ -1,5 +1,6 @@
 //! A live command sent again with its `Idempotency-Key` is not applied again: the same
-//! account gets the first answer back within ten minutes, also while the first still runs.
+//! account gets what it came to the first time within ten minutes, also while the first still
+//! runs, and however the first request ended (the key is kept with the command).
 
 use floor_entities::idempotency_keys;
 use futures::future::join_all;
@@ -83,8 +84,8 @@ async fn a_key_is_the_accounts_own_and_names_one_request(backend: Backend) {
     day.start(&app).await;
     press(&app, &day, &day.path("level"), json!({"direction": "next"}), KEY).await.assert_ok();
 
-    // The same key with another body or on another path conflicts with what the key means.
-    let other_body = press(&app, &day, &day.path("level"), json!({"direction": "previous"}), KEY).await;
+    // The same key for another command conflicts with what the key means.
+    let other_body = press(&app, &day, &day.path("level"), json!({"direction": "prev"}), KEY).await;
     other_body.assert_error(409, "IDEMPOTENCY_KEY_REUSED");
     press(&app, &day, &day.path("pause"), json!({}), KEY).await.assert_error(409, "IDEMPOTENCY_KEY_REUSED");
     assert_eq!(day.live(&app).await["clock"]["currentLevelIdx"], 1, "neither was applied");
@@ -130,6 +131,7 @@ async fn a_key_is_free_again_after_ten_minutes(backend: Backend) {
     let eleven_minutes_ago = chrono::Utc::now() - chrono::Duration::minutes(11);
     idempotency_keys::Entity::update_many()
         .col_expr(idempotency_keys::Column::CreatedAt, Expr::value(eleven_minutes_ago))
+        .col_expr(idempotency_keys::Column::KeptUntil, Expr::value(eleven_minutes_ago + chrono::Duration::minutes(10)))
         .exec(app.db())
         .await
         .expect("the key ages");

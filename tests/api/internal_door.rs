@@ -53,8 +53,10 @@ async fn with_the_key_a_command_runs_only_for_an_account_that_may_run_it() {
     let tournament = app.create_tournament(&club, 20, chrono::Duration::days(1)).await;
     let outsider = app.sign_in("+79990007401").await;
     let key = floor::live::node_key::node_key(TEST_JWT_SECRET);
-    let pause_by =
-        |by| serde_json::to_string(&Handed::Command { command: Command::Pause, by, occurred_at: None }).expect("json");
+    let pause_by = |by| {
+        serde_json::to_string(&Handed::Command { command: Command::Pause, by, occurred_at: None, key: None })
+            .expect("json")
+    };
 
     let (status, text) = knock_at(&app, tournament, Some(&key), &pause_by(outsider.user_id)).await;
     assert_eq!(status, StatusCode::OK, "{text}");

@@ -23,6 +23,7 @@ mod connections;
 mod content_admin;
 mod contract_tools;
 mod control_characters;
+mod cut_requests;
 mod dealer_invites;
 mod dealers;
 mod deletion;

@@ -13,11 +13,12 @@ use tracing::field::Empty;
 use tracing::{Instrument as _, Span};
 use uuid::Uuid;
 
-use crate::error::{LiveError, LiveResult};
+use crate::error::{LiveError, LiveResult, Refusal};
 use crate::live::command::{self, Command, Order, Timed};
 use crate::live::game::{Change, Game, Made};
+use crate::live::keys::{Answer, First, KeyRecord, Recorded, key_reused};
 use crate::live::state::{LiveState, Snapshot, began_segment};
-use crate::live::store::{Broadcaster, LiveStore, Persisted};
+use crate::live::store::{Broadcaster, Keys, LiveStore, Persisted, Settled};
 use crate::rules::balance::BalanceHint;
 pub use crate::rules::clock::to_millis;
 
@@ -33,13 +34,21 @@ pub struct Elimination {
     pub eliminated_at: DateTime<Utc>,
 }
 
-/// What a command answers: the state after it, and for an elimination the elimination and
-/// the balance hint; for a replayed queue, what each of its commands came to, in order.
+/// What a command answers: the state after it, for an elimination the elimination and the
+/// balance hint, and what each command of the order came to, in order (one for a single
+/// command; a replayed queue's each).
 #[derive(Debug)]
 pub struct Outcome {
     pub state: Snapshot,
     pub elimination: Option<(Elimination, Option<BalanceHint<Uuid>>)>,
-    pub queue: Vec<LiveResult<i64>>,
+    pub answers: Vec<Answer>,
+}
+
+impl Outcome {
+    /// Whether the single command's answer is the record of an earlier sending of it.
+    pub fn replayed(&self) -> bool {
+        self.answers.first().is_some_and(|answer| answer.replayed)
+    }
 }
 
 /// A command's place in its caller's trace: the span it was sent from, and the span of its
@@ -119,57 +128,112 @@ impl<S: LiveStore, B: Broadcaster> TournamentActor<S, B> {
         by: Uuid,
     ) -> LiveResult<Outcome> {
         match order {
-            Order::One(Timed { command: command @ (Command::Start | Command::ConfirmResults), .. }) => {
-                let tournament_id = state.game.tournament_id;
-                if command == Command::Start {
-                    self.store.start(tournament_id, by, self.now()).await?;
-                } else {
-                    self.store.confirm(tournament_id, by, self.now()).await?;
-                }
-                // Committed: an actor that cannot read it back is out of step and is rebuilt.
-                // The command was done, so its caller is not told it was refused (a database
-                // out of reach just then would otherwise say "nothing done, try again").
-                if let Err(err) = self.reload(myself, state, true).await {
-                    state.out_of_step = true;
-                    return Err(LiveError::Internal(anyhow::anyhow!(
-                        "the command was applied but the tournament could not be read back ({err}); read the live state"
-                    )));
-                }
-                Ok(self.outcome(state, None, Vec::new()))
+            Order::One(timed @ Timed { command: Command::Start | Command::ConfirmResults, .. }) => {
+                self.pass_gate(myself, state, timed, by).await
             }
             Order::One(timed) => {
                 let mut answers = self.apply_in_turn(myself, state, std::slice::from_ref(&timed), by).await?;
-                let answer = answers.pop().unwrap_or_else(|| Err(LiveError::Internal(anyhow::anyhow!("no answer"))));
-                let elimination = match answer?.0 {
-                    Some(Change::Eliminate { registration_id, eliminated_at, place }) => {
-                        Some((Elimination { registration_id, place, eliminated_at }, state.game.balance()))
+                let answer = answers.pop().ok_or_else(|| LiveError::Internal(anyhow::anyhow!("no answer")))?;
+                // A refusal of this sending is the command's error; one kept from an earlier
+                // sending is answered as a replay, which the caller tells apart.
+                if !answer.replayed
+                    && let Some(err) = answer.recorded.error()
+                {
+                    return Err(err);
+                }
+                let elimination = match &answer.recorded {
+                    Recorded::Applied { elimination: Some(elimination), .. } => {
+                        Some((elimination.clone(), state.game.balance()))
                     }
                     _ => None,
                 };
-                Ok(self.outcome(state, elimination, Vec::new()))
+                Ok(self.outcome(state, elimination, vec![answer]))
             }
             Order::Queue(queue) => {
                 let answers = self.apply_in_turn(myself, state, &queue, by).await?;
-                let queue = answers.into_iter().map(|answer| answer.map(|(_, version)| version)).collect();
-                Ok(self.outcome(state, None, queue))
+                Ok(self.outcome(state, None, answers))
             }
         }
     }
 
-    /// Decides `timed` in order on the game, each on its own (a refused one is left out),
-    /// writes every change in one transaction and publishes the result once. A stale game
-    /// (changed outside the actor: a cancel, another node) is read again and the whole turn
-    /// decided once more: a write finds out by its version guard, and a refusal, which writes
-    /// nothing, asks for the stored version first. Each answer is the change its command
-    /// made (`None` when it changed nothing) with the version after it, or why it was refused.
+    /// A start or a confirmation: the store's own transaction, with the command's key kept in
+    /// it. A key kept before answers as it was kept.
+    async fn pass_gate(
+        &self,
+        myself: &ActorRef<TournamentMsg>,
+        state: &mut TournamentState,
+        timed: Timed,
+        by: Uuid,
+    ) -> LiveResult<Outcome> {
+        let tournament_id = state.game.tournament_id;
+        match self.firsts(tournament_id, by, std::slice::from_ref(&timed)).await?.pop().flatten() {
+            Some(First::Same(recorded)) => {
+                return Ok(self.outcome(state, None, vec![Answer { recorded, replayed: true }]));
+            }
+            Some(First::Other) => return Err(key_reused()),
+            None => {}
+        }
+        let applied = Recorded::Applied { version: None, elimination: None };
+        let record = timed.key.as_ref().map(|key| KeyRecord {
+            key: key.clone(),
+            command: timed.command.clone(),
+            stated: false,
+            recorded: applied,
+        });
+        let done = if timed.command == Command::Start {
+            self.store.start(tournament_id, by, self.now(), record.as_ref()).await
+        } else {
+            self.store.confirm(tournament_id, by, self.now(), record.as_ref()).await
+        };
+        if let Err(err) = done {
+            // A rule's refusal is what the command came to: kept with its key, so the same
+            // key sent again is refused the same way, however the tournament moved meanwhile.
+            if let (Some(record), Some(recorded)) = (record, Recorded::refusal(&err)) {
+                let records = [KeyRecord { recorded, ..record }];
+                if self.store.keep(tournament_id, Keys { by, records: &records }).await? == Persisted::KeyTaken {
+                    return Err(key_reused());
+                }
+            }
+            return Err(err);
+        }
+        // Committed: an actor that cannot read it back is out of step and is rebuilt. The
+        // command was done, so its caller is not told it was refused (a database out of reach
+        // just then would otherwise say "nothing done, try again").
+        if let Err(err) = self.reload(myself, state, true).await {
+            state.out_of_step = true;
+            return Err(LiveError::Internal(anyhow::anyhow!(
+                "the command was applied but the tournament could not be read back ({err}); read the live state"
+            )));
+        }
+        let recorded = Recorded::Applied { version: Some(state.game.version), elimination: None };
+        Ok(self.outcome(state, None, vec![Answer { recorded, replayed: false }]))
+    }
+
+    /// What was kept with the keys of `queue`, in order; nothing is read for a queue without keys.
+    async fn firsts(&self, tournament_id: Uuid, by: Uuid, queue: &[Timed]) -> LiveResult<Vec<Option<First>>> {
+        if queue.iter().all(|timed| timed.key.is_none()) {
+            return Ok(vec![None; queue.len()]);
+        }
+        self.store.recorded(tournament_id, by, queue).await
+    }
+
+    /// Decides `queue` in order on the game, each on its own (a refused one is left out),
+    /// writes every change in one transaction with the keys of the commands and what they came
+    /// to, and publishes the result once. A command whose key was kept before is not decided
+    /// again: its answer is what was kept. A stale game (changed outside the actor: a cancel,
+    /// another node) is read again and the whole turn decided once more: a write finds out by
+    /// its version guard, and a refusal, which writes nothing, asks for the stored version
+    /// first. A commit that goes unanswered is looked at before the turn is answered.
     async fn apply_in_turn(
         &self,
         myself: &ActorRef<TournamentMsg>,
         state: &mut TournamentState,
         queue: &[Timed],
         by: Uuid,
-    ) -> LiveResult<Vec<LiveResult<(Option<Change>, i64)>>> {
-        for _ in 0..2 {
+    ) -> LiveResult<Vec<Answer>> {
+        let tournament_id = state.game.tournament_id;
+        for _ in 0..3 {
+            let firsts = self.firsts(tournament_id, by, queue).await?;
             let now = self.now();
             let mut game = state.game.clone();
             let mut writes: Vec<(Change, Option<Made>)> = Vec::new();
@@ -180,38 +244,101 @@ impl<S: LiveStore, B: Broadcaster> TournamentActor<S, B> {
                 writes.push((moved, None));
             }
             let mut answers = Vec::with_capacity(queue.len());
-            for timed in queue {
-                match command::decide(&game, timed, by, now) {
-                    Ok((Some(change), made)) => {
-                        game.apply(&change);
-                        game.record(made);
-                        writes.push((change.clone(), Some(made)));
-                        answers.push(Ok((Some(change), game.version)));
+            let mut records = Vec::new();
+            // Whether a command of this sending changed nothing (refused, or a pause while
+            // paused): decided on a game that may be stale.
+            let mut unchanged = false;
+            for (timed, first) in queue.iter().zip(firsts) {
+                let recorded = match first {
+                    Some(First::Same(recorded)) => {
+                        answers.push(Answer { recorded, replayed: true });
+                        continue;
                     }
-                    Ok((None, _)) => answers.push(Ok((None, game.version))),
-                    Err(err) => answers.push(Err(err)),
+                    Some(First::Other) => {
+                        answers.push(Answer { recorded: Recorded::key_reused(), replayed: false });
+                        continue;
+                    }
+                    None => match command::decide(&game, timed, by, now) {
+                        Ok((Some(change), made)) => {
+                            game.apply(&change);
+                            game.record(made);
+                            let elimination = match change {
+                                Change::Eliminate { registration_id, eliminated_at, place } => {
+                                    Some(Elimination { registration_id, place, eliminated_at })
+                                }
+                                _ => None,
+                            };
+                            writes.push((change, Some(made)));
+                            Recorded::Applied { version: Some(game.version), elimination }
+                        }
+                        Ok((None, _)) => {
+                            unchanged = true;
+                            Recorded::Applied { version: Some(game.version), elimination: None }
+                        }
+                        Err(err) => {
+                            unchanged = true;
+                            Recorded::refusal(&err).ok_or(err)?
+                        }
+                    },
+                };
+                if let Some(key) = &timed.key {
+                    records.push(KeyRecord {
+                        key: key.clone(),
+                        command: timed.command.clone(),
+                        stated: timed.occurred_at.is_some(),
+                        recorded: recorded.clone(),
+                    });
                 }
+                answers.push(Answer { recorded, replayed: false });
             }
-            let refused = answers.iter().any(|answer| matches!(answer, Err(LiveError::Refused { .. })));
+            let keys = Keys { by, records: &records };
             if writes.is_empty() {
-                if (refused || answers.iter().any(|answer| matches!(answer, Ok((None, _)))))
-                    && self.is_stale(&state.game).await?
-                {
+                if unchanged && self.is_stale(&state.game).await? {
                     self.reload(myself, state, false).await?;
+                    continue;
+                }
+                if !records.is_empty() && self.store.keep(tournament_id, keys).await? == Persisted::KeyTaken {
                     continue;
                 }
                 return Ok(answers);
             }
-            match self.store.persist(&state.game, &writes).await? {
-                Persisted::Written => {
-                    state.game = game;
-                    self.publish(myself, state).await;
-                    return Ok(answers);
+            match self.store.persist(&state.game, &writes, keys).await {
+                Ok(Persisted::Written) => {}
+                Ok(Persisted::Stale) => {
+                    self.reload(myself, state, false).await?;
+                    continue;
                 }
-                Persisted::Stale => self.reload(myself, state, false).await?,
+                Ok(Persisted::KeyTaken) => continue,
+                Err(LiveError::Internal(cause)) => {
+                    self.settle(&state.game, writes.len(), cause).await?;
+                }
+                Err(err) => return Err(err),
             }
+            state.game = game;
+            self.publish(myself, state).await;
+            return Ok(answers);
         }
         Err(LiveError::Internal(anyhow::anyhow!("the tournament kept changing under the command")))
+    }
+
+    /// Looks at a write of `changes` on `game` that failed with `cause`, perhaps at its commit:
+    /// `Ok` when it committed (the turn stands), a `503` when it did not (nothing was done), and
+    /// the failure itself, which says the outcome is unknown, when the store cannot tell.
+    async fn settle(&self, game: &Game, changes: usize, cause: anyhow::Error) -> LiveResult<()> {
+        let changes = i64::try_from(changes).unwrap_or(i64::MAX);
+        match self.store.settle(game, changes).await {
+            Ok(Settled::Committed) => Ok(()),
+            Ok(Settled::RolledBack) => {
+                tracing::warn!(tournament_id = %game.tournament_id, error = %cause, "a live change failed and was not written");
+                Err(LiveError::refused(
+                    Refusal::Unavailable,
+                    "the change could not be written, and nothing of it was; try again",
+                ))
+            }
+            Err(looked) => Err(LiveError::Internal(cause.context(format!(
+                "the outcome of this change is unknown (looking at it failed: {looked}); read the live state"
+            )))),
+        }
     }
 
     /// The answer of an order: the state published now.
@@ -219,9 +346,9 @@ impl<S: LiveStore, B: Broadcaster> TournamentActor<S, B> {
         &self,
         state: &TournamentState,
         elimination: Option<(Elimination, Option<BalanceHint<Uuid>>)>,
-        queue: Vec<LiveResult<i64>>,
+        answers: Vec<Answer>,
     ) -> Outcome {
-        Outcome { state: state.published.borrow().clone(), elimination, queue }
+        Outcome { state: state.published.borrow().clone(), elimination, answers }
     }
 
     /// Whether the stored tournament has moved on from `game`.

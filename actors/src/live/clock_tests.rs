@@ -14,7 +14,8 @@ use uuid::Uuid;
 
 use crate::error::{LiveError, LiveResult, Refusal};
 use crate::live::{
-    Broadcaster, Change, Command, Game, LiveStore, Made, Order, Persisted, Player, Registry, Seat, Snapshot, Timed,
+    Answer, Broadcaster, Change, Command, First, Game, KeyRecord, Keys, LiveStore, Made, Order, Persisted, Player,
+    Recorded, Registry, Seat, Settled, Snapshot, Timed,
 };
 use crate::rules::clock::{Clock, Direction};
 use crate::rules::structure::Segment;
@@ -24,12 +25,12 @@ thread_local! {
     static START: Cell<Option<tokio::time::Instant>> = const { Cell::new(None) };
 }
 
-fn epoch() -> DateTime<Utc> {
+pub(super) fn epoch() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2026-11-22T18:00:00Z").map(|t| t.with_timezone(&Utc)).unwrap_or_default()
 }
 
 /// Wall time that follows tokio's (paused) clock.
-fn paused_now() -> DateTime<Utc> {
+pub(super) fn paused_now() -> DateTime<Utc> {
     let start = START.with(|start| {
         let value = start.get().unwrap_or_else(tokio::time::Instant::now);
         start.set(Some(value));
@@ -38,16 +39,47 @@ fn paused_now() -> DateTime<Utc> {
     epoch() + TimeDelta::from_std(start.elapsed()).unwrap_or_default()
 }
 
-fn minutes(n: i64) -> TimeDelta {
+pub(super) fn minutes(n: i64) -> TimeDelta {
     TimeDelta::minutes(n)
 }
 
-/// Games kept in memory, written with the same version guard as the database.
+/// A kept key: the tournament, the command and what it came to.
+pub(super) type KeptKey = (Uuid, Command, Recorded);
+
+/// Games kept in memory, written with the same version guard as the database, and the keys
+/// of commands kept with them.
 #[derive(Default)]
-struct MemoryStore {
-    games: Mutex<HashMap<Uuid, Game>>,
+pub(super) struct MemoryStore {
+    pub(super) games: Mutex<HashMap<Uuid, Game>>,
+    /// Per account and key: the tournament, the command and what it came to.
+    pub(super) keys: Mutex<HashMap<(Uuid, String), KeptKey>>,
     /// How many of the next writes fail, as a database that is briefly away.
-    failing_writes: AtomicUsize,
+    pub(super) failing_writes: AtomicUsize,
+    /// How many of the next writes commit and then fail, as a commit whose answer is lost.
+    pub(super) lost_commits: AtomicUsize,
+}
+
+fn poisoned<T>(_: T) -> LiveError {
+    LiveError::Internal(anyhow::anyhow!("poisoned"))
+}
+
+fn take_one(count: &AtomicUsize) -> bool {
+    count.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok()
+}
+
+impl MemoryStore {
+    /// Keeps `keys` for `tournament_id`, unless one is kept already (nothing is kept then).
+    fn keep_keys(&self, tournament_id: Uuid, keys: Keys<'_>) -> LiveResult<bool> {
+        let mut kept = self.keys.lock().map_err(poisoned)?;
+        if keys.records.iter().any(|record| kept.contains_key(&(keys.by, record.key.clone()))) {
+            return Ok(false);
+        }
+        for record in keys.records {
+            let value = (tournament_id, record.command.clone(), record.recorded.clone());
+            kept.insert((keys.by, record.key.clone()), value);
+        }
+        Ok(true)
+    }
 }
 
 impl LiveStore for MemoryStore {
@@ -64,30 +96,64 @@ impl LiveStore for MemoryStore {
         Ok(self.load(tournament_id).await?.map(|game| game.version))
     }
 
-    async fn persist(&self, game: &Game, changes: &[(Change, Option<Made>)]) -> LiveResult<Persisted> {
-        if self.failing_writes.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok() {
+    async fn persist(&self, game: &Game, changes: &[(Change, Option<Made>)], keys: Keys<'_>) -> LiveResult<Persisted> {
+        if take_one(&self.failing_writes) {
             return Err(LiveError::Internal(anyhow::anyhow!("the database is away")));
         }
-        let mut games = self.games.lock().map_err(|_| LiveError::Internal(anyhow::anyhow!("poisoned")))?;
+        let mut games = self.games.lock().map_err(poisoned)?;
         let Some(stored) = games.get_mut(&game.tournament_id) else { return Ok(Persisted::Stale) };
         if stored.version != game.version || stored.status != TournamentStatus::Running {
             return Ok(Persisted::Stale);
         }
+        if !self.keep_keys(game.tournament_id, keys)? {
+            return Ok(Persisted::KeyTaken);
+        }
         stored.apply_all(changes);
+        if take_one(&self.lost_commits) {
+            return Err(LiveError::Internal(anyhow::anyhow!("the connection was lost during the commit")));
+        }
         Ok(Persisted::Written)
     }
 
-    async fn start(&self, _: Uuid, _: Uuid, _: DateTime<Utc>) -> LiveResult<()> {
+    async fn recorded(&self, tournament_id: Uuid, by: Uuid, queue: &[Timed]) -> LiveResult<Vec<Option<First>>> {
+        let kept = self.keys.lock().map_err(poisoned)?;
+        Ok(queue
+            .iter()
+            .map(|timed| {
+                let (tournament, command, recorded) = kept.get(&(by, timed.key.clone()?))?;
+                Some(if *tournament == tournament_id && *command == timed.command {
+                    First::Same(recorded.clone())
+                } else {
+                    First::Other
+                })
+            })
+            .collect())
+    }
+
+    async fn keep(&self, tournament_id: Uuid, keys: Keys<'_>) -> LiveResult<Persisted> {
+        Ok(if self.keep_keys(tournament_id, keys)? { Persisted::Written } else { Persisted::KeyTaken })
+    }
+
+    async fn settle(&self, game: &Game, changes: i64) -> LiveResult<Settled> {
+        let stored = self.version(game.tournament_id).await?;
+        match stored {
+            Some(version) if version == game.version + changes => Ok(Settled::Committed),
+            Some(version) if version == game.version => Ok(Settled::RolledBack),
+            _ => Err(LiveError::Internal(anyhow::anyhow!("moved on by another writer"))),
+        }
+    }
+
+    async fn start(&self, _: Uuid, _: Uuid, _: DateTime<Utc>, _: Option<&KeyRecord>) -> LiveResult<()> {
         Err(LiveError::Internal(anyhow::anyhow!("the memory store keeps running games only")))
     }
 
-    async fn confirm(&self, _: Uuid, _: Uuid, _: DateTime<Utc>) -> LiveResult<()> {
+    async fn confirm(&self, _: Uuid, _: Uuid, _: DateTime<Utc>, _: Option<&KeyRecord>) -> LiveResult<()> {
         Err(LiveError::Internal(anyhow::anyhow!("the memory store keeps running games only")))
     }
 }
 
 /// Hands every broadcast to the test.
-struct ChannelBroadcaster(mpsc::UnboundedSender<Snapshot>);
+pub(super) struct ChannelBroadcaster(mpsc::UnboundedSender<Snapshot>);
 
 impl Broadcaster for ChannelBroadcaster {
     async fn broadcast(&self, state: Snapshot) {
@@ -96,7 +162,7 @@ impl Broadcaster for ChannelBroadcaster {
 }
 
 /// 20-minute level, 15-minute break, 20-minute level.
-fn structure() -> Vec<Segment> {
+pub(super) fn structure() -> Vec<Segment> {
     vec![
         Segment::Level { duration_min: 20, small_blind: 100, big_blind: 200, ante: None, note: None },
         Segment::Break { duration_min: 15, note: None },
@@ -104,7 +170,7 @@ fn structure() -> Vec<Segment> {
     ]
 }
 
-fn running_game(level_started_at: DateTime<Utc>) -> Game {
+pub(super) fn running_game(level_started_at: DateTime<Utc>) -> Game {
     let player = |n: u128, seat_no| Player {
         registration_id: Uuid::from_u128(n),
         name: format!("Player {n}"),
@@ -124,12 +190,14 @@ fn running_game(level_started_at: DateTime<Utc>) -> Game {
     }
 }
 
-async fn live(game: Game) -> (Registry<MemoryStore, ChannelBroadcaster>, mpsc::UnboundedReceiver<Snapshot>, Uuid) {
+pub(super) async fn live(
+    game: Game,
+) -> (Registry<MemoryStore, ChannelBroadcaster>, mpsc::UnboundedReceiver<Snapshot>, Uuid) {
     let (registry, broadcasts, id, _) = live_on(Arc::default(), game).await;
     (registry, broadcasts, id)
 }
 
-async fn live_on(
+pub(super) async fn live_on(
     store: Arc<MemoryStore>,
     game: Game,
 ) -> (Registry<MemoryStore, ChannelBroadcaster>, mpsc::UnboundedReceiver<Snapshot>, Uuid, Arc<MemoryStore>) {
@@ -144,12 +212,21 @@ async fn live_on(
 }
 
 /// The next broadcast, letting paused time run on to the next timer if need be.
-async fn next_broadcast(broadcasts: &mut mpsc::UnboundedReceiver<Snapshot>) -> Snapshot {
+/// An answer's version when applied, or its refusal.
+pub(super) fn version_or_refusal(answer: &Answer) -> Result<i64, Option<Refusal>> {
+    match &answer.recorded {
+        Recorded::Applied { version, .. } => version.ok_or(None),
+        Recorded::Refused { refusal, .. } => Err(Some(*refusal)),
+        Recorded::Invalid { .. } => Err(None),
+    }
+}
+
+pub(super) async fn next_broadcast(broadcasts: &mut mpsc::UnboundedReceiver<Snapshot>) -> Snapshot {
     broadcasts.recv().await.expect("a broadcast")
 }
 
 /// Whether a broadcast arrives within `wait` of paused time.
-async fn silent_for(broadcasts: &mut mpsc::UnboundedReceiver<Snapshot>, wait: Duration) -> bool {
+pub(super) async fn silent_for(broadcasts: &mut mpsc::UnboundedReceiver<Snapshot>, wait: Duration) -> bool {
     tokio::time::timeout(wait, broadcasts.recv()).await.is_err()
 }
 
@@ -293,24 +370,15 @@ async fn a_queue_made_offline_is_one_turn_one_write_and_one_broadcast() {
     assert_eq!(next_broadcast(&mut broadcasts).await.clock.current_level_idx, 1, "the break began at 20:00");
     let at = |minute: i64| Some(start + minutes(minute));
     let queue = vec![
-        Timed { command: Command::Pause, occurred_at: at(5) },
-        Timed { command: Command::Resume, occurred_at: at(8) },
-        Timed { command: Command::Level(Direction::Next), occurred_at: at(10) },
-        Timed { command: Command::Eliminate(Uuid::from_u128(1)), occurred_at: at(12) },
-        Timed { command: Command::Pause, occurred_at: at(11) },
-        Timed { command: Command::Level(Direction::Prev), occurred_at: at(13) },
+        Timed::at(Command::Pause, at(5)),
+        Timed::at(Command::Resume, at(8)),
+        Timed::at(Command::Level(Direction::Next), at(10)),
+        Timed::at(Command::Eliminate(Uuid::from_u128(1)), at(12)),
+        Timed::at(Command::Pause, at(11)),
+        Timed::at(Command::Level(Direction::Prev), at(13)),
     ];
     let outcome = registry.command(id, Order::Queue(queue), Uuid::from_u128(99)).await.expect("replayed");
-    let answers: Vec<Result<i64, Option<Refusal>>> = outcome
-        .queue
-        .iter()
-        .map(|answer| {
-            answer.as_ref().copied().map_err(|err| match err {
-                LiveError::Refused { refusal, .. } => Some(*refusal),
-                _ => None,
-            })
-        })
-        .collect();
+    let answers: Vec<Result<i64, Option<Refusal>>> = outcome.answers.iter().map(version_or_refusal).collect();
     let conflict = Err(Some(Refusal::ConflictingChange));
     // Version 2 began the break; each change of the queue takes the next version.
     assert_eq!(answers, vec![Ok(3), Ok(4), Ok(5), Ok(6), conflict, Ok(7)], "each answered on its own");

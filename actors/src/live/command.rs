@@ -61,11 +61,26 @@ pub struct Timed {
     pub command: Command,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub occurred_at: Option<DateTime<Utc>>,
+    /// The sender's idempotency key, kept with the command's outcome ([`crate::live::keys`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}
+
+impl Timed {
+    /// `command`, made when `occurred_at` says (now when `None`), sent without a key.
+    pub fn at(command: Command, occurred_at: Option<DateTime<Utc>>) -> Self {
+        Self { command, occurred_at, key: None }
+    }
+
+    /// The same command sent with `key`.
+    pub fn keyed(self, key: Option<String>) -> Self {
+        Self { key, ..self }
+    }
 }
 
 impl From<Command> for Timed {
     fn from(command: Command) -> Self {
-        Self { command, occurred_at: None }
+        Self::at(command, None)
     }
 }
 
@@ -194,7 +209,7 @@ mod tests {
     }
 
     fn timed(command: Command, occurred_at: Option<DateTime<Utc>>) -> Timed {
-        Timed { command, occurred_at }
+        Timed::at(command, occurred_at)
     }
 
     /// Applies `commands` as they come, each decided at `now`; the clock's own moves are made

@@ -5,12 +5,15 @@ pub mod actor;
 pub mod command;
 pub mod fanout;
 pub mod game;
+pub mod keys;
 pub mod registry;
 pub mod state;
 pub mod store;
 
 #[cfg(test)]
 mod clock_tests;
+#[cfg(test)]
+mod keys_tests;
 #[cfg(test)]
 mod ownership_tests;
 #[cfg(test)]
@@ -20,6 +23,7 @@ pub use actor::{Elimination, Outcome, TournamentActor, TournamentMsg, Traced};
 pub use command::{Command, Order, Timed};
 pub use fanout::Fanout;
 pub use game::{Change, ClockAction, Game, Made, Player, Seat};
+pub use keys::{Answer, First, KeyRecord, Recorded};
 pub use registry::Registry;
 pub use state::{LiveState, Snapshot};
-pub use store::{Broadcaster, LiveStore, Owner, Persisted};
+pub use store::{Broadcaster, Keys, LiveStore, Owner, Persisted, Settled};

@@ -11,7 +11,8 @@ use uuid::Uuid;
 
 use crate::error::{LiveError, LiveResult};
 use crate::live::{
-    Broadcaster, Change, Command, Game, LiveState, LiveStore, Made, Owner, Persisted, Player, Registry, Seat, Snapshot,
+    Broadcaster, Change, Command, Game, KeyRecord, Keys, LiveState, LiveStore, Made, Owner, Persisted, Player,
+    Registry, Seat, Snapshot,
 };
 use crate::rules::clock::Clock;
 use crate::rules::structure::Segment;
@@ -90,7 +91,7 @@ impl LiveStore for SharedStore {
         Ok(Some(self.game.lock().expect("a lock").version))
     }
 
-    async fn persist(&self, game: &Game, changes: &[(Change, Option<Made>)]) -> LiveResult<Persisted> {
+    async fn persist(&self, game: &Game, changes: &[(Change, Option<Made>)], _: Keys<'_>) -> LiveResult<Persisted> {
         let mut stored = self.game.lock().expect("a lock");
         if stored.version != game.version {
             return Ok(Persisted::Stale);
@@ -99,11 +100,11 @@ impl LiveStore for SharedStore {
         Ok(Persisted::Written)
     }
 
-    async fn start(&self, _: Uuid, _: Uuid, _: DateTime<Utc>) -> LiveResult<()> {
+    async fn start(&self, _: Uuid, _: Uuid, _: DateTime<Utc>, _: Option<&KeyRecord>) -> LiveResult<()> {
         Err(LiveError::Internal(anyhow::anyhow!("not in these tests")))
     }
 
-    async fn confirm(&self, _: Uuid, _: Uuid, _: DateTime<Utc>) -> LiveResult<()> {
+    async fn confirm(&self, _: Uuid, _: Uuid, _: DateTime<Utc>, _: Option<&KeyRecord>) -> LiveResult<()> {
         Err(LiveError::Internal(anyhow::anyhow!("not in these tests")))
     }
 }

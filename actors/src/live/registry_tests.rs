@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use crate::error::{LiveError, LiveResult, Refusal};
 use crate::live::registry::COLD_START_QUEUE;
-use crate::live::{Broadcaster, Change, Game, LiveStore, Made, Persisted, Registry, Snapshot};
+use crate::live::{Broadcaster, Change, Game, KeyRecord, Keys, LiveStore, Made, Persisted, Registry, Snapshot};
 
 const KNOWN: Uuid = Uuid::from_u128(7);
 
@@ -70,15 +70,15 @@ impl LiveStore for GatedStore {
         Ok(self.find(tournament_id).await?.map(|game| game.version))
     }
 
-    async fn persist(&self, _: &Game, _: &[(Change, Option<Made>)]) -> LiveResult<Persisted> {
+    async fn persist(&self, _: &Game, _: &[(Change, Option<Made>)], _: Keys<'_>) -> LiveResult<Persisted> {
         Ok(Persisted::Stale)
     }
 
-    async fn start(&self, _: Uuid, _: Uuid, _: DateTime<Utc>) -> LiveResult<()> {
+    async fn start(&self, _: Uuid, _: Uuid, _: DateTime<Utc>, _: Option<&KeyRecord>) -> LiveResult<()> {
         Err(LiveError::Internal(anyhow::anyhow!("not in these tests")))
     }
 
-    async fn confirm(&self, _: Uuid, _: Uuid, _: DateTime<Utc>) -> LiveResult<()> {
+    async fn confirm(&self, _: Uuid, _: Uuid, _: DateTime<Utc>, _: Option<&KeyRecord>) -> LiveResult<()> {
         Err(LiveError::Internal(anyhow::anyhow!("not in these tests")))
     }
 }

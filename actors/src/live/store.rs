@@ -8,8 +8,10 @@ use std::future::Future;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::error::LiveResult;
+use crate::error::{LiveError, LiveResult};
+use crate::live::command::Timed;
 use crate::live::game::{Change, Game, Made};
+use crate::live::keys::{First, KeyRecord};
 use crate::live::state::Snapshot;
 
 /// What a guarded write found.
@@ -20,6 +22,30 @@ pub enum Persisted {
     /// The stored tournament moved on without this actor (a cancel, another node): nothing
     /// was written and the actor must reload before it decides again.
     Stale,
+    /// A key of the turn was kept meanwhile for another command (of another tournament, whose
+    /// actor runs beside this one): nothing was written, and the actor reads the keys again.
+    KeyTaken,
+}
+
+/// What a write whose commit went unanswered turned out to be, once looked at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Settled {
+    /// It committed: the stored version is the one it wrote.
+    Committed,
+    /// It did not: the stored version is still the one it was decided on.
+    RolledBack,
+}
+
+/// The keys a turn keeps with its commands' outcomes: the sender's account, and a record for
+/// each keyed command, written in the turn's transaction.
+#[derive(Clone, Copy, Debug)]
+pub struct Keys<'a> {
+    pub by: Uuid,
+    pub records: &'a [KeyRecord],
+}
+
+impl Keys<'_> {
+    pub const NONE: Keys<'static> = Keys { by: Uuid::nil(), records: &[] };
 }
 
 /// Which node runs a tournament's actor, when several nodes share the database.
@@ -53,21 +79,63 @@ pub trait LiveStore: Send + Sync + 'static {
     fn version(&self, tournament_id: Uuid) -> impl Future<Output = LiveResult<Option<i64>>> + Send;
 
     /// Writes `changes` in order, in one transaction, each with its audit record and the
-    /// command it came from (`None` for the clock's own moves), only if the stored version is
-    /// still `game.version` and the tournament still runs.
+    /// command it came from (`None` for the clock's own moves), and `keys` with what their
+    /// commands came to, only if the stored version is still `game.version`, the tournament
+    /// still runs and no key was kept meanwhile.
     fn persist(
         &self,
         game: &Game,
         changes: &[(Change, Option<Made>)],
+        keys: Keys<'_>,
     ) -> impl Future<Output = LiveResult<Persisted>> + Send;
 
-    /// Starts the tournament: seating, no-shows with strikes, chips and the clock, and the
-    /// guarded move to `running`.
-    fn start(&self, tournament_id: Uuid, by: Uuid, now: DateTime<Utc>) -> impl Future<Output = LiveResult<()>> + Send;
+    /// What was kept with each keyed command of `queue` sent by `by` (in order, `None` for a
+    /// command without a key or a key not kept): read before the turn is decided.
+    fn recorded(
+        &self,
+        tournament_id: Uuid,
+        by: Uuid,
+        queue: &[Timed],
+    ) -> impl Future<Output = LiveResult<Vec<Option<First>>>> + Send {
+        let _ = (tournament_id, by);
+        let none = vec![None; queue.len()];
+        async move { Ok(none) }
+    }
 
-    /// Confirms the results behind the atomic gate and awards the rating.
-    fn confirm(&self, tournament_id: Uuid, by: Uuid, now: DateTime<Utc>)
-    -> impl Future<Output = LiveResult<()>> + Send;
+    /// Keeps `keys` for commands that changed nothing (refused, or a pause while paused), in a
+    /// transaction of their own: [`Persisted::KeyTaken`] when one was kept meanwhile.
+    fn keep(&self, tournament_id: Uuid, keys: Keys<'_>) -> impl Future<Output = LiveResult<Persisted>> + Send {
+        let _ = (tournament_id, keys);
+        async { Ok(Persisted::Written) }
+    }
+
+    /// Whether the write of `game` moved on by `changes`, whose commit went unanswered,
+    /// committed: looked at once no transaction can still be writing it (under the
+    /// tournament's row lock).
+    fn settle(&self, game: &Game, changes: i64) -> impl Future<Output = LiveResult<Settled>> + Send {
+        let _ = (game, changes);
+        async { Err(LiveError::Internal(anyhow::anyhow!("this store cannot look at an unanswered commit"))) }
+    }
+
+    /// Starts the tournament: seating, no-shows with strikes, chips and the clock, and the
+    /// guarded move to `running`; with `key`, kept in the same transaction.
+    fn start(
+        &self,
+        tournament_id: Uuid,
+        by: Uuid,
+        now: DateTime<Utc>,
+        key: Option<&KeyRecord>,
+    ) -> impl Future<Output = LiveResult<()>> + Send;
+
+    /// Confirms the results behind the atomic gate and awards the rating; with `key`, kept in
+    /// the same transaction.
+    fn confirm(
+        &self,
+        tournament_id: Uuid,
+        by: Uuid,
+        now: DateTime<Utc>,
+        key: Option<&KeyRecord>,
+    ) -> impl Future<Output = LiveResult<()>> + Send;
 }
 
 /// Fans a new LiveState out to the tournament's watchers. Awaited by the actor, so the

@@ -9,9 +9,7 @@ use floor_actors::rules::seating::{seat_players, table_count};
 use floor_entities::enums::{RegistrationSource, RegistrationStatus, StrikeReason, TournamentStatus};
 use floor_entities::{blind_templates, registrations, table_seats, tournaments};
 use sea_orm::sea_query::Expr;
-use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder, Set,
-};
+use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder, Set};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -25,30 +23,30 @@ use crate::{audit, db, strikes};
 /// checked-in players are shuffled and seated, everyone still `registered` becomes `no_show`
 /// with a strike, the waitlist is closed, chips in play and the clock are set, and the
 /// tournament moves to `running`. Each seated player with an account is told their seat
-/// (`tournament.seated`).
+/// (`tournament.seated`): journaled in `tx`, whose caller commits it and then pushes what this
+/// returns.
 pub async fn start(
-    db: &DatabaseConnection,
+    tx: &DatabaseTransaction,
     notifier: &Notifier,
     tournament_id: Uuid,
     by: Uuid,
     now: DateTime<Utc>,
-) -> AppResult<()> {
-    let tx = db::begin_write(db).await?;
-    let tournament = lock_to_start(&tx, tournament_id).await?;
-    let checked_in = checked_in_players(&tx, tournament_id).await?;
+) -> AppResult<Vec<Journaled>> {
+    let tournament = lock_to_start(tx, tournament_id).await?;
+    let checked_in = checked_in_players(tx, tournament_id).await?;
     let template = blind_templates::Entity::find_by_id(tournament.blind_template_id)
-        .one(&tx)
+        .one(tx)
         .await?
         .ok_or_else(|| AppError::Internal(anyhow::anyhow!("tournament {tournament_id} lost its blind template")))?;
-    let told = seat_and_tell(&tx, notifier, tournament_id, &checked_in, now).await?;
-    let no_shows = strike_no_shows(&tx, tournament_id, now).await?;
+    let told = seat_and_tell(tx, notifier, tournament_id, &checked_in, now).await?;
+    let no_shows = strike_no_shows(tx, tournament_id, now).await?;
     // The roster is fixed from here: nobody waits for a seat any more.
     let closed_waitlist =
-        set_status(&tx, tournament_id, RegistrationStatus::Waitlist, RegistrationStatus::Cancelled, now).await?;
+        set_status(tx, tournament_id, RegistrationStatus::Waitlist, RegistrationStatus::Cancelled, now).await?;
     let players = i64::try_from(checked_in.len()).unwrap_or(i64::MAX);
-    set_running(&tx, &tournament, &template, players, now).await?;
+    set_running(tx, &tournament, &template, players, now).await?;
     audit::record(
-        &tx,
+        tx,
         Some(by),
         "tournament.start",
         ("tournament", tournament_id.to_string()),
@@ -60,9 +58,7 @@ pub async fn start(
         }),
     )
     .await?;
-    tx.commit().await?;
-    notifier.push_in_background(db, told);
-    Ok(())
+    Ok(told)
 }
 
 /// Locks the tournament for its start, which only a tournament in registration may take.
