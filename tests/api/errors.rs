@@ -8,6 +8,7 @@ use crate::helpers::{Backend, PLATFORM_ADMIN_PHONE, Reply, on_both_databases, sp
 on_both_databases!(
     a_nul_or_a_byte_that_is_not_utf8_in_any_parameter_or_body_text_is_a_400_naming_the_field,
     a_parameter_of_the_wrong_kind_is_named_in_words_never_a_parser_s,
+    a_join_that_cannot_be_read_names_the_field_at_fault,
 );
 
 #[tokio::test]
@@ -233,4 +234,29 @@ async fn a_parameter_of_the_wrong_kind_is_named_in_words_never_a_parser_s(backen
     for internal in ["Failed to deserialize", "Invalid URL", "Cannot parse", "expected", "`"] {
         assert!(!message.contains(internal), "{internal:?} in {late:?}");
     }
+}
+
+/// A `join` refused as an HTTP request would be: the message names the field it could not read
+/// (a `version` that is no whole number was blamed on `tournamentId`).
+async fn a_join_that_cannot_be_read_names_the_field_at_fault(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let club = app.create_club("Join club", "+79990004811").await;
+    let tournament = app.create_tournament(&club, 10, chrono::Duration::days(1)).await;
+    let watcher = app.watcher(&club.owner.access_token).await;
+    let whole = "must be a whole number from -9223372036854775808 to 9223372036854775807";
+    let cases = [
+        (json!({"tournamentId": tournament, "version": "41"}), format!("version: {whole}")),
+        (json!({"tournamentId": tournament, "version": 4.5}), format!("version: {whole}")),
+        (json!({"tournamentId": tournament, "compact": "yes"}), "compact: must be true or false".to_owned()),
+        (json!({"tournamentId": "nope", "version": 3}), "tournamentId: must be a UUID".to_owned()),
+        (json!({"version": 3}), "tournamentId: is required".to_owned()),
+        (json!([tournament, false]), "payload: must be an object: {tournamentId, compact?, version?}".to_owned()),
+    ];
+    for (payload, message) in cases {
+        let ack = watcher.join_with(payload.clone()).await;
+        assert_eq!(ack, json!({"ok": false, "error": {"code": "VALIDATION_ERROR", "message": message}}), "{payload}");
+    }
+    let joined = watcher.join_with(json!({"tournamentId": tournament, "version": 41})).await;
+    assert_eq!(joined["ok"], true, "{joined}");
+    watcher.close().await;
 }
