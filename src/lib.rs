@@ -17,6 +17,7 @@ pub mod db_watch;
 pub mod domain;
 pub mod error;
 pub mod http;
+pub mod input;
 pub mod jobs;
 pub mod leaderboards;
 pub mod live;

@@ -4,7 +4,7 @@
 
 use std::marker::PhantomData;
 
-use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequest, FromRequestParts, RawPathParams, Request};
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
 use axum::http::request::Parts;
@@ -21,6 +21,7 @@ use crate::app::AppState;
 use crate::auth::permissions::{ClubRule, Permission, has_permission};
 use crate::auth::sessions::{signed_in_user, verified};
 use crate::error::{AppError, ErrorCode, FieldProblem};
+use crate::input;
 use crate::objects_only::ObjectsOnly;
 
 /// A JSON body. Malformed JSON, a missing or mistyped field (an array where the schema says
@@ -83,11 +84,12 @@ fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {
         AppError::invalid_field("body", format!("malformed JSON: {problem}"))
     })?;
     if let Some(field) = text_with_nul(&document, String::new()) {
-        return Err(AppError::invalid_field(field, "must not contain the NUL character (U+0000)"));
+        return Err(AppError::invalid_field(field, input::HOLDS_NUL));
     }
     whole_numbers_as_integers(&mut document);
-    serde_path_to_error::deserialize(ObjectsOnly(document))
-        .map_err(|err| AppError::validation(vec![json_problem(&err)]))
+    serde_path_to_error::deserialize(ObjectsOnly(document)).map_err(|err| {
+        AppError::validation(vec![input::field_problem("body", &err.path().to_string(), &err.inner().to_string())])
+    })
 }
 
 /// The path of a text (a value or a key) holding U+0000, which PostgreSQL cannot store in
@@ -96,13 +98,15 @@ fn text_with_nul(value: &serde_json::Value, path: String) -> Option<String> {
     use serde_json::Value;
     let at = |key: &str| if path.is_empty() { key.to_owned() } else { format!("{path}.{key}") };
     match value {
-        Value::String(text) if text.contains('\0') => Some(if path.is_empty() { "body".to_owned() } else { path }),
+        Value::String(text) if input::refusal_of_text(text).is_some() => {
+            Some(if path.is_empty() { "body".to_owned() } else { path })
+        }
         Value::Array(items) => {
             items.iter().enumerate().find_map(|(index, item)| text_with_nul(item, format!("{path}[{index}]")))
         }
-        Value::Object(fields) => fields
-            .iter()
-            .find_map(|(key, item)| if key.contains('\0') { Some(at("<key>")) } else { text_with_nul(item, at(key)) }),
+        Value::Object(fields) => fields.iter().find_map(|(key, item)| {
+            if input::refusal_of_text(key).is_some() { Some(at("<key>")) } else { text_with_nul(item, at(key)) }
+        }),
         _ => None,
     }
 }
@@ -136,22 +140,6 @@ impl<T: Serialize> IntoResponse for Json<T> {
     }
 }
 
-/// Names the field a serde error is about, including the field a "missing field" error
-/// names (serde reports those at the parent's path).
-fn json_problem(err: &serde_path_to_error::Error<serde_json::Error>) -> FieldProblem {
-    let inner = err.inner();
-    let path = err.path().to_string();
-    let parent = if path == "." { String::new() } else { path };
-    let message = inner.to_string();
-    // serde_json appends " at line L column C"; the field path already locates the problem.
-    let problem = message.split(" at line ").next().unwrap_or(&message).to_owned();
-    if let Some(missing) = problem.strip_prefix("missing field `").and_then(|rest| rest.split('`').next()) {
-        let field = if parent.is_empty() { missing.to_owned() } else { format!("{parent}.{missing}") };
-        return FieldProblem::new(field, "is required");
-    }
-    FieldProblem::new(if parent.is_empty() { "body".to_owned() } else { parent }, problem)
-}
-
 mod bytes_body {
     use axum::body::Bytes;
     use axum::extract::rejection::{BytesRejection, FailedToBufferBody};
@@ -175,37 +163,116 @@ mod bytes_body {
     }
 }
 
-/// Path parameters; one that does not parse (a malformed id) is `400 VALIDATION_ERROR`.
-#[derive(FromRequestParts)]
-#[from_request(via(axum::extract::Path), rejection(AppError))]
+/// Path parameters, percent-decoded. A parameter that is not UTF-8 once decoded, or holds
+/// U+0000, or does not parse into its type (a malformed id) is `400 VALIDATION_ERROR` naming
+/// the parameter as the route does (`userId`), in the contract's words.
 pub struct Path<T>(pub T);
 
-impl From<PathRejection> for AppError {
-    fn from(rejection: PathRejection) -> Self {
-        use axum::extract::path::ErrorKind;
-        match rejection {
-            PathRejection::FailedToDeserializePathParams(err) => {
-                let field = match err.kind() {
-                    ErrorKind::ParseErrorAtKey { key, .. } | ErrorKind::InvalidUtf8InPathParam { key } => key.clone(),
-                    ErrorKind::DeserializeError { key, .. } => key.clone(),
-                    _ => "path".to_owned(),
-                };
-                AppError::invalid_field(field, err.body_text())
-            }
-            other => AppError::Internal(anyhow::anyhow!(other)),
-        }
+impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Path<T> {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, AppError> {
+        let names = path_params(parts, state).await?.into_iter().map(|(name, _)| name).collect::<Vec<_>>();
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Path(value)| Self(value))
+            .map_err(|rejection| path_problem(rejection, &names))
     }
 }
 
-/// Query parameters; bad ones are `400 VALIDATION_ERROR`.
-#[derive(FromRequestParts)]
-#[from_request(via(axum::extract::Query), rejection(AppError))]
+/// The route's path parameters as (name, decoded value), each checked as every text a client
+/// sends is ([`input::refusal_of_text`]).
+async fn path_params<S: Send + Sync>(parts: &mut Parts, state: &S) -> Result<Vec<(String, String)>, AppError> {
+    use axum::extract::rejection::RawPathParamsRejection;
+    let params = RawPathParams::from_request_parts(parts, state).await.map_err(|rejection| match rejection {
+        RawPathParamsRejection::InvalidUtf8InPathParam(err) => {
+            // axum's text is "Invalid UTF-8 in `name`": the name is all that is taken from it.
+            let text = err.body_text();
+            let name = text.split('`').nth(1).unwrap_or("path");
+            AppError::invalid_field(name, input::NOT_UTF8)
+        }
+        other => AppError::Internal(anyhow::anyhow!(other)),
+    })?;
+    params
+        .iter()
+        .map(|(name, value)| match input::refusal_of_text(value) {
+            Some(problem) => Err(AppError::invalid_field(name, problem)),
+            None => Ok((name.to_owned(), value.to_owned())),
+        })
+        .collect()
+}
+
+/// A path that does not read into its type, as the field problem of the parameter it is
+/// about (`names` are the route's parameters, in order).
+fn path_problem(rejection: PathRejection, names: &[String]) -> AppError {
+    use axum::extract::path::ErrorKind;
+    let PathRejection::FailedToDeserializePathParams(err) = rejection else {
+        return AppError::Internal(anyhow::anyhow!(rejection));
+    };
+    // A lone parameter is the one any error is about.
+    let only = || match names {
+        [one] => one.clone(),
+        _ => "path".to_owned(),
+    };
+    let (field, problem) = match err.into_kind() {
+        ErrorKind::ParseErrorAtKey { key, expected_type, .. } => (key, must_be(expected_type)),
+        ErrorKind::ParseErrorAtIndex { index, expected_type, .. } => {
+            (names.get(index).cloned().unwrap_or_else(only), must_be(expected_type))
+        }
+        ErrorKind::ParseError { expected_type, .. } => (only(), must_be(expected_type)),
+        ErrorKind::DeserializeError { key, message, .. } => (key, input::plain_problem(&message)),
+        ErrorKind::InvalidUtf8InPathParam { key } => (key, input::NOT_UTF8.to_owned()),
+        ErrorKind::Message(message) => (only(), input::plain_problem(&message)),
+        // A route whose handler reads other parameters than it has: the code's mistake.
+        other => return AppError::Internal(anyhow::anyhow!("path parameters: {other}")),
+    };
+    AppError::invalid_field(field, problem)
+}
+
+fn must_be(expected_type: &str) -> String {
+    format!("must be {}", input::plain_kind(expected_type))
+}
+
+/// Query parameters. A name or value that is not UTF-8 once decoded, or holds U+0000, or a
+/// value that does not read into its field's type is `400 VALIDATION_ERROR` naming the
+/// parameter, in the contract's words. Read as axum's `Query` reads them (`serde_urlencoded`
+/// over `form_urlencoded`), with each parameter checked first.
 pub struct Query<T>(pub T);
 
-impl From<QueryRejection> for AppError {
-    fn from(rejection: QueryRejection) -> Self {
-        AppError::invalid_field("query", rejection.body_text())
+impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, AppError> {
+        read_query(parts.uri.query().unwrap_or_default()).map(Query)
     }
+}
+
+/// `query` (the text after `?`) read into `T`.
+fn read_query<T: DeserializeOwned>(query: &str) -> Result<T, AppError> {
+    if let Some(problem) = query_problem(query) {
+        return Err(AppError::validation(vec![problem]));
+    }
+    let pairs = url::form_urlencoded::parse(query.as_bytes());
+    serde_path_to_error::deserialize(serde_urlencoded::Deserializer::new(pairs)).map_err(|err| {
+        AppError::validation(vec![input::field_problem("query", &err.path().to_string(), &err.inner().to_string())])
+    })
+}
+
+/// The first parameter of `query` that no work may be handed: bytes that are not UTF-8 once
+/// percent-decoded (`form_urlencoded` would quietly put U+FFFD in their place) or a text
+/// [`input::refusal_of_text`] refuses, in its name or its value.
+fn query_problem(query: &str) -> Option<FieldProblem> {
+    use percent_encoding::percent_decode_str;
+    query.split('&').filter(|pair| !pair.is_empty()).find_map(|pair| {
+        let (raw_name, raw_value) = pair.split_once('=').unwrap_or((pair, ""));
+        let problem = match (percent_decode_str(raw_name).decode_utf8(), percent_decode_str(raw_value).decode_utf8()) {
+            (Ok(name), Ok(value)) => input::refusal_of_text(&name).or_else(|| input::refusal_of_text(&value)),
+            _ => Some(input::NOT_UTF8),
+        }?;
+        // The name as the client wrote it (a `+` is a space), whatever its bytes.
+        let name: Vec<u8> = percent_decode_str(&raw_name.replace('+', " ")).collect();
+        Some(FieldProblem::new(String::from_utf8_lossy(&name), problem))
+    })
 }
 
 /// The signed-in caller: a valid access token of an existing, unbanned account. The account
@@ -430,9 +497,7 @@ pub async fn club_role(state: &AppState, organizer_id: Uuid, user_id: Uuid) -> R
 
 /// The `{id}` path parameter as a UUID.
 async fn path_id(parts: &mut Parts, state: &AppState) -> Result<Uuid, AppError> {
-    let params = RawPathParams::from_request_parts(parts, state)
-        .await
-        .map_err(|rejection| AppError::Internal(anyhow::anyhow!(rejection)))?;
+    let params = path_params(parts, state).await?;
     let raw = params
         .iter()
         .find_map(|(key, value)| (key == "id").then_some(value))
@@ -452,9 +517,93 @@ where
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use axum::Router;
+    use axum::body::Body;
+    use axum::routing::get;
+    use serde::Deserialize;
+    use serde_json::{Value, json};
+    use tower::ServiceExt;
+    use uuid::Uuid;
 
-    use super::{text_with_nul, whole_numbers_as_integers};
+    use super::{Path, Query, query_problem, text_with_nul, whole_numbers_as_integers};
+    use crate::error::FieldProblem;
+    use crate::input::{HOLDS_NUL, NOT_UTF8};
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    #[allow(dead_code)]
+    struct Filter {
+        city: Option<String>,
+        organizer_id: Option<Uuid>,
+        from: Option<chrono::DateTime<chrono::Utc>>,
+        limit: Option<u32>,
+    }
+
+    /// Routes reading their parameters as Floor's handlers do, each answering `ok`.
+    fn routes() -> Router {
+        Router::new()
+            .route("/one/{userId}", get(|Path(_): Path<Uuid>| async { "ok" }))
+            .route("/two/{id}/{memberId}", get(|Path(_): Path<(Uuid, Uuid)>| async { "ok" }))
+            .route("/count/{n}", get(|Path(_): Path<u32>| async { "ok" }))
+            .route("/token/{token}", get(|Path(_): Path<String>| async { "ok" }))
+            .route("/list", get(|Query(_): Query<Filter>| async { "ok" }))
+    }
+
+    /// The status and the error's `details` of `GET uri`.
+    async fn get_uri(uri: &str) -> (u16, Value) {
+        let request = axum::http::Request::get(uri).body(Body::empty()).expect("a request");
+        let response = routes().oneshot(request).await.expect("an answer");
+        let status = response.status().as_u16();
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 16).await.expect("a body");
+        let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        (status, body["error"]["details"].clone())
+    }
+
+    #[tokio::test]
+    async fn a_bad_path_or_query_parameter_is_named_in_the_contract_s_words() {
+        let id = Uuid::nil();
+        let cases = [
+            ("/one/not-a-uuid".to_owned(), "userId", "must be a UUID"),
+            ("/one/%00".to_owned(), "userId", HOLDS_NUL),
+            (format!("/two/{id}/x"), "memberId", "must be a UUID"),
+            ("/two/x/y".to_owned(), "id", "must be a UUID"),
+            ("/count/ten".to_owned(), "n", "must be a whole number from 0 to 4294967295"),
+            ("/count/-1".to_owned(), "n", "must be a whole number from 0 to 4294967295"),
+            ("/token/ab%00cd".to_owned(), "token", HOLDS_NUL),
+            ("/token/%FF".to_owned(), "token", NOT_UTF8),
+            ("/list?city=mo%00".to_owned(), "city", HOLDS_NUL),
+            ("/list?city=mo%C3".to_owned(), "city", NOT_UTF8),
+            ("/list?organizerId=7".to_owned(), "organizerId", "must be a UUID"),
+            ("/list?limit=many".to_owned(), "limit", "must be a whole number"),
+            ("/list?city=a&city=b".to_owned(), "city", "is given more than once"),
+        ];
+        for (uri, field, problem) in cases {
+            assert_eq!(get_uri(&uri).await, (400, json!([{"field": field, "problem": problem}])), "{uri}");
+        }
+        let (status, details) = get_uri("/list?from=tomorrow").await;
+        assert_eq!((status, &details[0]["field"]), (400, &json!("from")));
+        assert!(details[0]["problem"].as_str().is_some_and(|text| text.contains("RFC 3339")), "{details}");
+        for fine in
+            [format!("/one/{id}"), format!("/two/{id}/{id}"), "/count/7".to_owned(), "/token/a%2Fb+c".to_owned()]
+        {
+            assert_eq!(get_uri(&fine).await.0, 200, "{fine}");
+        }
+        assert_eq!(get_uri("/list?city=%D0%BC%D0%BE+x&limit=3&unknown=%00%00").await.0, 400, "every parameter");
+        assert_eq!(get_uri("/list?city=%D0%BC%D0%BE+x&limit=3&unknown=1").await.0, 200);
+    }
+
+    #[test]
+    fn a_query_is_checked_name_and_value_before_it_is_read() {
+        let problem = |field: &str, problem: &str| Some(FieldProblem::new(field, problem));
+        assert_eq!(query_problem("q=ab%00"), problem("q", HOLDS_NUL));
+        assert_eq!(query_problem("a=1&b+c=%00"), problem("b c", HOLDS_NUL));
+        assert_eq!(query_problem("x%00=1"), problem("x\0", HOLDS_NUL));
+        assert_eq!(query_problem("q=%FF"), problem("q", NOT_UTF8));
+        assert_eq!(query_problem("%FF=1"), problem("\u{fffd}", NOT_UTF8));
+        assert_eq!(query_problem("q=%ED%A0%80"), problem("q", NOT_UTF8), "a surrogate's UTF-8 is not UTF-8");
+        assert_eq!(query_problem("q=%D0%B8%D0%B2%D0%B0%D0%BD&empty=&flag&&z=%2500"), None);
+        assert_eq!(query_problem(""), None);
+    }
 
     #[test]
     fn a_nul_anywhere_in_the_body_is_named_by_its_path() {

@@ -131,7 +131,7 @@ pub struct DeletionRequest {
         (status = 400, description = "VALIDATION_ERROR, INVALID_OTP: the code is wrong, expired or used up (the attempt counts)", body = ErrorBody),
         (status = 401, description = "UNAUTHORIZED", body = ErrorBody),
         (status = 403, description = "USER_BANNED: a banned account is erased through the platform's support", body = ErrorBody),
-        (status = 409, description = "SOLE_OWNER: the only owner of a club; PLAYING_NOW: checked in to a running tournament", body = ErrorBody),
+        (status = 409, description = "SOLE_OWNER: the only owner of a club; PLAYING_NOW: seated in a running tournament and not eliminated (a player already out may delete)", body = ErrorBody),
     ))]
 async fn delete_me(
     State(app): State<AppState>,

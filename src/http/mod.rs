@@ -76,7 +76,7 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "Floor API", description = "Sport-poker clubs: registration, live game day, results and one rating. Errors are always `{\"error\": {\"code\", \"message\", \"details?\"}}`. Texts are trimmed of ASCII white space; no text of a body may hold U+0000, and inside a stored text no other C0 control or DEL may stand but, in a text of several lines (a description, a message), tab, LF and CR (`400 VALIDATION_ERROR`; each field states it as its pattern)."),
+    info(title = "Floor API", description = "Sport-poker clubs: registration, live game day, results and one rating. Errors are always `{\"error\": {\"code\", \"message\", \"details?\"}}`. Texts are trimmed of ASCII white space; no text of a body, a path or a query may hold U+0000 (nor a path or query parameter bytes that are not UTF-8 once percent-decoded), and inside a stored text no other C0 control or DEL may stand but, in a text of several lines (a description, a message), tab, LF and CR (`400 VALIDATION_ERROR` naming the field; each field states it as its pattern)."),
     modifiers(&BearerAuth, &DocumentLinks),
     components(schemas(
         crate::error::ErrorCode,

@@ -1,6 +1,6 @@
 //! Response shapes shared by several resources, and the reads that fill them.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use floor_actors::rules::rating::{displayed_skill, tier_for_level};
@@ -14,7 +14,6 @@ use uuid::Uuid;
 use crate::clubs::memberships_of;
 use crate::db::IDS_PER_STATEMENT;
 use crate::error::AppResult;
-use crate::objects_only::ObjectsOnly;
 use crate::players::follows;
 use crate::seed::DEFAULT_SKILL_INITIAL;
 
@@ -219,8 +218,7 @@ pub async fn public_player_views(
 ///
 /// It is read from a JSON object only: serde's derive would also take an array of the fields
 /// in order, which the schema forbids.
-#[derive(Clone, Serialize, Deserialize, ToSchema)]
-#[serde(try_from = "BTreeMap<String, serde_json::Value>", bound(deserialize = "T: serde::de::DeserializeOwned"))]
+#[derive(Clone, Serialize, ToSchema)]
 pub struct Localized<T> {
     #[schema(schema_with = nullable::<T>)]
     pub ru: Option<T>,
@@ -270,15 +268,36 @@ pub fn some_locale<T: ToSchema>() -> utoipa::openapi::Schema {
 }
 
 /// The locales of an object; other keys are ignored, as in any body.
-impl<T: serde::de::DeserializeOwned> TryFrom<BTreeMap<String, serde_json::Value>> for Localized<T> {
-    type Error = String;
+/// Read as a map of locales rather than through a text of its own, so an error inside a
+/// locale keeps its path (`translations.en.title`, not `translations`) and each locale is read
+/// as the rest of the document is (from an object only, in a body). Other locales are ignored.
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Localized<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Locales<T>(std::marker::PhantomData<T>);
 
-    fn try_from(mut by_locale: BTreeMap<String, serde_json::Value>) -> Result<Self, String> {
-        let mut take = |locale: &str| {
-            let value = by_locale.remove(locale).unwrap_or(serde_json::Value::Null);
-            <Option<T>>::deserialize(ObjectsOnly(value)).map_err(|err| format!("{locale}: {err}"))
-        };
-        Ok(Self { ru: take("ru")?, en: take("en")? })
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Locales<T> {
+            type Value = Localized<T>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object of translations by locale (ru, en)")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut locales: A) -> Result<Self::Value, A::Error> {
+                let mut localized = Localized::default();
+                while let Some(locale) = locales.next_key::<String>()? {
+                    match locale.as_str() {
+                        "ru" => localized.ru = locales.next_value()?,
+                        "en" => localized.en = locales.next_value()?,
+                        _ => {
+                            locales.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(localized)
+            }
+        }
+
+        deserializer.deserialize_map(Locales(std::marker::PhantomData))
     }
 }
 

@@ -240,7 +240,8 @@ impl Builder {
                                   `join` again and takes the full state from the ack. The socket is in the room \
                                   before the state is read, so a change in between may arrive as an event before \
                                   the ack: keep the highest `version`. A refused join (`NOT_FOUND`: no such \
-                                  tournament; `VALIDATION_ERROR`: no valid `tournamentId`) leaves the socket outside. \
+                                  tournament; `VALIDATION_ERROR`: a payload that is not `{tournamentId, compact?, \
+                                  version?}`, the message naming the field) leaves the socket outside. \
                                   Joining another tournament keeps the rooms already joined.",
                 };
                 self.operation(name, Action::Receive, texts, Some(JOIN_ACK));

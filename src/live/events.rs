@@ -16,7 +16,8 @@ use uuid::Uuid;
 use floor_actors::live::LiveState;
 
 use super::patch::{self, PatchOperation, json_len_within};
-use crate::error::ErrorCode;
+use crate::error::{ErrorCode, FieldProblem};
+use crate::input;
 use crate::objects_only::ObjectsOnly;
 
 /// The events a client emits.
@@ -156,11 +157,24 @@ pub struct RoomRequest {
 
 impl RoomRequest {
     /// The request in a `join` or `leave` payload: an object, as the contract says (serde alone
-    /// would also read `[id, false]` as one); `None` for anything else.
-    pub fn read(payload: serde_json::Value) -> Option<Self> {
-        Self::deserialize(ObjectsOnly(payload)).ok()
+    /// would also read `[id, false]` as one). Anything else is the problem of the field it is
+    /// about (`tournamentId`, `version`, `compact`), or of the `payload` as a whole, in the
+    /// words of an HTTP `VALIDATION_ERROR`.
+    pub fn read(payload: serde_json::Value) -> Result<Self, FieldProblem> {
+        serde_path_to_error::deserialize(ObjectsOnly(payload)).map_err(|err| {
+            let problem = input::field_problem(PAYLOAD, &err.path().to_string(), &err.inner().to_string());
+            if problem.field == PAYLOAD { Self::unreadable() } else { problem }
+        })
+    }
+
+    /// The problem of a payload that is no request at all (not an object, or none).
+    pub fn unreadable() -> FieldProblem {
+        FieldProblem::new(PAYLOAD, "must be an object: {tournamentId, compact?, version?}")
     }
 }
+
+/// How a problem with a `join` or `leave` payload as a whole names it.
+const PAYLOAD: &str = "payload";
 
 /// The ack of `join`: `{ok: true, state}`, `{ok: true, patch}` (only to a join that said the
 /// `version` it holds) or `{ok: false, error: {code, message}}`. The schema of `ok` admits one
@@ -186,7 +200,7 @@ pub enum JoinAck<'a> {
         patch: &'a RawValue,
     },
     /// Not in the room: `NOT_FOUND` for an unknown tournament, `VALIDATION_ERROR` for a
-    /// payload without a `tournamentId`.
+    /// payload that is not `{tournamentId, compact?, version?}`, its message naming the field.
     Refused {
         #[schema(schema_with = always_false)]
         ok: bool,
@@ -502,15 +516,18 @@ pub(crate) mod tests {
         let id = Uuid::now_v7();
         let request = RoomRequest::read(json!({"tournamentId": id})).expect("parses");
         assert_eq!(request.tournament_id, id);
-        assert!(RoomRequest::read(json!({"tournament_id": id})).is_none());
+        let missing = RoomRequest::read(json!({"tournament_id": id})).expect_err("refused");
+        assert_eq!(missing, FieldProblem::new("tournamentId", "is required"));
+        let malformed = RoomRequest::read(json!({"tournamentId": "42"})).expect_err("refused");
+        assert_eq!(malformed, FieldProblem::new("tournamentId", "must be a UUID"));
     }
 
     #[test]
     fn a_request_is_an_object_not_its_fields_in_a_list() {
         let id = Uuid::now_v7();
         assert!(serde_json::from_value::<RoomRequest>(json!([id, true])).is_ok(), "serde alone reads it");
-        assert!(RoomRequest::read(json!([id, true])).is_none());
-        assert!(RoomRequest::read(json!(id)).is_none());
+        assert_eq!(RoomRequest::read(json!([id, true])).expect_err("refused"), RoomRequest::unreadable());
+        assert_eq!(RoomRequest::read(json!(id)).expect_err("refused"), RoomRequest::unreadable());
     }
 
     /// A running tournament's LiveState at `version`: 10 players at no table, the clock at
@@ -691,7 +708,14 @@ pub(crate) mod tests {
         let again = RoomRequest::read(json!({"tournamentId": id, "compact": true, "version": 41})).expect("parses");
         assert_eq!(again.version, Some(41));
         assert_eq!(RoomRequest::read(json!({"tournamentId": id})).expect("parses").version, None);
-        assert!(RoomRequest::read(json!({"tournamentId": id, "version": "41"})).is_none(), "a number or nothing");
+        for version in [json!("41"), json!(4.5), json!([41])] {
+            let refused =
+                RoomRequest::read(json!({"tournamentId": id, "version": version})).expect_err("a number or nothing");
+            assert_eq!(refused.field, "version", "{refused:?}");
+            assert!(refused.problem.starts_with("must be a whole number"), "{refused:?}");
+        }
+        let compact = RoomRequest::read(json!({"tournamentId": id, "compact": "yes"})).expect_err("a boolean");
+        assert_eq!(compact, FieldProblem::new("compact", "must be true or false"));
     }
 
     #[test]

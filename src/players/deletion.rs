@@ -81,8 +81,8 @@ pub struct Deleted {
 
 /// Spends `code` for `phone` and deletes the account registered with it. A wrong or spent
 /// code is `INVALID_OTP` and its attempt counts; with the right code, `USER_BANNED` (a banned
-/// account), `SOLE_OWNER` (the only owner of a club) and `PLAYING_NOW` (checked in to a
-/// running tournament) refuse, and then nothing changes, the code included. `NOT_FOUND` when
+/// account), `SOLE_OWNER` (the only owner of a club) and `PLAYING_NOW` (seated in a running
+/// tournament and not eliminated) refuse, and then nothing changes, the code included. `NOT_FOUND` when
 /// no account has the phone (the web page's case: the app's caller always has one).
 ///
 /// Locks, in the order every writer takes them (`docs/concurrency.md`): the phone (spending
@@ -253,14 +253,17 @@ async fn tournaments_showing(tx: &DatabaseTransaction, people: &[Uuid]) -> AppRe
         .await?)
 }
 
-/// Refuses the deletion of a player checked in to a running tournament (`PLAYING_NOW`: the
-/// table and the clock name them until it ends, out or not). Asked once the tournaments are
-/// locked, so a start cannot seat them between the check and the deletion.
+/// Refuses the deletion of a player still in a running tournament (`PLAYING_NOW`): seated at
+/// its start (checked in) and not eliminated, a seat at a table is theirs until they are out.
+/// A player already out has played: the deletion goes on as after the game, their place kept
+/// under [`DELETED_PLAYER`]. Asked once the tournaments are locked, so neither a start nor an
+/// undone elimination can seat them between the check and the deletion.
 async fn ensure_not_playing(tx: &DatabaseTransaction, user_id: Uuid) -> AppResult<()> {
     let playing = registrations::Entity::find()
         .inner_join(tournaments::Entity)
         .filter(registrations::Column::UserId.eq(user_id))
         .filter(registrations::Column::Status.eq(RegistrationStatus::CheckedIn))
+        .filter(registrations::Column::EliminatedAt.is_null())
         .filter(tournaments::Column::Status.eq(TournamentStatus::Running))
         .count(tx)
         .await?;

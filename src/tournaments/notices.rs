@@ -6,8 +6,8 @@
 
 use chrono::{DateTime, Utc};
 use floor_actors::live::Seat;
-use floor_entities::enums::RegistrationStatus;
-use floor_entities::{locations, registrations};
+use floor_entities::enums::{RegistrationStatus, UserStatus};
+use floor_entities::{locations, registrations, users};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect};
 use serde_json::json;
 use uuid::Uuid;
@@ -23,21 +23,23 @@ pub async fn live_registrants(conn: &impl ConnectionTrait, tournament_id: Uuid) 
     accounts_in(conn, tournament_id, &LIVE).await
 }
 
-/// The accounts of the tournament's registrations in one of `statuses`.
+/// The accounts of the tournament's registrations in one of `statuses`, but deleted ones: a
+/// player out of a running game may delete the account before it ends, and hears nothing more.
 pub async fn accounts_in(
     conn: &impl ConnectionTrait,
     tournament_id: Uuid,
     statuses: &[RegistrationStatus],
 ) -> AppResult<Vec<Uuid>> {
-    let users: Vec<Option<Uuid>> = registrations::Entity::find()
+    Ok(registrations::Entity::find()
         .select_only()
         .column(registrations::Column::UserId)
+        .inner_join(users::Entity)
         .filter(registrations::Column::TournamentId.eq(tournament_id))
         .filter(registrations::Column::Status.is_in(statuses.iter().copied()))
+        .filter(users::Column::Status.ne(UserStatus::Deleted))
         .into_tuple()
         .all(conn)
-        .await?;
-    Ok(users.into_iter().flatten().collect())
+        .await?)
 }
 
 /// The account behind each of `registration_ids` that has one: (registration, account).

@@ -2,12 +2,12 @@
 //! rating), the platform's recount of a finished tournament, a new account claiming the
 //! results its phone earned as a guest, and reading them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use floor_actors::rules::rating::season_points;
-use floor_entities::enums::TournamentStatus;
-use floor_entities::{registrations, results, table_seats, tournaments};
+use floor_entities::enums::{TournamentStatus, UserStatus};
+use floor_entities::{registrations, results, table_seats, tournaments, users};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
@@ -27,8 +27,8 @@ use crate::rating::{self, RowOrigin};
 /// Confirms the results of a running tournament with at most one player still in, in one
 /// transaction: the move to `finished` is the gate (a second caller finds it shut before any
 /// award), then the results are written, every participant's profile is rebuilt, and each
-/// participant with an account is told their place (`tournament.results`), journaled with
-/// the results and pushed once they have committed.
+/// participant with an account (not deleted since) is told their place
+/// (`tournament.results`), journaled with the results and pushed once they have committed.
 pub async fn confirm_results(
     tx: &DatabaseTransaction,
     notifier: &Notifier,
@@ -72,8 +72,16 @@ pub async fn confirm_results(
     )
     .await?;
     let title = display_title(tx, tournament_id).await?;
+    // A player out before the end may have deleted the account since: the place stays, under
+    // the neutral name, and nobody is told.
+    let deleted: HashSet<Uuid> = find_where_in::<users::Entity, _>(tx, users::Column::Id, &accounts)
+        .await?
+        .into_iter()
+        .filter(|account| account.status == UserStatus::Deleted)
+        .map(|account| account.id)
+        .collect();
     let mut notices = Vec::with_capacity(awards.len());
-    for award in awards {
+    for award in awards.into_iter().filter(|award| !deleted.contains(&award.user_id)) {
         let notice = Notice {
             kind: NoticeKind::TournamentResults,
             recipients: vec![award.user_id],

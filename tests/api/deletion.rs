@@ -15,6 +15,7 @@ on_both_databases!(
     a_wrong_or_spent_code_deletes_nothing_and_its_attempt_counts,
     the_only_owner_of_a_club_is_refused_until_someone_else_owns_it,
     a_player_of_a_running_tournament_is_refused_until_it_ends,
+    a_player_already_out_of_a_running_tournament_may_delete_and_one_still_in_may_not,
     a_deleted_account_takes_its_merged_ones_along_and_is_neither_merged_nor_unbanned,
     a_registration_ban_outlives_the_deleted_account_for_its_phone_until_it_ends,
     a_deleted_player_leaves_every_live_picture_at_once_as_a_new_version,
@@ -268,6 +269,65 @@ async fn a_player_of_a_running_tournament_is_refused_until_it_ends(backend: Back
     let items = results.assert_ok()["items"].as_array().expect("items").clone();
     let winner = items.iter().find(|row| row["place"] == 1).expect("a winner");
     assert_eq!(winner["name"], "Удалённый игрок", "the win stays, under the neutral name");
+}
+
+/// `PLAYING_NOW` is the contract's "seated in a running tournament": a player still at a table.
+/// One already eliminated has played; the account goes as after the game, the elimination and
+/// then the place stay under the neutral name, and nothing more is told to the deleted account.
+async fn a_player_already_out_of_a_running_tournament_may_delete_and_one_still_in_may_not(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let club = app.create_club("Aces", "+79997400071").await;
+    let owner = Some(club.owner.access_token.as_str());
+    let (boris_phone, vera_phone) = ("+79997400072", "+79997400073");
+    let anna = app.sign_in(ANNA).await;
+    let boris = app.sign_in(boris_phone).await;
+    let vera = app.sign_in(vera_phone).await;
+    let tournament = app.create_tournament(&club, 10, Duration::days(1)).await;
+    let mut places = Vec::new();
+    for player in [&anna, &boris, &vera] {
+        let registration = id_of(&register(&app, tournament, player).await["id"]);
+        app.post(&format!("/tournaments/{tournament}/check-in"), owner, json!({"registrationId": registration}))
+            .await
+            .assert_ok();
+        places.push(registration);
+    }
+    app.post(&format!("/tournaments/{tournament}/start"), owner, json!({})).await.assert_ok();
+    app.post("/eliminations", owner, json!({"tournamentId": tournament, "registrationId": places[1]}))
+        .await
+        .assert_ok();
+
+    assert_deleted(&delete_with_a_fresh_code(&app, &boris, boris_phone).await);
+    let still_in = delete_with_a_fresh_code(&app, &vera, vera_phone).await;
+    still_in.assert_error(409, "PLAYING_NOW");
+    app.get("/auth/me", Some(&vera.access_token)).await.assert_ok();
+    let live = app.get(&format!("/tournaments/{tournament}/live"), None).await;
+    let live = live.assert_ok();
+    assert_eq!(live["eliminations"][0]["name"], "Удалённый игрок", "{live}");
+    assert_eq!(live["remaining"], 2, "the game goes on: {live}");
+
+    app.post(&format!("/tournaments/{tournament}/announcements"), owner, json!({"text": "Перерыв 10 минут"}))
+        .await
+        .assert_ok();
+    app.post("/eliminations", owner, json!({"tournamentId": tournament, "registrationId": places[2]}))
+        .await
+        .assert_ok();
+    app.post(&format!("/tournaments/{tournament}/confirm-results"), owner, json!({})).await.assert_ok();
+    let results = app.get(&format!("/tournaments/{tournament}/results"), owner).await;
+    let items = results.assert_ok()["items"].as_array().expect("items").clone();
+    let third = items.iter().find(|row| row["place"] == 3).expect("a third place");
+    assert_eq!(third["name"], "Удалённый игрок", "the place stays, under the neutral name: {items:?}");
+    let told = |user: Uuid| {
+        format!(
+            "SELECT COUNT(*) FROM notifications WHERE user_id = {} \
+             AND kind IN ('tournament.announcement', 'tournament.results')",
+            app.uuid_literal(user)
+        )
+    };
+    assert_eq!(app.count(&told(boris.user_id)).await, 0, "the deleted account hears nothing more");
+    assert_eq!(app.count(&told(anna.user_id)).await, 2, "the others hear the announcement and their place");
+    let left = format!("SELECT COUNT(*) FROM notifications WHERE user_id = {}", app.uuid_literal(boris.user_id));
+    assert_eq!(app.count(&left).await, 0, "nor was anything kept for it");
+    assert_deleted(&delete_with_a_fresh_code(&app, &vera, vera_phone).await);
 }
 
 async fn a_deleted_account_takes_its_merged_ones_along_and_is_neither_merged_nor_unbanned(backend: Backend) {

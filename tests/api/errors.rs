@@ -1,9 +1,15 @@
 //! The error shape at the edges: unknown paths, wrong methods, bad bodies and parameters.
 
 use reqwest::Method;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use crate::helpers::{Backend, PLATFORM_ADMIN_PHONE, spawn_app};
+use crate::helpers::{Backend, PLATFORM_ADMIN_PHONE, Reply, on_both_databases, spawn_app};
+
+on_both_databases!(
+    a_nul_or_a_byte_that_is_not_utf8_in_any_parameter_or_body_text_is_a_400_naming_the_field,
+    a_parameter_of_the_wrong_kind_is_named_in_words_never_a_parser_s,
+    a_join_that_cannot_be_read_names_the_field_at_fault,
+);
 
 #[tokio::test]
 async fn unknown_paths_give_not_found_with_or_without_a_token() {
@@ -72,10 +78,9 @@ async fn an_array_where_the_contract_says_object_is_refused_and_changes_nothing(
     tournament["translations"]["en"] = json!(["Weekend tournament", null]);
     let create = app.post(&format!("{path}/tournaments"), owner, tournament).await;
     create.assert_error(400, "VALIDATION_ERROR");
-    let problem = &create.body["error"]["details"][0];
-    assert_eq!(problem["field"], "translations", "{create:?}");
-    assert!(
-        problem["problem"].as_str().is_some_and(|text| text.starts_with("en: invalid type: sequence")),
+    assert_eq!(
+        create.body["error"]["details"],
+        json!([{"field": "translations.en", "problem": "must be an object"}]),
         "{create:?}"
     );
     let listed = app.get(&format!("{path}/tournaments"), owner).await;
@@ -127,4 +132,131 @@ async fn an_oversized_body_gives_413_in_the_error_shape() {
     let huge = json!({"phone": "+79990001122", "padding": "x".repeat(3 * 1024 * 1024)});
     let reply = app.post("/auth/otp/request", None, huge).await;
     reply.assert_error(413, "PAYLOAD_TOO_LARGE");
+}
+
+/// The one refusal `reply` carries: `400 VALIDATION_ERROR` on `field`, saying `problem`, with
+/// nothing of a parser's wording in its message.
+#[track_caller]
+fn assert_refused(reply: &Reply, field: &str, problem: &str) {
+    reply.assert_error(400, "VALIDATION_ERROR");
+    assert_eq!(reply.body["error"]["details"], json!([{"field": field, "problem": problem}]), "{reply:?}");
+    assert_eq!(reply.body["error"]["message"], format!("{field}: {problem}"), "{reply:?}");
+}
+
+const HOLDS_NUL: &str = "must not contain the NUL character (U+0000)";
+const NOT_UTF8: &str = "must be UTF-8 text once percent-decoded";
+
+/// Issue 48: PostgreSQL cannot hold U+0000 in a text, and a NUL reaching a query there was a
+/// `500` with an ERROR and a backtrace in the log, for anyone, signed in or not. Every text a
+/// request carries is refused before any work: in a query, in a path, in a body.
+async fn a_nul_or_a_byte_that_is_not_utf8_in_any_parameter_or_body_text_is_a_400_naming_the_field(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let club = app.create_club("Nul club", "+79990004801").await;
+    let owner = Some(club.owner.access_token.as_str());
+    let player = app.sign_in("+79990004802").await;
+    let me = Some(player.access_token.as_str());
+    let admin = app.platform_admin().await;
+    let admin = Some(admin.access_token.as_str());
+    app.post("/me/push-tokens", me, json!({"token": "device-1", "platform": "android"})).await.assert_ok();
+
+    let parameters: [(Method, &str, Option<&str>, &str, &str); 12] = [
+        (Method::GET, "/search?q=ab%00", None, "q", HOLDS_NUL),
+        (Method::GET, "/search?q=ab%00", me, "q", HOLDS_NUL),
+        (Method::GET, "/tournaments?city=mo%00", None, "city", HOLDS_NUL),
+        (Method::GET, "/locations?city=%00moscow", None, "city", HOLDS_NUL),
+        (Method::GET, "/leaderboards/season?seasonId=%00", None, "seasonId", HOLDS_NUL),
+        (Method::GET, "/admin/users?q=ann%00", admin, "q", HOLDS_NUL),
+        (Method::DELETE, "/me/push-tokens/%00", me, "token", HOLDS_NUL),
+        (Method::DELETE, "/me/push-tokens/device-1%00", me, "token", HOLDS_NUL),
+        (Method::GET, "/players/%00", None, "userId", HOLDS_NUL),
+        (Method::GET, "/search?q=ab%FF%FE", None, "q", NOT_UTF8),
+        (Method::DELETE, "/me/push-tokens/%C3", me, "token", NOT_UTF8),
+        (Method::GET, "/organizers/%FF/members", owner, "id", NOT_UTF8),
+    ];
+    for (method, path, token, field, problem) in parameters {
+        let reply = app.call(method.clone(), path, token, None).await;
+        assert_refused(&reply, field, problem);
+    }
+
+    let name_before = app.get("/auth/me", me).await.assert_ok()["name"].clone();
+    let bodies: [(Method, String, Option<&str>, Value, &str); 4] = [
+        (Method::PATCH, "/me".to_owned(), me, json!({"name": "Ann\u{0}a"}), "name"),
+        (Method::PATCH, format!("/organizers/{}", club.id), owner, json!({"name": "Nul\u{0} club"}), "name"),
+        (Method::POST, "/me/push-tokens".to_owned(), me, json!({"token": "device\u{0}2", "platform": "ios"}), "token"),
+        (
+            Method::POST,
+            "/organizers/{}/locations".replace("{}", &club.id.to_string()),
+            owner,
+            json!({"name": "Hall", "citySlug": "moscow\u{0}", "address": "Tverskaya 1", "timezone": "Europe/Moscow",
+                "lat": 55.75, "lng": 37.61}),
+            "citySlug",
+        ),
+    ];
+    for (method, path, token, body, field) in bodies {
+        assert_refused(&app.call(method, &path, token, Some(body)).await, field, HOLDS_NUL);
+    }
+
+    // Nothing of it was stored or removed, and the same requests without the bytes work.
+    let tokens = app.count("SELECT COUNT(*) FROM push_tokens").await;
+    assert_eq!(tokens, 1, "the one device stays registered, no other was");
+    assert_eq!(app.get("/auth/me", me).await.assert_ok()["name"], name_before, "the name stays");
+    assert_eq!(app.get(&format!("/organizers/{}", club.id), owner).await.assert_ok()["name"], "Nul club");
+    assert_eq!(app.count("SELECT COUNT(*) FROM locations").await, 0, "no venue was made");
+    app.get("/search?q=ab", None).await.assert_ok();
+    app.get("/tournaments?city=moscow", None).await.assert_ok();
+    assert_eq!(app.delete("/me/push-tokens/device-1", me).await.status, 204);
+}
+
+/// A parameter that does not read into its type is named, and its problem said as the
+/// contract says it: the kind of value the field takes, never a Rust type or a parser's words.
+async fn a_parameter_of_the_wrong_kind_is_named_in_words_never_a_parser_s(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let admin = app.platform_admin().await;
+    let admin = Some(admin.access_token.as_str());
+    let statuses = "must be one of: announced, registration, running, finished, cancelled";
+    let cases: [(&str, Option<&str>, &str, &str); 7] = [
+        ("/search", None, "q", "is required"),
+        ("/search?q=ab&q=cd", None, "q", "is given more than once"),
+        ("/tournaments?status=paused", None, "status", statuses),
+        ("/admin/tournaments?status=paused", admin, "status", statuses),
+        ("/tournaments?organizerId=42", None, "organizerId", "must be a UUID"),
+        ("/players/42", None, "userId", "must be a UUID"),
+        ("/leaderboards/season?seasonId=42", None, "seasonId", "must be a UUID"),
+    ];
+    for (path, token, field, problem) in cases {
+        assert_refused(&app.get(path, token).await, field, problem);
+    }
+    let late = app.get("/tournaments?from=yesterday", None).await;
+    late.assert_error(400, "VALIDATION_ERROR");
+    assert_eq!(late.body["error"]["details"][0]["field"], "from", "{late:?}");
+    let message = late.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("from: is not a date or time as RFC 3339 writes them"), "{late:?}");
+    for internal in ["Failed to deserialize", "Invalid URL", "Cannot parse", "expected", "`"] {
+        assert!(!message.contains(internal), "{internal:?} in {late:?}");
+    }
+}
+
+/// A `join` refused as an HTTP request would be: the message names the field it could not read
+/// (a `version` that is no whole number was blamed on `tournamentId`).
+async fn a_join_that_cannot_be_read_names_the_field_at_fault(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let club = app.create_club("Join club", "+79990004811").await;
+    let tournament = app.create_tournament(&club, 10, chrono::Duration::days(1)).await;
+    let watcher = app.watcher(&club.owner.access_token).await;
+    let whole = "must be a whole number from -9223372036854775808 to 9223372036854775807";
+    let cases = [
+        (json!({"tournamentId": tournament, "version": "41"}), format!("version: {whole}")),
+        (json!({"tournamentId": tournament, "version": 4.5}), format!("version: {whole}")),
+        (json!({"tournamentId": tournament, "compact": "yes"}), "compact: must be true or false".to_owned()),
+        (json!({"tournamentId": "nope", "version": 3}), "tournamentId: must be a UUID".to_owned()),
+        (json!({"version": 3}), "tournamentId: is required".to_owned()),
+        (json!([tournament, false]), "payload: must be an object: {tournamentId, compact?, version?}".to_owned()),
+    ];
+    for (payload, message) in cases {
+        let ack = watcher.join_with(payload.clone()).await;
+        assert_eq!(ack, json!({"ok": false, "error": {"code": "VALIDATION_ERROR", "message": message}}), "{payload}");
+    }
+    let joined = watcher.join_with(json!({"tournamentId": tournament, "version": 41})).await;
+    assert_eq!(joined["ok"], true, "{joined}");
+    watcher.close().await;
 }

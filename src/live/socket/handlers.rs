@@ -102,9 +102,9 @@ async fn join<A: Adapter>(
         let _ = ack.send(&JoinAck::refused(ErrorCode::RateLimited, "too many joins; slow down"));
         return;
     }
-    let sent = match payload.ok().and_then(RoomRequest::read) {
-        None => ack.send(&refusal(AppError::invalid_field("tournamentId", "send {tournamentId: <uuid>}"))),
-        Some(RoomRequest { tournament_id, compact, version }) => match hub.tournaments.exists(tournament_id).await {
+    let sent = match payload.map_err(|_| RoomRequest::unreadable()).and_then(RoomRequest::read) {
+        Err(problem) => ack.send(&refusal(AppError::validation(vec![problem]))),
+        Ok(RoomRequest { tournament_id, compact, version }) => match hub.tournaments.exists(tournament_id).await {
             Ok(false) => ack.send(&refusal(AppError::not_found("tournament"))),
             Err(err) => ack.send(&refusal(err.into())),
             Ok(true) => {
@@ -164,7 +164,7 @@ fn refusal(err: AppError) -> JoinAck<'static> {
 
 /// Leaves both rooms of the tournament, plain and compact.
 async fn leave<A: Adapter>(socket: SocketRef<A>, TryData(payload): TryData<serde_json::Value>) {
-    if let Some(RoomRequest { tournament_id, .. }) = payload.ok().and_then(RoomRequest::read) {
+    if let Some(RoomRequest { tournament_id, .. }) = payload.ok().and_then(|payload| RoomRequest::read(payload).ok()) {
         socket.leave(room(tournament_id));
         socket.leave(compact_room(tournament_id));
     }
