@@ -58,6 +58,14 @@ pub async fn hold_account(tx: &DatabaseTransaction, user_id: Uuid) -> AppResult<
     not_deleted(account)
 }
 
+/// The account as a request may act for it, read without a lock: `401 UNAUTHORIZED` once it
+/// is deleted, `403 USER_BANNED` while it is banned, as every route refuses one.
+pub async fn usable_account(conn: &impl ConnectionTrait, user_id: Uuid) -> AppResult<users::Model> {
+    let account = not_deleted(users::Entity::find_by_id(user_id).one(conn).await?)?;
+    ensure_not_banned(&account)?;
+    Ok(account)
+}
+
 fn not_deleted(account: Option<users::Model>) -> AppResult<users::Model> {
     account.filter(|account| account.status != UserStatus::Deleted).ok_or_else(account_gone)
 }

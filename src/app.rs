@@ -53,7 +53,8 @@ pub struct App {
     pub storage: Storage,
     /// The public reads kept ready to send, until the data behind them changes.
     pub read_cache: Arc<ReadCache>,
-    /// Which tournament ids exist, asked before a live read or a `join` may open an actor.
+    /// Which tournament ids exist, asked before an actor (a live read, a `join`) or a
+    /// registration desk may start for one.
     pub known_tournaments: Arc<crate::live::known::KnownTournaments>,
     /// The caps of the venue screens' event streams.
     pub screen_streams: crate::live::screen_feed::ScreenStreams,

@@ -22,12 +22,13 @@ const BENCH_CAP: &str = "10000000";
 const CLOCK_TICKS_PER_SECOND: f64 = 100.0;
 /// The abuse limits of a measured server, far above any load of a benchmark (whose load is
 /// one address): pass them as `ServerSettings::env`.
-pub const UNLIMITED_RATES: [(&str, &str); 5] = [
+pub const UNLIMITED_RATES: [(&str, &str); 6] = [
     ("RATE_LIMIT_PUBLIC_READS", "1000000/1s"),
     ("RATE_LIMIT_CODE_REQUESTS", "1000000/1s"),
     ("RATE_LIMIT_CODE_REQUESTS_GLOBAL", "1000000/1s"),
     ("RATE_LIMIT_CODE_CHECKS", "1000000/1s"),
     ("RATE_LIMIT_REFRESHES", "1000000/1s"),
+    ("RATE_LIMIT_REGISTRATIONS", "1000000/1s"),
 ];
 /// The platform admin the tournament is prepared with (the server's `PLATFORM_ADMIN_PHONES`).
 pub const ADMIN_PHONE: &str = "+79000000001";

@@ -50,7 +50,8 @@ impl fmt::Debug for Rate {
     }
 }
 
-/// How much each client address (and everyone together, for codes) may ask of the service.
+/// How much each client address (and everyone together, for codes), and each account for
+/// registrations, may ask of the service.
 ///
 /// | variable | default | limits |
 /// |---|---|---|
@@ -59,6 +60,7 @@ impl fmt::Debug for Rate {
 /// | `RATE_LIMIT_CODE_CHECKS` | `30/10m` | `POST /auth/otp/verify`, `POST /me/delete` and the deletion page's code form per client address |
 /// | `RATE_LIMIT_REFRESHES` | `60/10m` | `POST /auth/refresh` per client address |
 /// | `RATE_LIMIT_PUBLIC_READS` | `600/1m` | the public `GET`s per client address |
+/// | `RATE_LIMIT_REGISTRATIONS` | `30/1m` | `POST /tournaments/{id}/register` and `…/cancel-registration` per account |
 /// | `TRUSTED_PROXIES` | empty | IPs and CIDRs whose `X-Forwarded-For` names the client |
 /// | `METRICS_ALLOW` | loopback and private networks | IPs and CIDRs of the clients `/metrics` answers |
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,6 +81,10 @@ pub struct LimitSettings {
     pub refreshes: Rate,
     /// Public reads by one address: a generous ceiling against scraping and floods.
     pub public_reads: Rate,
+    /// Registrations and cancellations by one account (not one address: a rush comes from
+    /// thousands of phones behind a few carriers' addresses). A player makes a handful; each
+    /// one takes its tournament's desk.
+    pub registrations: Rate,
 }
 
 impl Default for LimitSettings {
@@ -93,6 +99,7 @@ impl Default for LimitSettings {
             code_checks: Rate::new(30, 10 * MINUTE),
             refreshes: Rate::new(60, 10 * MINUTE),
             public_reads: Rate::new(600, MINUTE),
+            registrations: Rate::new(30, MINUTE),
         }
     }
 }
@@ -120,6 +127,7 @@ impl LimitSettings {
             code_checks: rate("RATE_LIMIT_CODE_CHECKS", defaults.code_checks)?,
             refreshes: rate("RATE_LIMIT_REFRESHES", defaults.refreshes)?,
             public_reads: rate("RATE_LIMIT_PUBLIC_READS", defaults.public_reads)?,
+            registrations: rate("RATE_LIMIT_REGISTRATIONS", defaults.registrations)?,
         })
     }
 }
@@ -180,6 +188,7 @@ mod tests {
         assert!(limits.trusted_proxies.is_empty());
         assert_eq!(limits.code_requests, Rate::new(10, Duration::from_secs(600)));
         assert_eq!(limits.code_requests_global, Rate::new(30, Duration::from_secs(60)));
+        assert_eq!(limits.registrations, Rate::new(30, Duration::from_secs(60)));
     }
 
     #[test]
@@ -211,6 +220,7 @@ mod tests {
             "RATE_LIMIT_CODE_CHECKS",
             "RATE_LIMIT_REFRESHES",
             "RATE_LIMIT_PUBLIC_READS",
+            "RATE_LIMIT_REGISTRATIONS",
         ] {
             for bad in ["10", "ten/1m", "0/1m", "-1/1m", "10/", "10/1d", "10/0s", "10/25h", "1000001/1s", "10/1.5m"] {
                 let err = settings(&[(name, bad)]).expect_err(bad);

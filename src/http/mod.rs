@@ -163,7 +163,7 @@ pub fn router(state: AppState) -> Router {
     let share = pages::share::share_router(state.clone());
     let app_links = pages::app_links::app_links_router(&state.config.app_links);
     let print = pages::print::print_router(state.clone());
-    let abuse_limits = Arc::new(limits::AbuseLimits::new(&state.config.limits, &openapi));
+    let abuse_limits = Arc::new(limits::AbuseLimits::new(&state.config.limits, &openapi, state.sign_in.jwt.clone()));
     abuse_limits.spawn_sweeper();
     let calendar = pages::calendar::calendar_router(state.clone(), abuse_limits.clone());
     let account_deletion = pages::account_deletion::account_deletion_router(state.clone(), abuse_limits.clone());

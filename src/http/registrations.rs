@@ -17,7 +17,7 @@ use super::cached::ReadsRenewed;
 use super::extract::{AuthUser, Json, Path, TokenCaller, TournamentAccess, club};
 use super::validate::Problems;
 use super::views::ItemList;
-use crate::accounts::shown_phone;
+use crate::accounts::{shown_phone, usable_account};
 use crate::app::AppState;
 use crate::db::find_where_in;
 use crate::error::{AppError, AppResult, ErrorBody};
@@ -133,7 +133,17 @@ async fn register_player(
 /// middleware does not drop them for each change.
 type Decision = (Extension<ReadsRenewed>, Json<RegistrationView>);
 
+/// The one way a request reaches a desk. An unknown id is answered `404` before any desk
+/// starts for it (ids are remembered, so a rush reads its tournament's once): random ids
+/// would otherwise each start a desk that lives its idle time for nothing. A registering
+/// caller's deleted or banned account is still refused first, as the desk refuses it.
 async fn decide(app: &AppState, tournament_id: Uuid, change: Change) -> AppResult<Decision> {
+    if !app.known_tournaments.exists(tournament_id).await? {
+        if let Change::Register { user_id } = change {
+            usable_account(&app.reads, user_id).await?;
+        }
+        return Err(AppError::not_found("tournament"));
+    }
     let decided = app.desks.decide(tournament_id, change).await?;
     Ok((Extension(ReadsRenewed), Json(RegistrationView::new(decided.registration, decided.waitlist_position))))
 }

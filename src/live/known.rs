@@ -1,6 +1,7 @@
 //! Which tournament ids exist, asked before a `join` or a live read may start a tournament's
-//! actor: opening an actor takes one of the node's few cold-start places, and a client
-//! sending random ids must not take them from the real tournaments' watchers. An id is looked
+//! actor, and before a registration or a club's change may start a tournament's registration
+//! desk: opening an actor takes one of the node's few cold-start places, a desk lives its idle
+//! time, and a client sending random ids must not take them from the real tournaments. An id is looked
 //! up once (a primary-key read on the readers) and remembered: a known one for an hour (a
 //! tournament is never deleted), an unknown one for half a minute.
 

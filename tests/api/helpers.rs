@@ -22,7 +22,7 @@ const GENEROUS_CAP: &str = "1000000";
 /// What every test node runs with, in process or as a `floor serve` of its own. Tests sign
 /// many people in and open many sockets from one address: the abuse limits and the caps stay
 /// out of their way unless a test sets its own (`""` keeps a production default).
-pub const TEST_ENV: [(&str, &str); 13] = [
+pub const TEST_ENV: [(&str, &str); 14] = [
     ("APP_ENV", "test"),
     ("JWT_SECRET", TEST_JWT_SECRET),
     ("OTP_CHANNELS", "fake"),
@@ -31,6 +31,7 @@ pub const TEST_ENV: [(&str, &str); 13] = [
     ("RATE_LIMIT_CODE_CHECKS", GENEROUS_LIMIT),
     ("RATE_LIMIT_REFRESHES", GENEROUS_LIMIT),
     ("RATE_LIMIT_PUBLIC_READS", GENEROUS_LIMIT),
+    ("RATE_LIMIT_REGISTRATIONS", GENEROUS_LIMIT),
     ("MAX_CONNECTIONS_PER_ADDRESS", GENEROUS_CAP),
     ("MAX_SCREEN_STREAMS_PER_ADDRESS", GENEROUS_CAP),
     ("MAX_SCREEN_STREAMS_PER_TOURNAMENT", GENEROUS_CAP),

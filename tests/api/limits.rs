@@ -1,7 +1,9 @@
 //! Abuse limits: per client address (the peer, or what a trusted proxy forwards) and the
-//! global budget of code requests, answered `429 RATE_LIMITED` with `Retry-After`. Quotas are
-//! small with hour-long windows, so nothing refills while a test runs.
+//! global budget of code requests, answered `429 RATE_LIMITED` with `Retry-After`, and per
+//! account for registrations. Quotas are small with hour-long windows, so nothing refills
+//! while a test runs, but where a test keeps a production default.
 
+use chrono::Duration;
 use serde_json::{Value, json};
 
 use crate::helpers::{Backend, Reply, TestApp, on_both_databases, spawn_app_with};
@@ -13,6 +15,7 @@ on_both_databases!(
     the_global_code_budget_refuses_once_spent_even_across_addresses,
     code_checks_and_refreshes_have_budgets_of_their_own,
     public_reads_have_a_ceiling_that_spares_the_health_check_and_signed_in_reads,
+    one_account_past_the_default_registration_budget_is_429_and_changes_nothing,
 );
 
 /// A limit of `n` per hour: nothing comes back during a test.
@@ -152,4 +155,44 @@ async fn public_reads_have_a_ceiling_that_spares_the_health_check_and_signed_in_
         get_with(&app, "/health", None).await.reply.assert_ok();
         get_with(&app, "/auth/me", Some(&session.access_token)).await.reply.assert_ok();
     }
+}
+
+/// The production default (30 a minute, one back every 2 s): a player registering and
+/// cancelling in a loop is refused within a few requests past 30, while another account from
+/// the same address is not.
+async fn one_account_past_the_default_registration_budget_is_429_and_changes_nothing(backend: Backend) {
+    const DEFAULT_BURST: usize = 30;
+    let Some(app) = spawn_app_with(backend, &[("RATE_LIMIT_REGISTRATIONS", "")]).await else { return };
+    let club = app.create_club("Aces", "+79990009001").await;
+    let id = app.create_tournament(&club, 10, Duration::days(2)).await;
+    let players = app.sign_in_players(309, 2).await;
+    let (looping, other) = (&players[0], &players[1]);
+    let change = |n: usize| if n.is_multiple_of(2) { "register" } else { "cancel-registration" };
+    let send = |n: usize| {
+        let request = app.client.post(app.url(&format!("/tournaments/{id}/{}", change(n)))).json(&json!({}));
+        answer(request.bearer_auth(&looping.access_token))
+    };
+    for n in 0..DEFAULT_BURST {
+        send(n).await.reply.assert_ok();
+    }
+    // A refill every 2 s: ten more cannot all pass unless they took 20 s.
+    let mut refused = None;
+    for n in DEFAULT_BURST..DEFAULT_BURST + 10 {
+        let answer = send(n).await;
+        if answer.reply.status == 429 {
+            refused = Some((n, answer));
+            break;
+        }
+        answer.reply.assert_ok();
+    }
+    let (n, refused) = refused.expect("the budget bites past 30");
+    refused.assert_rate_limited();
+    let status = if change(n) == "register" { "cancelled" } else { "registered" };
+    let rows = format!(
+        "SELECT COUNT(*) FROM registrations WHERE user_id = {} AND status = '{status}'",
+        app.uuid_literal(looping.user_id)
+    );
+    assert_eq!(app.count(&rows).await, 1, "the refused {} changed nothing", change(n));
+    let path = format!("/tournaments/{id}/register");
+    app.post(&path, Some(&other.access_token), json!({})).await.assert_ok();
 }

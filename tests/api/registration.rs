@@ -26,6 +26,7 @@ on_both_databases!(
     a_walk_in_after_start_gets_a_registration,
     the_club_list_has_phones_and_the_queue_order,
     a_followers_journal_hears_of_a_registration,
+    registering_or_cancelling_at_an_unknown_tournament_is_404_and_starts_no_desk,
 );
 
 /// A tournament with a single seat (below what a club may set), to watch the queue move.
@@ -526,4 +527,26 @@ async fn a_followers_journal_hears_of_a_registration(backend: Backend) {
     assert_eq!(payload["tournamentId"], id.to_string());
     assert_eq!(payload["userId"], players[0].user_id.to_string());
     assert_eq!(payload["title"], "Турнир выходного дня");
+}
+
+/// A tournament id that does not exist is answered before a desk starts for it: each desk
+/// would live its idle time, and random ids would start thousands.
+async fn registering_or_cancelling_at_an_unknown_tournament_is_404_and_starts_no_desk(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let club = app.create_club("Aces", "+79990300131").await;
+    let real = app.create_tournament(&club, 5, Duration::days(1)).await;
+    let player = app.sign_in_players(313, 1).await.remove(0);
+    for _ in 0..20 {
+        let unknown = Uuid::new_v4();
+        register(&app, unknown, &player).await.assert_error(404, "NOT_FOUND");
+        cancel(&app, unknown, &player).await.assert_error(404, "NOT_FOUND");
+        // Asked twice, the second from the remembered answer.
+        register(&app, unknown, &player).await.assert_error(404, "NOT_FOUND");
+    }
+    assert_eq!(app.state.desks.open_count(), 0, "no desk started");
+    assert_eq!(app.count("SELECT COUNT(*) FROM registrations").await, 0, "nothing written");
+    // The count is the desks': the real tournament's starts one.
+    register(&app, real, &player).await.assert_ok();
+    cancel(&app, real, &player).await.assert_ok();
+    assert_eq!(app.state.desks.open_count(), 1);
 }
