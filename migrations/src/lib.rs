@@ -29,6 +29,7 @@ mod m20261126_000018_keep_push_tokens_per_account;
 mod m20261127_000019_index_audit_log_by_target;
 mod m20261127_000020_create_phone_bans;
 mod m20261128_000021_keep_offline_commands;
+mod m20261128_000022_create_registration_groups;
 
 /// Every table the migrations create, in creation order.
 pub const TABLES: &[&str] = &[
@@ -68,6 +69,7 @@ pub const TABLES: &[&str] = &[
     "calendar_links",
     "tournament_announcements",
     "phone_bans",
+    "registration_groups",
 ];
 
 pub struct Migrator;
@@ -96,6 +98,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261127_000019_index_audit_log_by_target::Migration),
             Box::new(m20261127_000020_create_phone_bans::Migration),
             Box::new(m20261128_000021_keep_offline_commands::Migration),
+            Box::new(m20261128_000022_create_registration_groups::Migration),
         ]
     }
 }
