@@ -85,8 +85,8 @@ fn tell_reads_changed(bus: Option<&Arc<Bus>>) {
 }
 
 /// What the node does when a registration desk's group ends: the reads it changed are
-/// built again here (and dropped on the other nodes) once for the group, and the group is
-/// counted.
+/// built again here (and dropped on the other nodes) once for the group, or dropped everywhere
+/// when the database cannot say what they should show; and the group is counted.
 pub struct DeskCommits {
     pub read_cache: Arc<ReadCache>,
     pub bus: Option<Arc<Bus>>,
@@ -94,16 +94,19 @@ pub struct DeskCommits {
 }
 
 impl crate::tournaments::desk::Committed for DeskCommits {
-    fn committed(&self, tournament_id: Uuid, decided: usize) -> BoxFuture<'_, ()> {
+    fn renew(&self, tournament_id: Uuid) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             tell_reads_changed(self.bus.as_ref());
             self.read_cache.renew(tournament_id).await;
-            self.metrics.registration_group("committed", decided);
         })
     }
 
-    fn failed(&self, refused: usize) {
-        self.metrics.registration_group("failed", refused);
+    fn drop_reads(&self) {
+        drop_reads(&self.read_cache, self.bus.as_ref());
+    }
+
+    fn count(&self, outcome: &'static str, changes: usize) {
+        self.metrics.registration_group(outcome, changes);
     }
 }
 

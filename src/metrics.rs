@@ -70,7 +70,8 @@ struct CommandLabels {
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct GroupLabels {
-    /// `committed`, or `failed` (refused as a whole: nothing of it written).
+    /// `committed`, `failed` (refused as a whole: nothing of it written) or `unknown` (its
+    /// `COMMIT` went unanswered and could not be looked up).
     outcome: &'static str,
 }
 

@@ -32,6 +32,7 @@ pub mod promo_slides;
 pub mod push_tokens;
 pub mod rating_config;
 pub mod refresh_tokens;
+pub mod registration_groups;
 pub mod registrations;
 pub mod results;
 pub mod seasons;
@@ -73,6 +74,7 @@ pub mod prelude {
     pub use super::push_tokens::Entity as PushTokens;
     pub use super::rating_config::Entity as RatingConfig;
     pub use super::refresh_tokens::Entity as RefreshTokens;
+    pub use super::registration_groups::Entity as RegistrationGroups;
     pub use super::registrations::Entity as Registrations;
     pub use super::results::Entity as Results;
     pub use super::seasons::Entity as Seasons;

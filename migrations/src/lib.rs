@@ -29,7 +29,8 @@ mod m20261126_000018_keep_push_tokens_per_account;
 mod m20261127_000019_index_audit_log_by_target;
 mod m20261127_000020_create_phone_bans;
 mod m20261128_000021_keep_offline_commands;
-mod m20261128_000022_keep_keys_with_their_commands;
+mod m20261128_000022_create_registration_groups;
+mod m20261128_000023_keep_keys_with_their_commands;
 
 /// Every table the migrations create, in creation order.
 pub const TABLES: &[&str] = &[
@@ -69,6 +70,7 @@ pub const TABLES: &[&str] = &[
     "calendar_links",
     "tournament_announcements",
     "phone_bans",
+    "registration_groups",
 ];
 
 pub struct Migrator;
@@ -97,7 +99,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261127_000019_index_audit_log_by_target::Migration),
             Box::new(m20261127_000020_create_phone_bans::Migration),
             Box::new(m20261128_000021_keep_offline_commands::Migration),
-            Box::new(m20261128_000022_keep_keys_with_their_commands::Migration),
+            Box::new(m20261128_000022_create_registration_groups::Migration),
+            Box::new(m20261128_000023_keep_keys_with_their_commands::Migration),
         ]
     }
 }

@@ -12,34 +12,43 @@
 //! answered with its error and writes nothing; a club change that fails is rolled back to
 //! its savepoint and the group goes on. An answer is sent only once its group has
 //! committed, and a group that cannot commit is refused as a whole: nothing of it was
-//! written, so nothing acknowledged is lost. The public reads that show the registrations
-//! are built again before the group is answered, and the notices pushed, once per group.
+//! written, so nothing acknowledged is lost. A `COMMIT` whose answer never came (the
+//! connection lost on the way) may have committed or not: the desk looks (the group writes
+//! a row of its own, [`registration_groups`]), and answers what it finds, or that the
+//! outcome is unknown when it cannot look. The public reads that show the registrations are
+//! built again before the group is answered (dropped, when the database cannot say what they
+//! should show), the other nodes told, and the notices pushed, once per group.
+//!
+//! A new registration's `createdAt` (its place in the queue) is after every registration the
+//! tournament holds, read under its lock ([`Stamps`]), so a node whose clock runs behind
+//! another's never queues a later decision before an earlier one.
 //!
 //! A desk lives while changes come: it is started by the first and ends after [`IDLE_AFTER`]
 //! without one, holding nothing but its queue meanwhile.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use floor_actors::rules::strikes::is_banned;
 use floor_entities::enums::{RegistrationSource, RegistrationStatus, TournamentStatus, UserStatus};
-use floor_entities::{player_profiles, registrations, tournaments, users};
+use floor_entities::{player_profiles, registration_groups, registrations, tournaments, users};
 use futures_util::future::BoxFuture;
+use sea_orm::sea_query::{Expr, Func};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, QueryFilter, QuerySelect,
-    TransactionTrait,
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set, TransactionTrait,
 };
 use tokio::sync::{mpsc, oneshot};
 use tracing::Instrument;
 use uuid::Uuid;
 
 use super::registrations::{
-    LIVE, already_registered, cancel, cancel_check_in, check_in, closed, fill_free_seats, followers_of_each,
+    LIVE, Stamps, already_registered, cancel, cancel_check_in, check_in, closed, fill_free_seats, followers_of_each,
     new_registration, reregistration, tell_followers, waitlist_positions,
 };
-use super::{display_title, lock, seat_counts};
+use super::{SeatCounts, display_title, lock, seat_counts};
 use crate::accounts::{account_gone, ensure_not_banned};
 use crate::db::{self, IDS_PER_STATEMENT, insert_in_chunks_of, padded};
 use crate::error::{AppError, AppResult, ErrorCode};
@@ -52,6 +61,12 @@ const MOST_PER_GROUP: usize = 2_000;
 /// Changes that may wait at a desk; past it, callers wait for room (the HTTP server's own
 /// limits bound how many do).
 const QUEUE: usize = 10_000;
+/// The longest a desk looks for whether a group whose `COMMIT` went unanswered was written;
+/// past it the outcome is unknown.
+const LOOK_UP_WITHIN: Duration = Duration::from_secs(10);
+/// How long the rows of a tournament's groups are kept for such a look (which comes within
+/// [`LOOK_UP_WITHIN`] of the commit): a desk that ends deletes those older.
+const KEEP_GROUPS_FOR: chrono::Duration = chrono::Duration::minutes(1);
 
 /// A change of who takes part.
 #[derive(Clone, Copy, Debug)]
@@ -74,13 +89,28 @@ pub struct Decided {
     pub waitlist_position: Option<i64>,
 }
 
-/// What a group did beside its answers: its commit, for the node to act on.
+/// What a group did beside its answers, for the node to act on: the reads that show the
+/// registrations, and the count of groups.
 pub trait Committed: Send + Sync + 'static {
-    /// A group of `decided` changes to the registrations of `tournament_id` committed: the
-    /// public reads that show them are to be ready again before the group is answered.
-    fn committed(&self, tournament_id: Uuid, decided: usize) -> BoxFuture<'_, ()>;
-    /// A group could not be written: every change of it was refused.
-    fn failed(&self, refused: usize);
+    /// A group on the registrations of `tournament_id` ended, written or not: the public
+    /// reads that show them are to be ready again here before the group is answered, and the
+    /// other nodes told to drop theirs.
+    fn renew(&self, tournament_id: Uuid) -> BoxFuture<'_, ()>;
+    /// A group may have been written, and the database cannot say: the reads are dropped here
+    /// and on the other nodes (building them again needs the database).
+    fn drop_reads(&self);
+    /// A group of `changes` ended: `committed`, `failed` (nothing of it written) or `unknown`.
+    fn count(&self, outcome: &'static str, changes: usize);
+}
+
+/// How a group's transaction ended, as far as the desk can tell.
+enum Ended {
+    /// Written; or it had nothing to write, so its answers stand either way.
+    Committed,
+    /// Not written: refused before its commit, or found unwritten after a lost `COMMIT`.
+    NotCommitted(AppError),
+    /// Its `COMMIT` went unanswered and the desk could not look.
+    Unknown,
 }
 
 struct Ask {
@@ -154,12 +184,11 @@ impl Desks {
 
     /// A desk: takes what has arrived, decides it as one group, and again, until it sits idle.
     async fn serve(self, tournament_id: Uuid, mut queue: mpsc::Receiver<Ask>) {
-        let mut clock = Clock::default();
         loop {
             let first = match tokio::time::timeout(IDLE_AFTER, queue.recv()).await {
                 Ok(Some(ask)) => ask,
                 // Closed, and what came before it decided.
-                Ok(None) => return,
+                Ok(None) => return self.forget_groups(tournament_id).await,
                 Err(_idle) => {
                     // Closed and unlisted at once (a caller finding it closed would list a new
                     // one); no change comes in after, and the queue still yields what came
@@ -178,60 +207,139 @@ impl Desks {
                 }
             }
             let span = tracing::info_span!("registration.group", %tournament_id, changes = group.len());
-            self.run_group(tournament_id, group, &mut clock).instrument(span).await;
+            self.run_group(tournament_id, group).instrument(span).await;
         }
     }
 
-    /// Decides a group, commits it and answers each change of it.
-    async fn run_group(&self, tournament_id: Uuid, group: Vec<Ask>, clock: &mut Clock) {
+    /// Deletes the rows of the tournament's groups too old to be looked up again.
+    async fn forget_groups(&self, tournament_id: Uuid) {
+        let forgotten = registration_groups::Entity::delete_many()
+            .filter(registration_groups::Column::TournamentId.eq(tournament_id))
+            .filter(registration_groups::Column::DecidedAt.lt(Utc::now() - KEEP_GROUPS_FOR))
+            .exec(&self.db)
+            .await;
+        if let Err(err) = forgotten {
+            tracing::warn!(%tournament_id, error = %err, "the rows of old registration groups stay until the next desk ends");
+        }
+    }
+
+    /// Decides a group, commits it and answers each change of it: as written when it was,
+    /// refused when it was not, and unknown when the desk cannot tell. The reads are renewed
+    /// (or dropped) and the other nodes told whichever way it ended.
+    async fn run_group(&self, tournament_id: Uuid, group: Vec<Ask>) {
         let changes: Vec<Change> = group.iter().map(|ask| ask.change).collect();
-        let outcome = async {
+        let group_id = Uuid::now_v7();
+        let decided = async {
             let tx = db::begin_write(&self.db).await?;
-            let (answers, notices) = decide_group(&tx, &self.notifier, tournament_id, &changes, clock).await?;
-            tx.commit().await?;
-            Ok::<_, AppError>((answers, notices))
+            let decided = decide_group(&tx, &self.notifier, tournament_id, group_id, &changes).await?;
+            Ok::<_, AppError>((tx, decided))
         }
         .await;
-        match outcome {
-            Ok((answers, notices)) => {
-                let decided = answers.iter().filter(|answer| answer.is_ok()).count();
-                if decided > 0 {
-                    self.committed.committed(tournament_id, decided).await;
+        let (decisions, ended) = match decided {
+            Ok((tx, decisions)) => {
+                let ended = self.commit(tx, tournament_id, group_id, decisions.written).await;
+                (Some(decisions), ended)
+            }
+            Err(err) => (None, Ended::NotCommitted(err)),
+        };
+        match (decisions, ended) {
+            (Some(decisions), Ended::Committed) => {
+                let decided = decisions.answers.iter().filter(|answer| answer.is_ok()).count();
+                if decisions.written {
+                    self.committed.renew(tournament_id).await;
                 }
-                self.notifier.push_in_background(&self.db, notices);
-                for (ask, answer) in group.into_iter().zip(answers) {
+                self.committed.count("committed", decided);
+                self.notifier.push_in_background(&self.db, decisions.notices);
+                for (ask, answer) in group.into_iter().zip(decisions.answers) {
                     let _ = ask.answer.send(answer);
                 }
             }
-            Err(err) => {
+            (decisions, Ended::NotCommitted(err)) => {
                 if matches!(err, AppError::Internal(_)) && err.code() != ErrorCode::ServiceUnavailable {
                     tracing::error!(%tournament_id, error = %err, changes = group.len(), "a registration group failed");
                 }
-                self.committed.failed(group.len());
-                let err = Arc::new(err);
+                if decisions.is_some() {
+                    // Found unwritten after its commit was lost: nothing changed, and the
+                    // reads are made sure of all the same.
+                    self.committed.renew(tournament_id).await;
+                }
+                self.refuse(group, err);
+            }
+            (_, Ended::Unknown) => {
+                tracing::error!(%tournament_id, %group_id, changes = group.len(), "a registration group's commit went unanswered and could not be looked up: its outcome is unknown");
+                self.committed.drop_reads();
+                self.committed.count("unknown", group.len());
                 for ask in group {
-                    let _ = ask.answer.send(Err(AppError::shared(err.clone())));
+                    let _ = ask.answer.send(Err(outcome_unknown()));
                 }
             }
+            (None, Ended::Committed) => {
+                self.refuse(
+                    group,
+                    AppError::Internal(anyhow::anyhow!("a registration group ended without its decisions")),
+                );
+            }
+        }
+    }
+
+    /// Refuses every change of a group that was not written with `err`.
+    fn refuse(&self, group: Vec<Ask>, err: AppError) {
+        self.committed.count("failed", group.len());
+        let err = Arc::new(err);
+        for ask in group {
+            let _ = ask.answer.send(Err(AppError::shared(err.clone())));
+        }
+    }
+
+    /// Commits the group's transaction. A `COMMIT` that fails may have committed on the
+    /// server all the same (its answer lost with the connection): then the group's own row
+    /// says. A group that wrote nothing stands whatever its commit did.
+    async fn commit(&self, tx: DatabaseTransaction, tournament_id: Uuid, group_id: Uuid, written: bool) -> Ended {
+        let err = match tx.commit().await {
+            Ok(()) => return Ended::Committed,
+            Err(_) if !written => return Ended::Committed,
+            Err(err) => err,
+        };
+        tracing::warn!(%tournament_id, %group_id, error = %err, "a registration group's commit failed: looking whether it was written");
+        match tokio::time::timeout(LOOK_UP_WITHIN, was_written(&self.db, tournament_id, group_id)).await {
+            Ok(Ok(true)) => Ended::Committed,
+            Ok(Ok(false)) => Ended::NotCommitted(not_written()),
+            Ok(Err(looking)) => {
+                tracing::warn!(%tournament_id, %group_id, error = %looking, "a registration group could not be looked up");
+                Ended::Unknown
+            }
+            Err(_elapsed) => Ended::Unknown,
         }
     }
 }
 
-/// Times of a desk's decisions, strictly increasing from group to group: the waitlist is
-/// ordered by `created_at`, and two decisions of one microsecond must still keep their order
-/// (a group deciding faster than a microsecond each runs a little ahead of the wall clock; the
-/// next group goes on from there).
-#[derive(Default)]
-struct Clock {
-    last: DateTime<Utc>,
+/// Whether the group `group_id` of the tournament was written: its row is there. Read under
+/// the tournament's lock, which the group's transaction holds to its very end, so a `COMMIT`
+/// the server is still working through is waited for, not taken for one that failed.
+async fn was_written(db: &DatabaseConnection, tournament_id: Uuid, group_id: Uuid) -> AppResult<bool> {
+    let tx = db::begin_write(db).await?;
+    lock(&tx, tournament_id).await?;
+    let written = registration_groups::Entity::find_by_id(group_id).one(&tx).await?.is_some();
+    tx.rollback().await?;
+    Ok(written)
 }
 
-impl Clock {
-    fn now(&mut self) -> DateTime<Utc> {
-        let now = Utc::now().max(self.last + chrono::Duration::microseconds(1));
-        self.last = now;
-        now
-    }
+/// The answer to a change of a group found unwritten after its `COMMIT` was lost.
+fn not_written() -> AppError {
+    AppError::new(
+        ErrorCode::ServiceUnavailable,
+        "the connection to the database was lost before this change was written: nothing of it was kept; try again",
+    )
+}
+
+/// The answer to a change of a group whose `COMMIT` went unanswered and that could not be
+/// looked up: neither a refusal nor an acknowledgement.
+fn outcome_unknown() -> AppError {
+    AppError::new(
+        ErrorCode::InternalError,
+        "the connection to the database was lost as this change was being written, and whether it was is unknown: \
+         read your registration before trying again",
+    )
 }
 
 /// New registrations per `INSERT`: a size every group repeats, so PostgreSQL plans it once.
@@ -250,39 +358,59 @@ impl Pending {
     }
 }
 
-/// Decides `changes` in order inside `tx`: an answer for each, and the notices they owe.
-/// An error is the group's: nothing of it may be committed.
+/// A group decided and not yet committed.
+struct Decisions {
+    /// An answer for each change, in order.
+    answers: Vec<AppResult<Decided>>,
+    /// The notices they owe, to push once committed.
+    notices: Vec<Journaled>,
+    /// Whether the group wrote anything (its own row with it); one that did not stands
+    /// whatever its commit does.
+    written: bool,
+}
+
+/// Decides `changes` in order inside `tx`, writing the group's row `group_id`: an answer for
+/// each, and the notices they owe. An error is the group's: nothing of it may be committed.
 async fn decide_group(
     tx: &DatabaseTransaction,
     notifier: &Notifier,
     tournament_id: Uuid,
+    group_id: Uuid,
     changes: &[Change],
-    clock: &mut Clock,
-) -> AppResult<(Vec<AppResult<Decided>>, Vec<Journaled>)> {
+) -> AppResult<Decisions> {
     let registering = players_registering(changes);
-    // The accounts before the tournament: a deletion holds its account from its start and
-    // locks tournaments after it, so neither slips in beside the other, nor waits in a circle.
+    // The accounts before the tournament, as every transaction takes them (`docs/concurrency.md`):
+    // a deletion holds its account from its start and locks tournaments after it, so neither
+    // slips in beside the other, nor waits in a circle.
     let accounts = hold_accounts(tx, &registering).await?;
+    let refused = |refusal: &dyn Fn() -> AppError| Decisions {
+        answers: refuse_all(changes, &accounts, refusal),
+        notices: Vec::new(),
+        written: false,
+    };
     let tournament = match lock(tx, tournament_id).await {
         Ok(tournament) if tournament.status == TournamentStatus::Registration => tournament,
-        Ok(_) => return Ok((refuse_all(changes, &accounts, closed), Vec::new())),
-        Err(err) if err.code() == ErrorCode::NotFound => {
-            return Ok((refuse_all(changes, &accounts, || AppError::not_found("tournament")), Vec::new()));
-        }
+        Ok(_) => return Ok(refused(&closed)),
+        Err(err) if err.code() == ErrorCode::NotFound => return Ok(refused(&|| AppError::not_found("tournament"))),
         Err(err) => return Err(err),
     };
+    let row = registration_groups::ActiveModel {
+        id: Set(group_id),
+        tournament_id: Set(tournament_id),
+        decided_at: Set(Utc::now()),
+    };
+    registration_groups::Entity::insert(row).exec_without_returning(tx).await?;
     let mut group = Group::open(tx, notifier, tournament, accounts, &registering).await?;
     let mut answers = Vec::with_capacity(changes.len());
     for change in changes {
-        let now = clock.now();
         let answer = match *change {
-            Change::Register { user_id } => group.register(user_id, now).await?,
-            club_or_cancel => group.decide_other(club_or_cancel, now).await?,
+            Change::Register { user_id } => group.register(user_id, Utc::now()).await?,
+            club_or_cancel => group.decide_other(club_or_cancel, Utc::now()).await?,
         };
         answers.push(answer);
     }
     let notices = group.close().await?;
-    Ok((answers, notices))
+    Ok(Decisions { answers, notices, written: true })
 }
 
 /// The players of `changes` who register.
@@ -312,6 +440,8 @@ struct Group<'a> {
     /// Seats taken and places in the waitlist, counting the group's own decisions.
     taken: i64,
     waiting: i64,
+    /// The `createdAt` of the group's registrations, after every one the tournament held.
+    stamps: Stamps,
     /// New registrations decided and not yet written.
     pending: Pending,
     /// The players the group registered, whose followers are told at the close.
@@ -335,7 +465,7 @@ impl<'a> Group<'a> {
         }
         let bans = bans_of(tx, registering).await?;
         let held = registrations_of(tx, tournament.id, registering).await?;
-        let counts = seat_counts(tx, &[tournament.id]).await?.remove(&tournament.id).unwrap_or_default();
+        let (counts, latest) = queue_of(tx, tournament.id).await?;
         Ok(Self {
             tx,
             notifier,
@@ -345,14 +475,16 @@ impl<'a> Group<'a> {
             held,
             taken: counts.taken,
             waiting: counts.waitlist,
+            stamps: Stamps::after(latest),
             pending: Pending::default(),
             registered: Vec::new(),
             notices,
         })
     }
 
-    /// The player registers: a seat while one is free, else the waitlist; the row is the
-    /// earlier one taken up again, or a new one written with the group's others.
+    /// The player registers at `now` (this node's clock): a seat while one is free, else the
+    /// waitlist; the row is the earlier one taken up again, or a new one written with the
+    /// group's others, stamped after every registration before it.
     async fn register(&mut self, user_id: Uuid, now: DateTime<Utc>) -> AppResult<AppResult<Decided>> {
         let previous = match register(
             self.accounts.get(&user_id),
@@ -364,11 +496,12 @@ impl<'a> Group<'a> {
             Ok(previous) => previous,
         };
         let status = self.next_place();
+        let stamp = self.stamps.next(now);
         let row = match previous {
-            Some(row) => reregistration(row, status, now).update(self.tx).await?,
+            Some(row) => reregistration(row, status, stamp).update(self.tx).await?,
             None => {
                 let row =
-                    new_registration(self.tournament.id, Some(user_id), None, status, RegistrationSource::App, now);
+                    new_registration(self.tournament.id, Some(user_id), None, status, RegistrationSource::App, stamp);
                 self.pending.inserts.push(row.clone());
                 model_of(row)?
             }
@@ -494,15 +627,59 @@ async fn other_change(
     }
 }
 
-/// The live accounts of `user_ids`, held (shared) until `tx` ends.
+/// The registering players' accounts: the active ones held (`FOR SHARE`) until `tx` ends,
+/// locked in id order as every transaction takes accounts (`docs/concurrency.md`, "The order
+/// of locks"); the banned ones read without a lock, since they are refused and a moderator's
+/// change of them need not wait for the group. A deleted or missing account is left out.
 async fn hold_accounts(tx: &DatabaseTransaction, user_ids: &[Uuid]) -> AppResult<HashMap<Uuid, users::Model>> {
-    let mut accounts = HashMap::with_capacity(user_ids.len());
-    let distinct: Vec<Uuid> = user_ids.iter().copied().collect::<HashSet<_>>().into_iter().collect();
-    for chunk in distinct.chunks(IDS_PER_STATEMENT) {
-        let rows = users::Entity::find().filter(users::Column::Id.is_in(padded(chunk))).lock_shared().all(tx).await?;
-        accounts.extend(rows.into_iter().filter(|user| user.status != UserStatus::Deleted).map(|user| (user.id, user)));
+    let in_order: Vec<Uuid> = user_ids.iter().copied().collect::<BTreeSet<_>>().into_iter().collect();
+    let mut accounts = HashMap::with_capacity(in_order.len());
+    for chunk in in_order.chunks(IDS_PER_STATEMENT) {
+        let rows = users::Entity::find()
+            .filter(users::Column::Id.is_in(padded(chunk)))
+            .filter(users::Column::Status.eq(UserStatus::Active))
+            .order_by_asc(users::Column::Id)
+            .lock_shared()
+            .all(tx)
+            .await?;
+        accounts.extend(rows.into_iter().map(|user| (user.id, user)));
+    }
+    let unheld: Vec<Uuid> = in_order.into_iter().filter(|id| !accounts.contains_key(id)).collect();
+    for chunk in unheld.chunks(IDS_PER_STATEMENT) {
+        let rows = users::Entity::find()
+            .filter(users::Column::Id.is_in(padded(chunk)))
+            .filter(users::Column::Status.eq(UserStatus::Banned))
+            .all(tx)
+            .await?;
+        accounts.extend(rows.into_iter().map(|user| (user.id, user)));
     }
     Ok(accounts)
+}
+
+/// The tournament's seats taken and places in the waitlist, and the latest `createdAt` of any
+/// of its registrations, in one read.
+async fn queue_of(tx: &DatabaseTransaction, tournament_id: Uuid) -> AppResult<(SeatCounts, Option<DateTime<Utc>>)> {
+    let rows: Vec<(RegistrationStatus, i64, Option<DateTime<Utc>>)> = registrations::Entity::find()
+        .select_only()
+        .column(registrations::Column::Status)
+        .column_as(Expr::from(Func::count(Expr::col(registrations::Column::Id))), "n")
+        .column_as(Expr::from(Func::max(Expr::col(registrations::Column::CreatedAt))), "latest")
+        .filter(registrations::Column::TournamentId.eq(tournament_id))
+        .group_by(registrations::Column::Status)
+        .into_tuple()
+        .all(tx)
+        .await?;
+    let mut counts = SeatCounts::default();
+    let mut latest = None;
+    for (status, n, at) in rows {
+        match status {
+            RegistrationStatus::Waitlist => counts.waitlist += n,
+            RegistrationStatus::Registered | RegistrationStatus::CheckedIn => counts.taken += n,
+            RegistrationStatus::Cancelled | RegistrationStatus::NoShow => {}
+        }
+        latest = latest.max(at);
+    }
+    Ok((counts, latest))
 }
 
 /// The end of each player's ban, if they have a profile.
@@ -670,15 +847,5 @@ mod tests {
                 .expect("the same row");
             assert_eq!(again.id, row.id, "{status:?}");
         }
-    }
-
-    #[test]
-    fn decisions_get_strictly_increasing_times() {
-        let mut clock = Clock { last: Utc::now() + chrono::Duration::seconds(1) };
-        let times: Vec<DateTime<Utc>> = (0..1000).map(|_| clock.now()).collect();
-        assert!(
-            times.windows(2).all(|pair| pair[0] < pair[1]),
-            "each after the one before, even ahead of the wall clock"
-        );
     }
 }

@@ -8,10 +8,10 @@
 
 use std::collections::HashMap;
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Duration, SubsecRound, Utc};
 use floor_entities::enums::{RegistrationSource, RegistrationStatus, StrikeReason, TournamentStatus};
 use floor_entities::{follows, guest_players, organizers, registrations, table_seats, tournaments, users};
-use sea_orm::sea_query::Expr;
+use sea_orm::sea_query::{Expr, Func};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, QueryFilter,
     QueryOrder, QuerySelect, Set,
@@ -34,6 +34,48 @@ pub const LIVE: [RegistrationStatus; 3] =
 /// Whether cancelling at `now` is after the club's cancel deadline.
 pub fn is_late_cancellation(now: DateTime<Utc>, starts_at: DateTime<Utc>, deadline_hours: i32) -> bool {
     now >= starts_at - Duration::hours(i64::from(deadline_hours))
+}
+
+/// The `createdAt` of registrations decided one after another under the tournament's lock:
+/// each after the one before, and the first after `latest`, the latest the tournament held
+/// when the lock was taken, whichever node's clock stamped it; by the microsecond, as the
+/// databases keep it. The waitlist is ordered by `createdAt`, so a node whose clock runs
+/// behind another's never queues a later decision before an earlier one, and the place a
+/// player is told is the place they hold.
+#[derive(Clone, Copy, Debug)]
+pub struct Stamps {
+    last: Option<DateTime<Utc>>,
+}
+
+impl Stamps {
+    /// Stamps that follow `latest` (none: the tournament has no registration yet).
+    pub fn after(latest: Option<DateTime<Utc>>) -> Self {
+        Self { last: latest }
+    }
+
+    /// The stamp of a decision made at `now` by this node's clock: `now` unless that is not
+    /// after the last stamp, else a microsecond after it.
+    pub fn next(&mut self, now: DateTime<Utc>) -> DateTime<Utc> {
+        let now = now.trunc_subsecs(6);
+        let stamp = match self.last {
+            Some(last) => now.max(last + Duration::microseconds(1)),
+            None => now,
+        };
+        self.last = Some(stamp);
+        stamp
+    }
+}
+
+/// The latest `createdAt` of the tournament's registrations, whatever their status.
+pub async fn latest_created_at(conn: &impl ConnectionTrait, tournament_id: Uuid) -> AppResult<Option<DateTime<Utc>>> {
+    let latest: Option<Option<DateTime<Utc>>> = registrations::Entity::find()
+        .select_only()
+        .column_as(Expr::from(Func::max(Expr::col(registrations::Column::CreatedAt))), "latest")
+        .filter(registrations::Column::TournamentId.eq(tournament_id))
+        .into_tuple()
+        .one(conn)
+        .await?;
+    Ok(latest.flatten())
 }
 
 pub fn closed() -> AppError {
@@ -314,6 +356,11 @@ pub async fn cancel_check_in(
 /// `walk-in` by the club: the person is at the door. An account with the phone gets the
 /// registration, else a guest does (made once per phone). Capacity is not checked. The
 /// registration ends `checked_in`; a repeat (or a race) returns the same row.
+///
+/// Locks in the order every transaction takes them (`docs/concurrency.md`): the phone, then
+/// the tournament. The deletion of the phone's account takes the phone first too, so the
+/// person is let in wholly before it (and the place given back by it) or wholly after it (as
+/// a guest, the phone being nobody's then), never waiting on it in a circle.
 pub async fn walk_in(
     db: &DatabaseConnection,
     tournament_id: Uuid,
@@ -321,13 +368,14 @@ pub async fn walk_in(
     name: &str,
 ) -> AppResult<registrations::Model> {
     let tx = db::begin_write(db).await?;
+    db::lock_key(&tx, &Phone::lock_key(phone.as_str())).await?;
     let tournament = lock(&tx, tournament_id).await?;
-    // Taken under the lock, so the queue's order is the order the lock was granted in.
-    let now = Utc::now();
+    // Taken under the lock, after every registration before it, so the queue's order is the
+    // order the lock was granted in whatever this node's clock says.
+    let now = Stamps::after(latest_created_at(&tx, tournament.id).await?).next(Utc::now());
     if !matches!(tournament.status, TournamentStatus::Registration | TournamentStatus::Running) {
         return Err(closed());
     }
-    db::lock_key(&tx, &Phone::lock_key(phone.as_str())).await?;
     let (user_id, guest_id) = match find_user(&tx, phone).await? {
         Some(user) => (Some(user.id), None),
         None => (None, Some(find_or_create_guest(&tx, phone, name, now).await?)),
@@ -488,6 +536,39 @@ mod tests {
 
     fn at(text: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(text).map(|t| t.with_timezone(&Utc)).expect("a time")
+    }
+
+    #[test]
+    fn stamps_follow_the_wall_clock_by_the_microsecond() {
+        let now = at("2026-11-28T12:00:00.123456789Z");
+        let mut stamps = Stamps::after(Some(at("2026-11-28T11:00:00Z")));
+        assert_eq!(stamps.next(now), at("2026-11-28T12:00:00.123456Z"), "as the databases keep it");
+        assert_eq!(Stamps::after(None).next(now), at("2026-11-28T12:00:00.123456Z"), "the first of a tournament");
+    }
+
+    #[test]
+    fn a_clock_behind_stamps_after_what_a_clock_ahead_stamped() {
+        // Node A's clock runs 5 ms ahead of node B's: A decides first, B after it.
+        let true_time = at("2026-11-28T12:00:00Z");
+        let skew = Duration::milliseconds(5);
+        let mut on_a = Stamps::after(None);
+        let decided_on_a: Vec<_> = (0..3).map(|n| on_a.next(true_time + skew + Duration::microseconds(n))).collect();
+        let latest = decided_on_a.iter().max().copied();
+        let mut on_b = Stamps::after(latest);
+        let decided_on_b: Vec<_> =
+            (0..3).map(|n| on_b.next(true_time + Duration::milliseconds(1) + Duration::microseconds(n))).collect();
+        let queue: Vec<_> = decided_on_a.iter().chain(&decided_on_b).collect();
+        assert!(queue.windows(2).all(|pair| pair[0] < pair[1]), "the queue is the order of the decisions: {queue:?}");
+        assert_eq!(decided_on_b[0], decided_on_a[2] + Duration::microseconds(1));
+    }
+
+    #[test]
+    fn stamps_strictly_increase_however_fast_the_decisions_come() {
+        let now = at("2026-11-28T12:00:00Z");
+        let mut stamps = Stamps::after(Some(now + Duration::seconds(1)));
+        let times: Vec<DateTime<Utc>> = (0..1000).map(|_| stamps.next(now)).collect();
+        assert!(times.windows(2).all(|pair| pair[0] < pair[1]), "each after the one before, even ahead of the clock");
+        assert!(times.iter().all(|time| time.timestamp_subsec_nanos() % 1000 == 0), "whole microseconds");
     }
 
     #[test]

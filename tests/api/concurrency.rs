@@ -327,3 +327,111 @@ async fn two_nodes_opening_a_tournament_at_once_run_one_actor_of_it() {
         assert_eq!(actors, 1, "try {round}: exactly one node runs the tournament");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_walk_in_of_a_person_deleting_her_account_goes_before_or_after_the_deletion() {
+    let Some(app) = postgres_app().await else { return };
+    let club = app.create_club("Aces", &phone(9, 999, 1)).await;
+    for round in 0..TRIES {
+        let anna_phone = phone(9, round, 1);
+        let anna = app.sign_in(&anna_phone).await;
+        // Her place makes the deletion lock the tournament the walk-in locks.
+        let tournament = app.create_tournament(&club, 10, Duration::days(1)).await;
+        app.post(&format!("/tournaments/{tournament}/register"), Some(&anna.access_token), json!({})).await.assert_ok();
+        let annas = deletion(&app, &anna, &anna_phone).await;
+        let walk_in = {
+            let (app, club) = (app.clone(), club.clone());
+            let body = json!({"phone": anna_phone, "name": "Anna"});
+            async move { staff(&app, &club, &format!("/tournaments/{tournament}/walk-in"), body).await }
+        };
+
+        let (deleted, walked_in) = at_once(annas, walk_in).await;
+
+        assert_eq!(deleted.status, StatusCode::NO_CONTENT, "try {round}: {deleted:?}");
+        let walked_in = walked_in.assert_ok().clone();
+        assert_eq!(walked_in["status"], "checked_in", "try {round}");
+        let places = |status: &str| {
+            format!(
+                "SELECT COUNT(*) FROM registrations WHERE tournament_id = {} AND user_id = {} AND status = '{status}'",
+                app.uuid_literal(tournament),
+                app.uuid_literal(anna.user_id)
+            )
+        };
+        for live in ["registered", "waitlist", "checked_in"] {
+            assert_eq!(app.count(&places(live)).await, 0, "try {round}: a deleted account holds no {live} place");
+        }
+        if walked_in["userId"] == json!(anna.user_id) {
+            // Let in first: the deletion gave that place back.
+            assert_eq!(app.count(&places("cancelled")).await, 1, "try {round}");
+        } else {
+            // Let in after: her phone is nobody's now, so a guest under it holds the place.
+            let guest = id_of(&walked_in["guestId"]);
+            let guests = app
+                .count(&format!(
+                    "SELECT COUNT(*) FROM guest_players WHERE id = {} AND phone = '{anna_phone}'",
+                    app.uuid_literal(guest)
+                ))
+                .await;
+            assert_eq!(guests, 1, "try {round}: {walked_in}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_desks_holding_the_same_accounts_in_other_orders_decide_both_groups() {
+    const PLAYERS: u32 = 8;
+    let Some(app) = postgres_app().await else { return };
+    let club = app.create_club("Aces", &phone(10, 999, 1)).await;
+    for round in 0..TRIES {
+        let mut players = Vec::new();
+        for person in 0..PLAYERS {
+            players.push(app.sign_in(&phone(10, round, person)).await);
+        }
+        // One of them deletes her account meanwhile: a lock that waits for the desks' shared
+        // ones, and that they wait for.
+        let leaving = players[PLAYERS as usize / 2].clone();
+        let leaves = deletion(&app, &leaving, &phone(10, round, PLAYERS / 2)).await;
+        let tournaments = [
+            app.create_tournament(&club, 4, Duration::days(1)).await,
+            app.create_tournament(&club, 4, Duration::days(1)).await,
+        ];
+        let rush = |tournament: Uuid, players: Vec<Session>| {
+            let app = app.clone();
+            async move {
+                let path = format!("/tournaments/{tournament}/register");
+                let taps = players.iter().map(|player| app.post(&path, Some(&player.access_token), json!({})));
+                futures::future::join_all(taps).await
+            }
+        };
+        let forwards = rush(tournaments[0], players.clone());
+        let backwards = rush(tournaments[1], players.iter().rev().cloned().collect());
+        let both = async move { tokio::join!(forwards, backwards) };
+
+        let ((first, second), deleted) = at_once(both, leaves).await;
+
+        assert_eq!(deleted.status, StatusCode::NO_CONTENT, "try {round}: {deleted:?}");
+        for reply in first.iter().chain(&second) {
+            assert!(reply.status.is_success() || reply.status == StatusCode::UNAUTHORIZED, "try {round}: {reply:?}");
+        }
+        for tournament in tournaments {
+            let placed = app
+                .count(&format!(
+                    "SELECT COUNT(*) FROM registrations WHERE tournament_id = {} AND status IN ('registered', \
+                     'waitlist') AND user_id <> {}",
+                    app.uuid_literal(tournament),
+                    app.uuid_literal(leaving.user_id)
+                ))
+                .await;
+            assert_eq!(placed, i64::from(PLAYERS) - 1, "try {round}: every other player placed once");
+            let theirs = app
+                .count(&format!(
+                    "SELECT COUNT(*) FROM registrations WHERE tournament_id = {} AND status IN ('registered', \
+                     'waitlist') AND user_id = {}",
+                    app.uuid_literal(tournament),
+                    app.uuid_literal(leaving.user_id)
+                ))
+                .await;
+            assert_eq!(theirs, 0, "try {round}: the deleted account holds no place");
+        }
+    }
+}

@@ -122,7 +122,13 @@ async fn start_node(database_url: &str, extra: &[(&str, &str)], database: Option
 /// A node on a database that exists already (a restored backup, say); the test keeps the
 /// database.
 pub async fn spawn_on(database_url: &str) -> TestApp {
-    start_node(database_url, &[], None).await
+    spawn_on_with(database_url, &[]).await
+}
+
+/// Like [`spawn_on`], with extra environment variables: a node reaching the database another
+/// way (through a proxy) than the node that made it.
+pub async fn spawn_on_with(database_url: &str, extra: &[(&str, &str)]) -> TestApp {
+    start_node(database_url, extra, None).await
 }
 
 impl TestApp {

@@ -28,6 +28,7 @@ mod dealer_invites;
 mod dealers;
 mod deletion;
 mod deploy;
+mod desk;
 mod devices;
 mod doc_links;
 mod docs;
