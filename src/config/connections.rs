@@ -22,6 +22,7 @@ use super::limits::parse_duration;
 /// | `MAX_LIVE_SOCKETS_PER_ADDRESS` | `1000` | `/live` sockets of one client address on this node (same) |
 /// | `LIVE_CONNECT_TIMEOUT` | `10s` | from the transport's handshake to the `/live` connect packet |
 /// | `LIVE_DEFLATE` | `true` | a WebSocket that offers permessage-deflate gets large messages compressed (once per message for all its sockets) |
+/// | `LIVE_JOIN_ACKS_BYTES` | `67108864` (64 MiB) | what this node keeps to ack `join`s with (recent states, their JSON, patches), 1 MiB to 64 GiB; past it the least recently used goes |
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConnectionSettings {
     pub header_timeout: Duration,
@@ -35,6 +36,8 @@ pub struct ConnectionSettings {
     pub max_live_sockets_per_address: usize,
     pub live_connect_timeout: Duration,
     pub live_deflate: bool,
+    /// Bytes.
+    pub live_join_acks_bytes: u64,
 }
 
 impl Default for ConnectionSettings {
@@ -58,6 +61,10 @@ impl Default for ConnectionSettings {
             live_connect_timeout: Duration::from_secs(10),
             // One compression per change serves every socket: a state of 65 KB goes as 11 KB.
             live_deflate: true,
+            // A tournament joined here keeps up to 16 states of 65 KB and their JSON, about
+            // 1 MiB: 64 of those, or hundreds of quieter ones; a node joined on one finished
+            // tournament after another keeps no more.
+            live_join_acks_bytes: 64 << 20,
         }
     }
 }
@@ -67,6 +74,7 @@ const MAX_CAP: usize = 10_000_000;
 const COUNT_EXPECTED: &str = "a whole number from 1 to 10000000";
 const DURATION_EXPECTED: &str = "a duration of 1s to 10m, as 10s or 2m";
 const RATE_EXPECTED: &str = "bytes per second, from 1 to 1000000000";
+const BYTES_EXPECTED: &str = "a whole number of bytes from 1048576 (1 MiB) to 68719476736 (64 GiB)";
 
 impl ConnectionSettings {
     /// Reads every setting; a value that does not parse refuses to start, naming its variable.
@@ -96,6 +104,14 @@ impl ConnectionSettings {
                 .filter(|rate| (1..=1_000_000_000).contains(rate))
                 .ok_or(ConfigError::Invalid { name: "HTTP_BODY_MIN_RATE", value: text, expected: RATE_EXPECTED })?,
         };
+        let live_join_acks_bytes = match get("LIVE_JOIN_ACKS_BYTES") {
+            None => defaults.live_join_acks_bytes,
+            Some(text) => {
+                text.trim().parse::<u64>().ok().filter(|bytes| (1 << 20..=64 << 30).contains(bytes)).ok_or(
+                    ConfigError::Invalid { name: "LIVE_JOIN_ACKS_BYTES", value: text, expected: BYTES_EXPECTED },
+                )?
+            }
+        };
         Ok(Self {
             header_timeout: duration("HTTP_HEADER_TIMEOUT", defaults.header_timeout)?,
             body_min_rate,
@@ -120,6 +136,7 @@ impl ConnectionSettings {
                     expected: "true or false",
                 })?,
             },
+            live_join_acks_bytes,
         })
     }
 }
@@ -156,6 +173,7 @@ mod tests {
             ("MAX_LIVE_SOCKETS_PER_ADDRESS", "9"),
             ("LIVE_CONNECT_TIMEOUT", "1m"),
             ("LIVE_DEFLATE", "false"),
+            ("LIVE_JOIN_ACKS_BYTES", "2097152"),
         ])
         .expect("valid");
         assert_eq!(
@@ -171,6 +189,7 @@ mod tests {
                 max_live_sockets_per_address: 9,
                 live_connect_timeout: Duration::from_secs(60),
                 live_deflate: false,
+                live_join_acks_bytes: 2 << 20,
             }
         );
     }
@@ -187,6 +206,8 @@ mod tests {
             ("MAX_LIVE_SOCKETS_PER_ACCOUNT", "many"),
             ("LIVE_CONNECT_TIMEOUT", "10"),
             ("LIVE_DEFLATE", "maybe"),
+            ("LIVE_JOIN_ACKS_BYTES", "1000"),
+            ("LIVE_JOIN_ACKS_BYTES", "64MiB"),
         ] {
             let err = settings(&[(name, bad)]).expect_err(bad);
             assert!(err.to_string().starts_with(name), "{name}={bad}: {err}");

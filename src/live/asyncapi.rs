@@ -433,7 +433,9 @@ once inflated (1009 past it).
 A queue of commands an organizer's app made offline (`POST /api/v1/tournaments/{id}/replay`) is applied in one \
 turn of the tournament: a room hears one `state` (or one `patch`) for the whole queue, with its final version. \
 Every LiveState carries `serverTime`: an app corrects its device's clock by it to stamp the `occurredAt` of the \
-commands it makes while offline.
+commands it makes while offline. In a `join`'s ack it is the moment of the answer (the state's, or set by the last \
+operation of the `patch`), however long ago the state was made; in `state`, `clock` and `patch` events, the moment \
+of the change.
 
 Every payload is JSON with camelCase fields; times are RFC 3339 UTC strings.";
 

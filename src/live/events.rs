@@ -15,6 +15,7 @@ use uuid::Uuid;
 
 use floor_actors::live::LiveState;
 
+use super::json::StampedAt;
 use super::patch::{self, PatchOperation, json_len_within};
 use crate::error::{ErrorCode, FieldProblem};
 use crate::input;
@@ -179,25 +180,27 @@ const PAYLOAD: &str = "payload";
 /// The ack of `join`: `{ok: true, state}`, `{ok: true, patch}` (only to a join that said the
 /// `version` it holds) or `{ok: false, error: {code, message}}`. The schema of `ok` admits one
 /// value in each, so a generated client tells a refusal by it, and the two others by their
-/// field. The state and the patch come as JSON made once for every socket that joins.
+/// field. The state and the patch come as JSON made once for every socket that joins, with the
+/// moment of the answer written in at each.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(untagged)]
 pub enum JoinAck<'a> {
-    /// In the room: the LiveState as of the join.
+    /// In the room: the LiveState as of the join (`serverTime` the moment of the answer).
     Joined {
         #[schema(schema_with = always_true)]
         ok: bool,
         #[schema(value_type = LiveState)]
-        state: &'a RawValue,
+        state: StampedAt<'a>,
     },
     /// In the room, having said the version it holds: the `patch` from that version to the
-    /// LiveState as of the join (`ops` empty when it is current). Sent instead of `state`
-    /// when this node kept the state of that version and the patch is smaller.
+    /// LiveState as of the join (its last operation sets `serverTime` to the moment of the
+    /// answer; it is the only one when the client is current). Sent instead of `state` when
+    /// this node kept the state of that version and the patch is smaller.
     Patched {
         #[schema(schema_with = always_true)]
         ok: bool,
         #[schema(value_type = StatePatch)]
-        patch: &'a RawValue,
+        patch: JoinPatchAt<'a>,
     },
     /// Not in the room: `NOT_FOUND` for an unknown tournament, `VALIDATION_ERROR` for a
     /// payload that is not `{tournamentId, compact?, version?}`, its message naming the field.
@@ -229,11 +232,11 @@ pub struct AckError {
 }
 
 impl<'a> JoinAck<'a> {
-    pub fn joined(state: &'a RawValue) -> Self {
+    pub fn joined(state: StampedAt<'a>) -> Self {
         Self::Joined { ok: true, state }
     }
 
-    pub fn patched(patch: &'a RawValue) -> Self {
+    pub fn patched(patch: JoinPatchAt<'a>) -> Self {
         Self::Patched { ok: true, patch }
     }
 
@@ -386,7 +389,8 @@ pub struct StatePatch {
     from_version: i64,
     version: i64,
     /// JSON Patch (RFC 6902) operations, in order, on the LiveState as JSON: applied to the
-    /// state of `fromVersion` they give exactly the state of `version`, `serverTime` included.
+    /// state of `fromVersion` they give exactly the state of `version`, `serverTime` included
+    /// (in a `join`'s ack the last operation sets it to the moment of the answer).
     ops: Vec<PatchOperation>,
 }
 
@@ -424,6 +428,96 @@ impl StatePatch {
         let size = json_len_within(&patch, usize::MAX)?;
         // The state is written out only as far as the patch's size.
         json_len_within(after, size).is_none().then_some(patch)
+    }
+}
+
+/// The path of the LiveState's `serverTime`.
+const SERVER_TIME_PATH: &str = "/serverTime";
+
+/// The patch of a `join`'s ack, made once for every socket that joins holding the same
+/// version: [`StatePatch::across`] with its operations kept as JSON, but for any on
+/// `serverTime`, which each answer sets by a last operation to its own moment ([`Self::at`]),
+/// as the state whole is acked ([`super::json::Stamped`]).
+pub struct JoinPatch {
+    tournament_id: Uuid,
+    from_version: i64,
+    version: i64,
+    ops: Vec<Box<RawValue>>,
+}
+
+impl JoinPatch {
+    /// The patch from `before` to `after`, when [`StatePatch::across`] makes one.
+    pub fn across(before: &LiveState, after: &LiveState) -> serde_json::Result<Option<Self>> {
+        let Some(patch) = StatePatch::across(before, after) else { return Ok(None) };
+        let ops = patch
+            .ops
+            .iter()
+            .filter(|op| {
+                let (PatchOperation::Add { path, .. }
+                | PatchOperation::Remove { path }
+                | PatchOperation::Replace { path, .. }) = op;
+                path != SERVER_TIME_PATH
+            })
+            .map(serde_json::value::to_raw_value)
+            .collect::<serde_json::Result<_>>()?;
+        Ok(Some(Self {
+            tournament_id: patch.tournament_id,
+            from_version: patch.from_version,
+            version: patch.version,
+            ops,
+        }))
+    }
+
+    /// The patch as of `now`: what an answer sends.
+    pub fn at(&self, now: chrono::DateTime<chrono::Utc>) -> JoinPatchAt<'_> {
+        JoinPatchAt {
+            tournament_id: self.tournament_id,
+            from_version: self.from_version,
+            version: self.version,
+            ops: OpsAt { ops: &self.ops, now },
+        }
+    }
+
+    /// The bytes of JSON kept.
+    pub fn bytes(&self) -> usize {
+        // The ids and versions, and a comma beside each operation.
+        100 + self.ops.iter().map(|op| op.get().len() + 1).sum::<usize>()
+    }
+}
+
+/// A [`JoinPatch`] as of one answer's moment, serialised as the [`StatePatch`] it is.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JoinPatchAt<'a> {
+    tournament_id: Uuid,
+    from_version: i64,
+    version: i64,
+    ops: OpsAt<'a>,
+}
+
+/// The operations kept, then the one that sets `serverTime`.
+#[derive(Debug)]
+struct OpsAt<'a> {
+    ops: &'a [Box<RawValue>],
+    now: chrono::DateTime<chrono::Utc>,
+}
+
+impl Serialize for OpsAt<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        /// `{"op": "replace", "path": "/serverTime", "value": now}`, as a [`PatchOperation`] writes it.
+        #[derive(Serialize)]
+        struct SetTime<'a> {
+            op: &'static str,
+            path: &'static str,
+            value: &'a chrono::DateTime<chrono::Utc>,
+        }
+        let mut seq = serializer.serialize_seq(Some(self.ops.len() + 1))?;
+        for op in self.ops {
+            seq.serialize_element(op)?;
+        }
+        seq.serialize_element(&SetTime { op: "replace", path: SERVER_TIME_PATH, value: &self.now })?;
+        seq.end()
     }
 }
 
@@ -690,16 +784,42 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_join_is_acked_with_ok_and_the_state_or_the_patch_as_made() {
+    fn a_join_is_acked_with_ok_and_the_state_or_the_patch_as_of_the_answer() {
         let current = state(3);
-        let live = serde_json::value::to_raw_value(&current).expect("json");
-        let ack = serde_json::to_value(JoinAck::joined(&live)).expect("json");
-        assert_eq!(ack, json!({"ok": true, "state": serde_json::to_value(&current).expect("json")}));
-        let patch = StatePatch::across(&current, &current).expect("a patch from the same state");
-        let made = serde_json::value::to_raw_value(&patch).expect("json");
-        let ack = serde_json::to_value(JoinAck::patched(&made)).expect("json");
+        let now = current.server_time + chrono::TimeDelta::minutes(20);
+        let stamped = crate::live::json::Stamped::of(&current).expect("json");
+        let ack = serde_json::to_value(JoinAck::joined(stamped.at(now))).expect("json");
+        let as_of_now = LiveState { server_time: now, ..current.clone() };
+        assert_eq!(ack, json!({"ok": true, "state": serde_json::to_value(&as_of_now).expect("json")}));
+        let patch = JoinPatch::across(&current, &current).expect("json").expect("a patch from the same state");
+        let ack = serde_json::to_value(JoinAck::patched(patch.at(now))).expect("json");
         let id = current.tournament_id;
-        assert_eq!(ack, json!({"ok": true, "patch": {"tournamentId": id, "fromVersion": 3, "version": 3, "ops": []}}));
+        let set_time = json!({"op": "replace", "path": "/serverTime", "value": now});
+        assert_eq!(
+            ack,
+            json!({"ok": true, "patch": {"tournamentId": id, "fromVersion": 3, "version": 3, "ops": [set_time]}})
+        );
+    }
+
+    #[test]
+    fn a_join_patch_turns_the_state_held_into_the_current_one_as_of_the_answer() {
+        let before = seated(7);
+        let mut after = seated(9);
+        after.server_time = before.server_time + chrono::TimeDelta::seconds(5);
+        after.tables[1].seats.remove(3);
+        after.remaining = 17;
+        let patch = JoinPatch::across(&before, &after).expect("json").expect("smaller than the state");
+        let now = after.server_time + chrono::TimeDelta::minutes(20);
+        let wire = serde_json::to_value(patch.at(now)).expect("json");
+        assert_eq!((wire["fromVersion"].clone(), wire["version"].clone()), (json!(7), json!(9)));
+        let ops: json_patch::Patch = serde_json::from_value(wire["ops"].clone()).expect("JSON Patch operations");
+        let mut applied = serde_json::to_value(&before).expect("json");
+        json_patch::patch(&mut applied, &ops).expect("the operations apply");
+        let as_of_now = LiveState { server_time: now, ..after.clone() };
+        assert_eq!(applied, serde_json::to_value(&as_of_now).expect("json"), "the current state, as of the answer");
+        let times = wire["ops"].as_array().expect("ops").iter().filter(|op| op["path"] == "/serverTime").count();
+        assert_eq!(times, 1, "the time is set once, last: {wire}");
+        assert!(patch.bytes() >= wire.to_string().len() - 80, "{} bytes kept", patch.bytes());
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The LiveState as JSON, serialised once per published state. An answer's `serverTime` is
-//! the moment of the answer (clients set their clock's offset by it), so the text is kept in
-//! two parts around that value, and each answer writes the current time between them: a
-//! venue's phones reloading the snapshot cost a copy each, not a serialisation of 65 KB.
+//! the moment of the answer (clients set their clock's offset by it, and stamp the commands
+//! they make offline with it), so the text is kept as its members, and each answer writes the
+//! current time in place of the one member `serverTime` ([`Stamped`]): a venue's phones
+//! reloading the snapshot, or thousands of sockets joining, cost a copy each, not a
+//! serialisation of 65 KB. `GET /tournaments/{id}/live` and a `join`'s ack both answer so.
 //!
 //! The same holds compressed: both parts are also kept as gzip's deflate data, each ended on
 //! a byte boundary, and a gzip answer is its header, the head, the time as a stored block, the
@@ -9,6 +11,7 @@
 //! reads it), instead of compressing 65 KB per answer.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
@@ -16,11 +19,103 @@ use axum::body::Bytes;
 use chrono::{DateTime, Utc};
 use flate2::write::DeflateEncoder;
 use flate2::{Compression, Crc};
-use floor_actors::live::Snapshot;
+use floor_actors::live::{LiveState, Snapshot};
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use uuid::Uuid;
 
-/// The key whose value each answer stamps.
+/// The member whose value each answer writes.
+const SERVER_TIME: &str = "serverTime";
+
+/// The key whose value each answer stamps, as it is written.
 const SERVER_TIME_KEY: &[u8] = b"\"serverTime\":";
+
+/// A LiveState's JSON made once, whose `serverTime` each answer writes: the object's members
+/// in order, each value kept as its JSON text. Serialising [`Self::at`] writes the text as it
+/// is, and the moment of the answer as `serverTime`: byte for byte the state serialised then.
+pub struct Stamped {
+    members: Vec<(Box<str>, Box<RawValue>)>,
+}
+
+impl Stamped {
+    /// Serialises `state` (once: each answer then copies the text).
+    pub fn of(state: &LiveState) -> serde_json::Result<Self> {
+        Self::read(&serde_json::to_vec(state)?)
+    }
+
+    /// The members of a serialised LiveState.
+    fn read(json: &[u8]) -> serde_json::Result<Self> {
+        let Members(members) = serde_json::from_slice(json)?;
+        if !members.iter().any(|(key, _)| &**key == SERVER_TIME) {
+            return Err(missing("no serverTime in a serialised LiveState"));
+        }
+        Ok(Self { members })
+    }
+
+    /// The state as of `now`: what an answer sends.
+    pub fn at(&self, now: DateTime<Utc>) -> StampedAt<'_> {
+        StampedAt { stamped: self, now }
+    }
+
+    /// The bytes of JSON kept.
+    pub fn bytes(&self) -> usize {
+        // The braces; the quotes, the colon and the comma beside each key and value.
+        2 + self.members.iter().map(|(key, value)| key.len() + value.get().len() + 4).sum::<usize>()
+    }
+}
+
+/// A [`Stamped`] state as of one answer's moment, serialised as the LiveState it is.
+pub struct StampedAt<'a> {
+    stamped: &'a Stamped,
+    now: DateTime<Utc>,
+}
+
+impl Serialize for StampedAt<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.stamped.members.len()))?;
+        for (key, value) in &self.stamped.members {
+            if &**key == SERVER_TIME {
+                map.serialize_entry(key, &self.now)?;
+            } else {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+impl fmt::Debug for StampedAt<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StampedAt").field("members", &self.stamped.members.len()).field("now", &self.now).finish()
+    }
+}
+
+/// A JSON object's members in order, each value as its text (a map would sort them).
+struct Members(Vec<(Box<str>, Box<RawValue>)>);
+
+impl<'de> Deserialize<'de> for Members {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct InOrder;
+        impl<'de> Visitor<'de> for InOrder {
+            type Value = Members;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Members, M::Error> {
+                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(16));
+                while let Some(member) = map.next_entry()? {
+                    members.push(member);
+                }
+                Ok(Members(members))
+            }
+        }
+        deserializer.deserialize_map(InOrder)
+    }
+}
 
 /// Tournaments whose text is kept; beyond it the cache starts again (a node serves a few
 /// live tournaments at a time, each text about the LiveState's size).
@@ -32,12 +127,15 @@ pub struct LiveJson {
     texts: Mutex<HashMap<Uuid, Arc<Text>>>,
 }
 
-/// One state's JSON, split around the value of `serverTime`, plain and deflated.
+/// One state's JSON, plain ([`Stamped`]) and deflated in two parts around the value of
+/// `serverTime`.
 struct Text {
     /// The state it was made from: a state published again (a new `Arc`) is serialised again.
     of: Snapshot,
-    head: Bytes,
-    tail: Bytes,
+    stamped: Stamped,
+    /// The lengths of the plain text before the value of `serverTime` and after it.
+    head_len: usize,
+    tail_len: usize,
     /// `head` deflated, ending in a sync flush (not final, byte-aligned).
     deflated_head: Bytes,
     /// `tail` deflated, ending in the final block.
@@ -54,11 +152,8 @@ impl LiveJson {
     /// `LiveState { server_time: now, ..state }` gives.
     pub fn render(&self, state: &Snapshot, now: DateTime<Utc>) -> Result<Bytes, serde_json::Error> {
         let text = self.text(state)?;
-        let stamp = serde_json::to_vec(&now)?;
-        let mut body = Vec::with_capacity(text.head.len() + stamp.len() + text.tail.len());
-        body.extend_from_slice(&text.head);
-        body.extend_from_slice(&stamp);
-        body.extend_from_slice(&text.tail);
+        let mut body = Vec::with_capacity(text.head_len + 40 + text.tail_len);
+        serde_json::to_writer(&mut body, &text.stamped.at(now))?;
         Ok(Bytes::from(body))
     }
 
@@ -72,7 +167,7 @@ impl LiveJson {
         for part in [&text.head_crc, &stamp_crc, &text.tail_crc] {
             crc.combine(part);
         }
-        let length = text.head.len() + stamp.len() + text.tail.len();
+        let length = text.head_len + stamp.len() + text.tail_len;
         let mut body = Vec::with_capacity(text.deflated_head.len() + text.deflated_tail.len() + stamp.len() + 28);
         body.extend_from_slice(&GZIP_HEADER);
         body.extend_from_slice(&text.deflated_head);
@@ -106,9 +201,10 @@ impl LiveJson {
     }
 }
 
-/// Serialises `state` and cuts the text around the value of its `serverTime`. The key is the
-/// fourth of the object, after the id, the version and the status, so its first occurrence
-/// is the state's own (no name or text a user typed comes before it).
+/// Serialises `state`, reads its members and cuts the text around the value of its
+/// `serverTime` for gzip. The key is the fourth of the object, after the id, the version and
+/// the status, so its first occurrence is the state's own (no name or text a user typed comes
+/// before it).
 fn split(state: &Snapshot) -> Result<Text, serde_json::Error> {
     let json = serde_json::to_vec(state.as_ref())?;
     let value_start = json
@@ -122,8 +218,8 @@ fn split(state: &Snapshot) -> Result<Text, serde_json::Error> {
         .position(|byte| *byte == b'"')
         .map(|at| value_start + 1 + at + 1)
         .ok_or_else(|| missing("an unterminated serverTime in a serialised LiveState"))?;
-    let json = Bytes::from(json);
-    let (head, tail) = (json.slice(..value_start), json.slice(value_end..));
+    let stamped = Stamped::read(&json)?;
+    let (head, tail) = (&json[..value_start], &json[value_end..]);
     let crc_of = |part: &[u8]| {
         let mut crc = Crc::new();
         crc.update(part);
@@ -131,12 +227,13 @@ fn split(state: &Snapshot) -> Result<Text, serde_json::Error> {
     };
     Ok(Text {
         of: state.clone(),
-        deflated_head: deflate(&head, false).map_err(serde_json::Error::io)?,
-        deflated_tail: deflate(&tail, true).map_err(serde_json::Error::io)?,
-        head_crc: crc_of(&head),
-        tail_crc: crc_of(&tail),
-        head,
-        tail,
+        stamped,
+        deflated_head: deflate(head, false).map_err(serde_json::Error::io)?,
+        deflated_tail: deflate(tail, true).map_err(serde_json::Error::io)?,
+        head_crc: crc_of(head),
+        tail_crc: crc_of(tail),
+        head_len: head.len(),
+        tail_len: tail.len(),
     })
 }
 
@@ -214,6 +311,19 @@ mod tests {
             let gzipped = json.render_gzip(&state, now).expect("gzip");
             assert_eq!(gunzip(&gzipped), serialised_at(&state, now));
         }
+    }
+
+    #[test]
+    fn a_stamped_state_is_the_state_serialised_at_the_moment_it_is_given() {
+        let state = state(7, "final");
+        let stamped = Stamped::of(&state).expect("json");
+        let now = Utc.with_ymd_and_hms(2026, 11, 24, 19, 0, 0).single().expect("a time");
+        let later = now + chrono::Duration::minutes(20);
+        for moment in [now, later] {
+            assert_eq!(serde_json::to_vec(&stamped.at(moment)).expect("json"), serialised_at(&state, moment));
+        }
+        let length = serialised_at(&state, now).len();
+        assert!((length..length + 64).contains(&stamped.bytes()), "{} for {length}", stamped.bytes());
     }
 
     #[test]

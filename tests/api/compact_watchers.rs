@@ -19,6 +19,7 @@ on_both_databases!(
     a_compact_watcher_hears_an_elimination_in_a_big_tournament_as_a_patch_under_a_kilobyte,
     a_compact_watcher_rebuilds_every_state_of_a_game_day_from_clock_and_patch_events,
     a_watcher_joining_again_with_the_version_it_holds_is_acked_the_patch_to_the_current_state,
+    a_join_ack_tells_the_time_of_the_answer_not_of_the_state,
 );
 
 /// Walk-ins sent at once (each is a transaction of its own).
@@ -229,17 +230,67 @@ async fn a_watcher_joining_again_with_the_version_it_holds_is_acked_the_patch_to
     let ops: json_patch::Patch = serde_json::from_value(patch["ops"].clone()).expect("JSON Patch operations");
     let mut rebuilt = held.clone();
     json_patch::patch(&mut rebuilt, &ops).unwrap_or_else(|err| panic!("{err}: {patch}"));
-    assert_eq!(rebuilt, fresh, "the patch turns the state held into the current one");
+    assert_eq!(untimed(&rebuilt), untimed(&fresh), "the patch turns the state held into the current one");
 
     let current = again.join_with(rejoin(version(&paused))).await;
     assert_eq!(current["patch"]["fromVersion"].as_i64(), Some(version(&paused)), "{current}");
     assert_eq!(current["patch"]["version"].as_i64(), Some(version(&paused)));
-    assert_eq!(current["patch"]["ops"], json!([]), "nothing to change for a client that is current");
+    let only_the_time = json!([{"op": "replace", "path": "/serverTime", "value": current["patch"]["ops"][0]["value"]}]);
+    assert_eq!(current["patch"]["ops"], only_the_time, "nothing but the time to change for a client that is current");
 
     for unknown in [version(&held) - 1, version(&paused) + 5] {
         let whole = again.join_with(rejoin(unknown)).await;
-        assert_eq!(whole["state"], fresh, "version {unknown} was never kept here: the state whole");
+        assert_eq!(untimed(&whole["state"]), untimed(&fresh), "version {unknown} was never kept here: the state whole");
     }
     let plain = again.join_with(json!({"tournamentId": id})).await;
-    assert_eq!(plain["state"], fresh, "without a version the state whole, as before");
+    assert_eq!(untimed(&plain["state"]), untimed(&fresh), "without a version the state whole, as before");
+}
+
+/// A LiveState without its `serverTime`, which each answer sets to its own moment.
+fn untimed(state: &Value) -> Value {
+    let mut state = state.clone();
+    if let Some(members) = state.as_object_mut() {
+        members.remove("serverTime");
+    }
+    state
+}
+
+/// The `serverTime` of a LiveState.
+fn server_time(state: &Value) -> chrono::DateTime<chrono::Utc> {
+    state["serverTime"].as_str().and_then(|time| time.parse().ok()).unwrap_or_else(|| panic!("a serverTime: {state}"))
+}
+
+/// An app corrects its clock by a join ack's `serverTime` to stamp the commands it makes
+/// offline, so the ack tells the moment it was answered, whether it carries the state or the
+/// patch to it, however long ago the state was made.
+async fn a_join_ack_tells_the_time_of_the_answer_not_of_the_state(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let (club, id, _) = walked_in(&app, "+79990800041", 6, 0).await;
+    let paused = staff(&app, &club, &format!("/tournaments/{id}/pause"), json!({})).await.assert_ok().clone();
+    let watcher = app.watcher(&club.owner.access_token).await;
+    let held = watcher.join(id).await["state"].clone();
+    assert_eq!(version(&held), version(&paused));
+    // Nothing changes meanwhile: the state stays the one made at the pause.
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+
+    let sent = chrono::Utc::now();
+    let whole = watcher.join(id).await;
+    let answered = chrono::Utc::now();
+    let state = &whole["state"];
+    assert_eq!(version(state), version(&paused), "{whole}");
+    let told = server_time(state);
+    assert!(sent <= told && told <= answered, "the state's serverTime {told} is not between {sent} and {answered}");
+    assert!(server_time(&paused) < sent, "the state was made before");
+
+    let sent = chrono::Utc::now();
+    let acked = watcher.join_with(json!({"tournamentId": id, "compact": true, "version": version(&held)})).await;
+    let answered = chrono::Utc::now();
+    let patch = &acked["patch"];
+    assert_eq!(patch["version"].as_i64(), Some(version(&paused)), "{acked}");
+    let ops: json_patch::Patch = serde_json::from_value(patch["ops"].clone()).expect("JSON Patch operations");
+    let mut rebuilt = held.clone();
+    json_patch::patch(&mut rebuilt, &ops).unwrap_or_else(|err| panic!("{err}: {patch}"));
+    let told = server_time(&rebuilt);
+    assert!(sent <= told && told <= answered, "the patched serverTime {told} is not between {sent} and {answered}");
+    assert_eq!(untimed(&rebuilt), untimed(state));
 }

@@ -40,8 +40,6 @@ pub struct SocketBroadcaster {
     metrics: Arc<Metrics>,
     /// The room's small events for this node's venue screens.
     screens: Arc<ScreenFeed>,
-    /// What joins are acked with: the states broadcast here are kept to patch from.
-    pub(super) join_acks: Arc<JoinAcks>,
 }
 
 /// What the broadcaster sends through, once Socket.IO is served.
@@ -50,6 +48,8 @@ pub(super) struct Served {
     pub(super) io: LiveIo,
     /// With several nodes: where the others hear that this one changed a tournament.
     pub(super) bus: Option<Arc<Bus>>,
+    /// What joins are acked with: the states broadcast here are kept to patch from.
+    pub(super) join_acks: Arc<JoinAcks>,
 }
 
 impl Broadcaster for SocketBroadcaster {
@@ -63,11 +63,11 @@ impl Broadcaster for SocketBroadcaster {
                 last_sent.insert(state.tournament_id, state.clone())
             }
         };
-        self.join_acks.broadcast(&state).await;
         // Once per change, whoever listens.
         let compact = ServerEvent::compact(previous.as_deref(), &state);
         let mark = self.link.as_ref().map(Link::mark);
         let Some(served) = self.served.get() else { return };
+        served.join_acks.broadcast(&state).await;
         let sent = on_server!(&served.io, io => server::emit_state(io, &state, &compact).await);
         if let Err(err) = sent {
             self.metrics.broadcast_error();
@@ -120,7 +120,6 @@ impl SocketBroadcaster {
             recovery: Recovery::default(),
             metrics,
             screens: Arc::new(ScreenFeed::default()),
-            join_acks: Arc::default(),
         }
     }
 

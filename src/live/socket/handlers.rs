@@ -115,7 +115,8 @@ async fn join<A: Adapter>(
                     Err(err) => Err(err.into()),
                 };
                 match made {
-                    Ok(made) => ack.send(&made.ack()),
+                    // The moment of the answer: what the app corrects its clock by.
+                    Ok(made) => ack.send(&made.ack(chrono::Utc::now())),
                     Err(err) => {
                         socket.leave(watchers);
                         ack.send(&refusal(err))

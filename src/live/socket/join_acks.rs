@@ -1,23 +1,31 @@
 //! What a `join` is acked with, made once for every socket that joins while a state is
 //! current rather than once per socket: the LiveState as JSON, or, for a client that says the
-//! version it holds, the `patch` from that version to the current one (empty when it is
-//! current). In a reconnect burst thousands of sockets join within a second, nearly all holding
-//! a state a press or two old: each used to get the 65 KB state serialised for it alone.
+//! version it holds, the `patch` from that version to the current one. In a reconnect burst
+//! thousands of sockets join within a second, nearly all holding a state a press or two old:
+//! each used to get the 65 KB state serialised for it alone. Each answer writes the moment it
+//! is sent as `serverTime` ([`Stamped`], [`JoinPatch`]): an app corrects its clock by it.
 //!
 //! A node keeps, for each tournament joined on it lately, the states it saw in the last
 //! [`KEPT_FOR`] (those its joins read and those it broadcast), at most [`MOST_STATES`], and
-//! what it made of the current one. A tournament nobody joins keeps nothing here.
+//! what it made of them. A tournament nobody joins keeps nothing here. All of it lives in one
+//! cache weighed in bytes, at most the node's `LIVE_JOIN_ACKS_BYTES`: past it the least
+//! recently used entries go (a join then gets its ack made again, or the state whole instead
+//! of a patch). What a join needs is made once however many sockets ask at once (the cache's
+//! loading is single-flight per tournament, version and version held), on the blocking pool,
+//! and under no lock: the other joins wait without holding a worker.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use floor_actors::live::Snapshot;
+use chrono::{DateTime, Utc};
+use floor_actors::live::{LiveState, Snapshot};
 use moka::future::Cache;
-use serde_json::value::RawValue;
+use moka::ops::compute::Op;
+use moka::policy::EvictionPolicy;
 use uuid::Uuid;
 
-use crate::live::events::{JoinAck, StatePatch};
+use crate::live::events::{JoinAck, JoinPatch};
+use crate::live::json::Stamped;
 
 /// How long a state seen is kept to patch from: longer than an app's reconnect takes.
 const KEPT_FOR: Duration = Duration::from_secs(60);
@@ -25,132 +33,246 @@ const KEPT_FOR: Duration = Duration::from_secs(60);
 /// The most states kept of one tournament.
 const MOST_STATES: usize = 16;
 
-/// A tournament nobody joined for this long is forgotten here.
+/// What nobody joined for this long is forgotten here.
 const IDLE_FOR: Duration = Duration::from_secs(120);
 
-/// The JSON of an ack's `state` or `patch`, shared by every socket it goes to.
-pub type Json = Arc<RawValue>;
+/// What an entry costs beyond its JSON: the key, the cache's own bookkeeping.
+const ENTRY_BYTES: usize = 256;
 
 /// The acks of this node's joins.
 pub struct JoinAcks {
-    tournaments: Cache<Uuid, Arc<Mutex<Recent>>>,
+    kept: Cache<Key, Kept>,
 }
 
-impl Default for JoinAcks {
-    fn default() -> Self {
-        Self { tournaments: Cache::builder().time_to_idle(IDLE_FOR).build() }
-    }
+/// What the cache keeps an entry under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Key {
+    /// The states of a tournament seen lately.
+    Seen(Uuid),
+    /// What was made for a join that read `version`, from a client holding `from` (`None`:
+    /// the state whole).
+    Made { tournament_id: Uuid, version: i64, from: Option<i64> },
+}
+
+/// An entry of the cache.
+#[derive(Clone)]
+enum Kept {
+    Seen(Arc<Seen>),
+    State(Arc<Stamped>),
+    /// `None`: the patch would outweigh the state.
+    Patch(Option<Arc<JoinPatch>>),
 }
 
 /// What a join is acked with.
 pub enum Made {
     /// The state whole.
-    State(Json),
+    State(Arc<Stamped>),
     /// The patch from the version the client holds.
-    Patch(Json),
+    Patch(Arc<JoinPatch>),
 }
 
 impl Made {
-    pub fn ack(&self) -> JoinAck<'_> {
+    /// The ack, as of `now`: the moment it is sent.
+    pub fn ack(&self, now: DateTime<Utc>) -> JoinAck<'_> {
         match self {
-            Self::State(state) => JoinAck::joined(state),
-            Self::Patch(patch) => JoinAck::patched(patch),
+            Self::State(state) => JoinAck::joined(state.at(now)),
+            Self::Patch(patch) => JoinAck::patched(patch.at(now)),
         }
     }
 }
 
-/// One tournament's recent states, oldest first, and what was made of the newest.
-#[derive(Default)]
-struct Recent {
-    states: VecDeque<(Instant, Snapshot)>,
-    /// The newest state's JSON, once a join needed it.
-    state_json: Option<Json>,
-    /// Patches to the newest state, by the version they start from (`None`: the patch would
-    /// outweigh the state).
-    patches: Vec<(i64, Option<Json>)>,
+/// One tournament's recent states, oldest first. Never changed: a new state makes a new one,
+/// weighed again.
+struct Seen {
+    states: Vec<(Instant, Snapshot)>,
+    /// What one state of the tournament is taken to weigh (its JSON's length, estimated from
+    /// the newest a join read; a broadcast state is taken to weigh the same).
+    each: usize,
+}
+
+/// Why an ack could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum Unmade {
+    #[error("serialising a join's ack: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("making a join's ack stopped: {0}")]
+    Stopped(#[from] tokio::task::JoinError),
 }
 
 impl JoinAcks {
+    /// Acks that keep at most `bytes` of states and JSON on this node.
+    pub fn new(bytes: u64) -> Self {
+        let kept = Cache::builder()
+            .max_capacity(bytes)
+            .weigher(|_: &Key, kept: &Kept| u32::try_from(kept.weight()).unwrap_or(u32::MAX))
+            .eviction_policy(EvictionPolicy::lru())
+            .time_to_idle(IDLE_FOR)
+            .build();
+        Self { kept }
+    }
+
     /// The ack of a join that read `current`, from a client holding `held` (if it said).
-    pub async fn made(&self, current: &Snapshot, held: Option<i64>) -> serde_json::Result<Made> {
-        let recent = self.tournaments.get_with(current.tournament_id, async { Arc::default() }).await;
-        let mut recent = locked(&recent);
-        recent.see(current);
+    pub async fn made(&self, current: &Snapshot, held: Option<i64>) -> Result<Made, Arc<Unmade>> {
+        let seen = self.see(current).await;
         if let Some(held) = held
-            && let Some(patch) = recent.patch_from(held)?
+            && let Some(before) = seen.state(held)
+            && let Some(patch) = self.patch(before, current).await?
         {
             return Ok(Made::Patch(patch));
         }
-        recent.state_json().map(Made::State)
+        self.state(current).await.map(Made::State)
     }
 
-    /// A state this node broadcast: kept to patch from if the tournament was joined here lately.
+    /// A state this node broadcast: kept to patch from if the tournament was joined here
+    /// lately. No serialisation and no estimate here: the broadcast waits on this.
     pub async fn broadcast(&self, state: &Snapshot) {
-        if let Some(recent) = self.tournaments.get(&state.tournament_id).await {
-            locked(&recent).see(state);
+        let key = Key::Seen(state.tournament_id);
+        if !self.kept.contains_key(&key) {
+            return;
+        }
+        let now = Instant::now();
+        self.kept
+            .entry(key)
+            .and_compute_with(|entry| {
+                let op = match entry.map(|entry| entry.into_value()) {
+                    Some(Kept::Seen(seen)) => match seen.with(state, now, seen.each) {
+                        Some(next) => Op::Put(Kept::Seen(Arc::new(next))),
+                        None => Op::Nop,
+                    },
+                    _ => Op::Nop,
+                };
+                std::future::ready(op)
+            })
+            .await;
+    }
+
+    /// The states of `current`'s tournament kept, `current` among them unless a newer one is.
+    async fn see(&self, current: &Snapshot) -> Arc<Seen> {
+        let key = Key::Seen(current.tournament_id);
+        if let Some(Kept::Seen(seen)) = self.kept.get(&key).await
+            && seen.newest().is_some_and(|newest| newest.version >= current.version)
+        {
+            return seen;
+        }
+        let (now, each) = (Instant::now(), estimated_len(current));
+        let computed = self
+            .kept
+            .entry(key)
+            .and_compute_with(|entry| {
+                let op = match entry.map(|entry| entry.into_value()) {
+                    Some(Kept::Seen(seen)) => match seen.with(current, now, each) {
+                        Some(next) => Op::Put(Kept::Seen(Arc::new(next))),
+                        None => Op::Nop,
+                    },
+                    _ => Op::Put(Kept::Seen(Arc::new(Seen::first(current, now, each)))),
+                };
+                std::future::ready(op)
+            })
+            .await;
+        match computed.into_entry().map(|entry| entry.into_value()) {
+            Some(Kept::Seen(seen)) => seen,
+            _ => Arc::new(Seen::first(current, now, each)),
+        }
+    }
+
+    /// The JSON of `current` whole, made once.
+    async fn state(&self, current: &Snapshot) -> Result<Arc<Stamped>, Arc<Unmade>> {
+        let key = Key::Made { tournament_id: current.tournament_id, version: current.version, from: None };
+        let state = current.clone();
+        let make = async move {
+            let stamped = tokio::task::spawn_blocking(move || Stamped::of(&state)).await??;
+            Ok(Kept::State(Arc::new(stamped)))
+        };
+        match self.kept.try_get_with(key, make).await? {
+            Kept::State(stamped) => Ok(stamped),
+            // Another kind under this key cannot be: make it again rather than fail the join.
+            Kept::Seen(_) | Kept::Patch(_) => {
+                Stamped::of(current).map(Arc::new).map_err(|err| Arc::new(Unmade::Json(err)))
+            }
+        }
+    }
+
+    /// The patch from `before` to `current`, made once; `None` when it would outweigh the state.
+    async fn patch(&self, before: &Snapshot, current: &Snapshot) -> Result<Option<Arc<JoinPatch>>, Arc<Unmade>> {
+        let key =
+            Key::Made { tournament_id: current.tournament_id, version: current.version, from: Some(before.version) };
+        let (from, to) = (before.clone(), current.clone());
+        let make = async move {
+            let patch = tokio::task::spawn_blocking(move || JoinPatch::across(&from, &to)).await??;
+            Ok(Kept::Patch(patch.map(Arc::new)))
+        };
+        match self.kept.try_get_with(key, make).await? {
+            Kept::Patch(patch) => Ok(patch),
+            Kept::Seen(_) | Kept::State(_) => Ok(None),
         }
     }
 }
 
-impl Recent {
-    /// Keeps `state` if it is newer than every state kept, and lets go of those too old.
-    fn see(&mut self, state: &Snapshot) {
-        let now = Instant::now();
-        let newest = self.states.back().map(|(_, kept)| kept);
-        if newest.is_none_or(|newest| state.version > newest.version) {
-            self.states.push_back((now, state.clone()));
-            self.state_json = None;
-            self.patches.clear();
+impl Kept {
+    /// What the entry holds, in bytes of JSON (a state not yet serialised by its estimate).
+    fn weight(&self) -> usize {
+        ENTRY_BYTES
+            + match self {
+                Self::Seen(seen) => seen.states.len() * seen.each,
+                Self::State(stamped) => stamped.bytes(),
+                Self::Patch(patch) => patch.as_ref().map_or(0, |patch| patch.bytes()),
+            }
+    }
+}
+
+impl Seen {
+    fn first(state: &Snapshot, now: Instant, each: usize) -> Self {
+        Self { states: vec![(now, state.clone())], each }
+    }
+
+    /// These states with `state` kept too, when it is newer than every state kept, and
+    /// without those seen more than [`KEPT_FOR`] ago (but the newest) or past
+    /// [`MOST_STATES`]; `None` when `state` is not newer.
+    fn with(&self, state: &Snapshot, now: Instant, each: usize) -> Option<Self> {
+        if self.newest().is_some_and(|newest| newest.version >= state.version) {
+            return None;
         }
-        while self.states.len() > MOST_STATES
-            || self.states.len() > 1 && self.states.front().is_some_and(|(seen, _)| now - *seen > KEPT_FOR)
-        {
-            self.states.pop_front();
-        }
+        let recent = self.states.iter().filter(|(seen, _)| now.saturating_duration_since(*seen) <= KEPT_FOR);
+        let mut states: Vec<_> = recent.cloned().chain([(now, state.clone())]).collect();
+        let over = states.len().saturating_sub(MOST_STATES);
+        states.drain(..over);
+        Some(Self { states, each })
     }
 
     fn newest(&self) -> Option<&Snapshot> {
-        self.states.back().map(|(_, state)| state)
+        self.states.last().map(|(_, state)| state)
     }
 
-    fn state_json(&mut self) -> serde_json::Result<Json> {
-        if let Some(json) = &self.state_json {
-            return Ok(json.clone());
-        }
-        let newest = self.newest().ok_or_else(|| serde::ser::Error::custom("no state kept"))?;
-        let json: Json = serde_json::value::to_raw_value(&**newest)?.into();
-        self.state_json = Some(json.clone());
-        Ok(json)
-    }
-
-    /// The patch from the state of version `held` to the newest, when this node kept that
-    /// state and the patch is smaller than the state; `None` otherwise.
-    fn patch_from(&mut self, held: i64) -> serde_json::Result<Option<Json>> {
-        if let Some((_, made)) = self.patches.iter().find(|(from, _)| *from == held) {
-            return Ok(made.clone());
-        }
-        let Some(newest) = self.newest() else { return Ok(None) };
-        let Some(before) = self.states.iter().map(|(_, state)| state).find(|state| state.version == held) else {
-            return Ok(None);
-        };
-        let made = match StatePatch::across(before, newest) {
-            Some(patch) => Some(Json::from(serde_json::value::to_raw_value(&patch)?)),
-            None => None,
-        };
-        self.patches.push((held, made.clone()));
-        Ok(made)
+    /// The state of `version`, if kept.
+    fn state(&self, version: i64) -> Option<&Snapshot> {
+        self.states.iter().map(|(_, state)| state).find(|state| state.version == version)
     }
 }
 
-/// The lock of one tournament's recent states. A panic while holding it leaves states that
-/// are still in order, so a poisoned lock is taken over.
-fn locked(recent: &Mutex<Recent>) -> MutexGuard<'_, Recent> {
-    recent.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+/// About the length of `state`'s JSON, without serialising it: what its tables, seats,
+/// eliminations and levels take, each by the length of its fixed parts and its names.
+fn estimated_len(state: &LiveState) -> usize {
+    /// `{"seatNo":3,"registrationId":"<uuid>","name":""},`
+    const SEAT: usize = 80;
+    /// `{"registrationId":"<uuid>","name":"","place":123,"eliminatedAt":"<RFC 3339, ns>"},`
+    const ELIMINATION: usize = 130;
+    /// `{"tableNo":1,"seats":[]},`
+    const TABLE: usize = 25;
+    /// One level or break of the clock.
+    const LEVEL: usize = 100;
+    /// The rest: the id, the times, the counts.
+    const REST: usize = 400;
+    let seats: usize = state.tables.iter().flat_map(|table| &table.seats).map(|seat| SEAT + seat.name.len()).sum();
+    let eliminations: usize = state.eliminations.iter().map(|out| ELIMINATION + out.name.len()).sum();
+    REST + state.clock.levels.len() * LEVEL + state.tables.len() * TABLE + seats + eliminations
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Large enough for anything these tests keep.
+    const PLENTY: u64 = 64 << 20;
 
     fn state(version: i64, paused: bool) -> Snapshot {
         let mut state = crate::live::events::tests::state(version);
@@ -160,21 +282,22 @@ mod tests {
 
     fn patch_of(made: &Made) -> Option<serde_json::Value> {
         match made {
-            Made::Patch(json) => Some(serde_json::from_str(json.get()).expect("json")),
+            Made::Patch(patch) => Some(serde_json::to_value(patch.at(Utc::now())).expect("json")),
             Made::State(_) => None,
         }
     }
 
     #[tokio::test]
     async fn a_join_holding_a_kept_version_gets_the_patch_and_any_other_the_state() {
-        let acks = JoinAcks::default();
+        let acks = JoinAcks::new(PLENTY);
         let (first, second) = (state(1, false), state(2, true));
         assert!(patch_of(&acks.made(&first, None).await.expect("made")).is_none(), "no version said: the state");
         acks.broadcast(&second).await;
         let patch = patch_of(&acks.made(&second, Some(1)).await.expect("made")).expect("a patch from 1");
         assert_eq!((patch["fromVersion"].as_i64(), patch["version"].as_i64()), (Some(1), Some(2)));
         let current = patch_of(&acks.made(&second, Some(2)).await.expect("made")).expect("a patch from 2");
-        assert_eq!(current["ops"], serde_json::json!([]), "nothing to change for a client that is current");
+        let paths: Vec<_> = current["ops"].as_array().expect("ops").iter().map(|op| op["path"].clone()).collect();
+        assert_eq!(paths, ["/serverTime"], "only the time to change for a client that is current");
         for unknown in [0, 3] {
             assert!(patch_of(&acks.made(&second, Some(unknown)).await.expect("made")).is_none(), "{unknown}");
         }
@@ -182,27 +305,52 @@ mod tests {
 
     #[tokio::test]
     async fn what_a_join_is_acked_with_is_made_once_per_state() {
-        let acks = JoinAcks::default();
+        let acks = JoinAcks::new(PLENTY);
         let (first, second) = (state(1, false), state(2, true));
         acks.made(&first, None).await.expect("made");
         acks.broadcast(&second).await;
-        let json = |made: Made| match made {
-            Made::State(json) | Made::Patch(json) => json,
+        let state_of = |made: Made| match made {
+            Made::State(state) => state,
+            Made::Patch(_) => panic!("the state whole"),
         };
-        let a = json(acks.made(&second, None).await.expect("made"));
-        let b = json(acks.made(&second, None).await.expect("made"));
+        let patch_of = |made: Made| match made {
+            Made::Patch(patch) => patch,
+            Made::State(_) => panic!("a patch"),
+        };
+        let a = state_of(acks.made(&second, None).await.expect("made"));
+        let b = state_of(acks.made(&second, None).await.expect("made"));
         assert!(Arc::ptr_eq(&a, &b), "the state's JSON is shared");
-        let c = json(acks.made(&second, Some(1)).await.expect("made"));
-        let d = json(acks.made(&second, Some(1)).await.expect("made"));
+        let c = patch_of(acks.made(&second, Some(1)).await.expect("made"));
+        let d = patch_of(acks.made(&second, Some(1)).await.expect("made"));
         assert!(Arc::ptr_eq(&c, &d), "the patch is shared");
         acks.made(&first, None).await.expect("an older state read late");
-        let e = json(acks.made(&second, None).await.expect("made"));
+        let e = state_of(acks.made(&second, None).await.expect("made"));
         assert!(Arc::ptr_eq(&a, &e), "an older state does not replace the newest");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn many_joins_at_once_share_one_making() {
+        let acks = Arc::new(JoinAcks::new(PLENTY));
+        let current = state(1, false);
+        let joins: Vec<_> = (0..64)
+            .map(|_| {
+                let (acks, current) = (acks.clone(), current.clone());
+                tokio::spawn(async move { acks.made(&current, None).await.expect("made") })
+            })
+            .collect();
+        let mut made = Vec::new();
+        for join in joins {
+            match join.await.expect("joined") {
+                Made::State(state) => made.push(state),
+                Made::Patch(_) => panic!("the state whole"),
+            }
+        }
+        assert!(made.windows(2).all(|pair| Arc::ptr_eq(&pair[0], &pair[1])), "one JSON for all of them");
     }
 
     #[tokio::test]
     async fn a_broadcast_of_a_tournament_nobody_joined_keeps_nothing() {
-        let acks = JoinAcks::default();
+        let acks = JoinAcks::new(PLENTY);
         acks.broadcast(&state(1, false)).await;
         acks.made(&state(2, true), None).await.expect("made");
         assert!(patch_of(&acks.made(&state(2, true), Some(1)).await.expect("made")).is_none(), "1 was never kept");
@@ -210,14 +358,66 @@ mod tests {
 
     #[test]
     fn at_most_the_newest_states_are_kept() {
-        let mut recent = Recent::default();
-        for version in 1..=40 {
-            recent.see(&state(version, version % 2 == 0));
+        let now = Instant::now();
+        let mut seen = Seen::first(&state(1, false), now, 1);
+        for version in 2..=40 {
+            seen = seen.with(&state(version, version % 2 == 0), now, 1).expect("newer");
         }
-        assert_eq!(recent.states.len(), MOST_STATES);
+        assert_eq!(seen.states.len(), MOST_STATES);
         let oldest = 40 - i64::try_from(MOST_STATES).expect("a few") + 1;
-        assert_eq!(recent.states.front().map(|(_, kept)| kept.version), Some(oldest));
-        assert!(recent.patch_from(20).expect("made").is_none(), "let go of");
-        assert!(recent.patch_from(39).expect("made").is_some());
+        assert_eq!(seen.states.first().map(|(_, kept)| kept.version), Some(oldest));
+        assert!(seen.state(20).is_none(), "let go of");
+        assert!(seen.state(39).is_some());
+        assert!(seen.with(&state(40, true), now, 1).is_none(), "not newer");
+        let later = seen.with(&state(41, false), now + KEPT_FOR + Duration::from_secs(1), 1).expect("newer");
+        assert_eq!(later.states.iter().map(|(_, kept)| kept.version).collect::<Vec<_>>(), [41], "the old ones let go");
+    }
+
+    /// A LiveState of `players` seated at tables of ten, each with a name of 30 bytes.
+    fn big(tournament_id: Uuid, players: usize) -> Snapshot {
+        use floor_actors::live::state::{SeatView, TableView};
+        let mut state = crate::live::events::tests::state(1);
+        state.tournament_id = tournament_id;
+        state.tables = (0..players.div_ceil(10))
+            .map(|table| TableView {
+                table_no: i32::try_from(table).expect("a few") + 1,
+                seats: (0..10)
+                    .map(|seat| SeatView {
+                        seat_no: seat + 1,
+                        registration_id: Uuid::now_v7(),
+                        name: format!("Player {table:04} at seat {seat:02} .."),
+                    })
+                    .collect(),
+            })
+            .collect();
+        Arc::new(state)
+    }
+
+    #[test]
+    fn a_state_is_estimated_at_about_the_length_of_its_json() {
+        let state = big(Uuid::now_v7(), 500);
+        let (estimated, actual) = (estimated_len(&state), serde_json::to_vec(&*state).expect("json").len());
+        assert!(actual * 9 / 10 <= estimated && estimated <= actual * 11 / 10, "{estimated} for {actual}");
+    }
+
+    /// A node joined on tournament after tournament (finished ones, say, which nobody else
+    /// reads) keeps no more than its budget: the least recently used go first.
+    #[tokio::test]
+    async fn what_is_kept_stays_within_the_bytes_allowed_the_oldest_going_first() {
+        const BUDGET: u64 = 1 << 20;
+        let acks = JoinAcks::new(BUDGET);
+        let ids: Vec<Uuid> = (0..40).map(|_| Uuid::now_v7()).collect();
+        let mut one = 0;
+        for id in &ids {
+            let state = big(*id, 500);
+            acks.made(&state, None).await.expect("made");
+            one = estimated_len(&state) + serde_json::to_vec(&*state).expect("json").len();
+        }
+        acks.kept.run_pending_tasks().await;
+        assert!(one * 40 > 3 * usize::try_from(BUDGET).expect("fits"), "40 joins of {one} bytes outweigh it");
+        assert!(acks.kept.weighted_size() <= BUDGET, "{} bytes kept", acks.kept.weighted_size());
+        let kept = |id: &Uuid| acks.kept.contains_key(&Key::Seen(*id));
+        assert!(!kept(&ids[0]), "the first joined went");
+        assert!(kept(&ids[39]), "the last joined stays");
     }
 }

@@ -28,6 +28,7 @@ use socketioxide_redis::{RedisAdapterConfig, RedisAdapterCtr};
 use self::broadcaster::Served;
 pub use self::broadcaster::SocketBroadcaster;
 use self::handlers::{LiveHub, authenticate, on_connect};
+use self::join_acks::JoinAcks;
 use self::recovery::FOLLOW_WHILE_DOWN;
 pub use self::server::{ENGINE_IO_PATH, NAMESPACE};
 use self::server::{LiveIo, RedisAdapter, on_server};
@@ -70,8 +71,8 @@ pub async fn serve_beside(
     setup: LiveSetup<'_>,
 ) -> anyhow::Result<Router> {
     let LiveSetup { live, jwt, reads, bus, guards, tournaments, settings } = setup;
-    let acks = broadcaster.join_acks.clone();
-    let hub = LiveHub { live, jwt, reads, guards: guards.clone(), tournaments, acks };
+    let join_acks = Arc::new(JoinAcks::new(settings.live_join_acks_bytes));
+    let hub = LiveHub { live, jwt, reads, guards: guards.clone(), tournaments, acks: join_acks.clone() };
     let (router, io) = match broadcaster.link.clone() {
         None => {
             let (layer, io) = builder(hub, settings).build_layer();
@@ -88,7 +89,7 @@ pub async fn serve_beside(
         }
     };
     on_server!(&io, io => close_expired_sessions(io.clone(), guards));
-    if broadcaster.served.set(Served { io, bus }).is_err() {
+    if broadcaster.served.set(Served { io, bus, join_acks }).is_err() {
         tracing::warn!("the live broadcaster already had a Socket.IO server");
     }
     // Outermost, so that it runs before socketioxide sees the request.
