@@ -30,6 +30,7 @@ mod deploy;
 mod devices;
 mod doc_links;
 mod docs;
+mod drain;
 mod errors;
 mod etags;
 mod export;
