@@ -159,7 +159,8 @@ impl Application {
     }
 
     /// Serves until `shutdown` completes, then shuts down gracefully, [`SHUTDOWN_GRACE`] at
-    /// most: `GET /ready` answers `503` at once and the job schedules start no tick; with
+    /// most: `GET /ready` answers `503` at once, a request that would open a Socket.IO session
+    /// gets a `503` the client retries elsewhere, and the job schedules start no tick; with
     /// several nodes this node hands its tournaments over (its actors finish the commands they
     /// took, their leases go, the other nodes take them at once) and closes its live
     /// connections so their clients reconnect elsewhere; then it accepts no connection, and
@@ -303,6 +304,7 @@ async fn route_everything(
         )),
         tournaments: state.known_tournaments.clone(),
         settings: &state.config.connections,
+        leaving: state.shutdown.clone(),
     };
     let router = live::socket::serve_beside(http::router(state.clone()), broadcaster, setup).await?;
     // Outermost, so the Socket.IO transports' answers carry them too.

@@ -2,16 +2,17 @@
 //! behind HAProxy (`deploy/haproxy.cfg` as it is) on a fresh PostgreSQL database and a
 //! `redis-server` of the benchmark's own; N watchers over WebSocket through HAProxy (through
 //! several HAProxy processes of that configuration when one cannot hold them all), each
-//! reconnecting and joining again as the apps do (socket.io-client's backoff: 1 s ± 50 %,
-//! doubling up to 5 s); the club pressing pause or resume through HAProxy every 500 ms (one
+//! reconnecting and joining again as the apps do with socket.io-client 4.x (its backoff: 1 s
+//! doubling, ± 50 %, at most 5 s, after a failed transport or an HTTP error on the handshake;
+//! a namespace's `connect_error` is final, and the watcher is counted stranded); the club pressing pause or resume through HAProxy every 500 ms (one
 //! press in flight at a time). The timeline: steady; node 1 restarted (SIGTERM, its exit, then
 //! started again until `/ready` answers); node 2 the same; Redis killed for 5 s and started
 //! again. Per event: how long after its end until every watcher held the latest version
 //! acknowledged by then; the watchers' reconnects; the join acks' latency from the event's
 //! start to 5 s after its end (the reconnect burst); the presses' answers by status; the ERROR
 //! lines the nodes logged; and the states a watcher heard again (a version it had already).
-//! The exit status is 0 when every acknowledged press is in the final state once, every
-//! watcher was current within 3 s of each event's end, the restarts logged no ERROR line and
+//! The exit status is 0 when every acknowledged press is in the final state once, no watcher
+//! was stranded, every watcher was current within 3 s of each event's end, the restarts logged no ERROR line and
 //! nobody heard a state again after Redis was back.
 //!
 //! The run's steps are here; beside them, in `rolling/`: the cluster (nodes, HAProxy, Redis),
@@ -91,6 +92,8 @@ pub struct Report {
     /// in it once.
     pub applied: i64,
     pub none_lost: bool,
+    /// Watchers refused by the namespace during the run, which socket.io-client never retries.
+    pub stranded: usize,
     pub ok: bool,
 }
 
@@ -130,7 +133,8 @@ async fn measure_on(settings: &Settings, database_url: &str) -> anyhow::Result<R
 
     let live = api.at(&balancer).live_version(&tournament.id).await?;
     let Applied { acknowledged, applied, none_lost } = Applied::judge(&inbox.tally.presses, tournament.version, live)?;
-    let ok = none_lost && events.iter().all(Event::passed);
+    let stranded = inbox.tally.stranded();
+    let ok = none_lost && stranded == 0 && events.iter().all(Event::passed);
     drop(cluster);
     Ok(Report {
         watchers: settings.watchers,
@@ -142,6 +146,7 @@ async fn measure_on(settings: &Settings, database_url: &str) -> anyhow::Result<R
         acknowledged,
         applied,
         none_lost,
+        stranded,
         ok,
     })
 }

@@ -106,7 +106,9 @@ impl Watchers {
                 self.deflating += usize::from(deflate);
                 self.last_join = Some(self.last_join.map_or(at, |last| last.max(at)));
             }
-            Heard::Failed { reason, .. } => *self.failures.entry(reason).or_default() += 1,
+            Heard::Failed { reason, .. } | Heard::Stranded { reason, .. } => {
+                *self.failures.entry(reason).or_default() += 1;
+            }
             Heard::Closed { reason, .. } => *self.closed.entry(reason).or_default() += 1,
             Heard::Delivered { idx, version, clock, at, wire } => {
                 self.received[idx].push(version);

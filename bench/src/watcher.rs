@@ -62,6 +62,9 @@ pub enum Report {
     Delivered { idx: usize, version: i64, clock: bool, at: Instant, wire: usize },
     /// A joined watcher's connection ended before the benchmark closed it.
     Closed { idx: usize, reason: String },
+    /// Watcher `idx` was refused by the namespace (`connect_error`), which socket.io-client
+    /// never retries: it stays dark, as an app does until the player restarts it.
+    Stranded { idx: usize, reason: String },
 }
 
 /// Up to the connect of `/live`: TCP, upgrade or first poll, Engine.IO open, Socket.IO connect.
@@ -232,6 +235,12 @@ async fn connect(target: &Target) -> Result<Link, String> {
             },
         }
     }
+}
+
+/// Whether a failure to join (as [`join`] tells it) is the namespace's refusal, a
+/// `connect_error`, which socket.io-client never retries.
+pub fn is_namespace_refusal(reason: &str) -> bool {
+    reason.starts_with("connect_error:")
 }
 
 /// A short, stable description of a failure at `step`, so that failures group: an I/O

@@ -13,7 +13,7 @@ use crate::helpers::{Backend, spawn_app_with, test_redis_url};
 use crate::live::{ready, staff};
 
 /// HAProxy from Debian's package; outside CI a machine without it skips (in CI it fails).
-fn haproxy() -> Option<&'static str> {
+pub(crate) fn haproxy() -> Option<&'static str> {
     const BINARY: &str = "/usr/sbin/haproxy";
     if std::path::Path::new(BINARY).is_file() {
         return Some(BINARY);
@@ -24,7 +24,7 @@ fn haproxy() -> Option<&'static str> {
 }
 
 /// A running HAProxy, stopped when dropped.
-struct Balancer(Child);
+pub(crate) struct Balancer(Child);
 
 impl Drop for Balancer {
     fn drop(&mut self) {
@@ -33,7 +33,33 @@ impl Drop for Balancer {
     }
 }
 
-fn port_of(origin: &str) -> &str {
+impl Balancer {
+    /// Runs `deploy/haproxy.cfg` (checked first) in front of the nodes at `bases`; the balancer
+    /// and its origin.
+    pub(crate) fn start(binary: &str, bases: [&str; 2]) -> (Self, String) {
+        let listen = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port");
+        let config = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/haproxy.cfg");
+        let env = [
+            ("LISTEN", listen.to_string()),
+            ("FLOOR_NODE_1", format!("127.0.0.1:{}", port_of(bases[0]))),
+            ("FLOOR_NODE_2", format!("127.0.0.1:{}", port_of(bases[1]))),
+        ];
+        let valid =
+            Command::new(binary).args(["-c", "-q", "-f", config]).envs(env.clone()).output().expect("haproxy runs");
+        assert!(valid.status.success(), "{}", String::from_utf8_lossy(&valid.stderr));
+        let balancer = Command::new(binary)
+            .args(["-db", "-f", config])
+            .envs(env)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map(Balancer)
+            .expect("haproxy starts");
+        (balancer, format!("http://{listen}"))
+    }
+}
+
+pub(crate) fn port_of(origin: &str) -> &str {
     origin.rsplit(':').next().unwrap_or_default()
 }
 

@@ -32,6 +32,7 @@ mod desk;
 mod devices;
 mod doc_links;
 mod docs;
+mod drain;
 mod errors;
 mod etags;
 mod export;

@@ -32,6 +32,9 @@ pub struct Event {
     pub every_watcher_current_after_s: Option<f64>,
     /// Watchers without that version 30 s after the end (0 when all were current).
     pub behind: usize,
+    /// Watchers refused by the namespace (`connect_error`) from the event's start to the
+    /// burst's end: socket.io-client does not retry that, so they stay dark for the run.
+    pub stranded: usize,
     pub reconnects: usize,
     pub joins_in_burst: usize,
     pub join_ack_p50_ms: Option<f64>,
@@ -62,7 +65,11 @@ impl Event {
         // reading the state); after Redis is back, nobody hears a state again.
         let orderly = restarted(self.name).is_none() || self.error_lines.is_empty();
         let fresh = restarted(self.name).is_some() || self.heard_again == 0;
-        self.behind == 0 && self.every_watcher_current_after_s.is_some_and(|s| s <= 3.0) && orderly && fresh
+        self.behind == 0
+            && self.stranded == 0
+            && self.every_watcher_current_after_s.is_some_and(|s| s <= 3.0)
+            && orderly
+            && fresh
     }
 }
 
@@ -74,6 +81,7 @@ struct Marks {
     joins: usize,
     delivered_bytes: usize,
     failed: usize,
+    stranded: usize,
     heard_again: usize,
     presses: usize,
 }
@@ -86,6 +94,7 @@ impl Marks {
             joins: tally.joins.len(),
             delivered_bytes: tally.delivered_bytes,
             failed: tally.failed.len(),
+            stranded: tally.stranded(),
             heard_again: tally.heard_again.len(),
             presses: tally.presses.len(),
         }
@@ -121,6 +130,7 @@ pub(super) async fn measure(
         length_s: (ended - start).as_secs_f64(),
         every_watcher_current_after_s: current_after.map(|after| after.as_secs_f64()),
         behind,
+        stranded: tally.stranded() - marks.stranded,
         reconnects: tally.reconnects - marks.reconnects,
         joins_in_burst: acks.len(),
         join_ack_p50_ms: percentile(&acks, 50.0),

@@ -19,6 +19,8 @@ pub(super) struct Tally {
     /// The changes' events read so far, in bytes on the wire.
     pub(super) delivered_bytes: usize,
     pub(super) failed: Vec<(Instant, String)>,
+    /// Per watcher: refused by the namespace, which socket.io-client never retries (it stopped).
+    stranded: Vec<bool>,
     pub(super) heard_again: Vec<Instant>,
     pub(super) presses: Vec<Press>,
 }
@@ -33,6 +35,7 @@ impl Tally {
             joins: Vec::new(),
             delivered_bytes: 0,
             failed: Vec::new(),
+            stranded: vec![false; watchers],
             heard_again: Vec::new(),
             presses: Vec::new(),
         }
@@ -46,6 +49,11 @@ impl Tally {
                 self.joins.push((at, ack, ack_bytes));
             }
             Heard::Failed { reason } => self.failed.push((Instant::now(), reason)),
+            Heard::Stranded { idx, reason } => {
+                self.connected[idx] = false;
+                self.stranded[idx] = true;
+                self.failed.push((Instant::now(), reason));
+            }
             Heard::Closed { idx, .. } => {
                 self.connected[idx] = false;
                 self.reconnects += 1;
@@ -66,6 +74,11 @@ impl Tally {
 
     pub(super) fn joined(&self) -> usize {
         self.connected.iter().filter(|connected| **connected).count()
+    }
+
+    /// Watchers stranded so far: refused by the namespace, they never come back.
+    pub(super) fn stranded(&self) -> usize {
+        self.stranded.iter().filter(|stranded| **stranded).count()
     }
 
     /// Watchers that do not hold `version` yet.

@@ -8,7 +8,7 @@ impl Event {
     pub fn text(&self) -> String {
         let figure = |value: Option<f64>| value.map_or_else(|| "-".to_owned(), |value| format!("{value:.0}"));
         format!(
-            "{:<20} {:>5.1} s; every watcher current {} after its end ({} behind); {} reconnects; \
+            "{:<20} {:>5.1} s; every watcher current {} after its end ({} behind, {} stranded); {} reconnects; \
              {} joins, ack p50 {} / p99 {} / max {} ms, {:.1} MB of acks; {:.1} MB of changes read; failed joins {:?}; \
              presses {:?}, slowest \
              {} ms; heard again {}; ERROR lines {}{}",
@@ -16,6 +16,7 @@ impl Event {
             self.length_s,
             self.every_watcher_current_after_s.map_or_else(|| "never".to_owned(), |s| format!("{s:.2} s")),
             self.behind,
+            self.stranded,
             self.reconnects,
             self.joins_in_burst,
             figure(self.join_ack_p50_ms),
@@ -49,8 +50,8 @@ impl Report {
             text.push('\n');
         }
         text.push_str(&format!(
-            "{} presses acknowledged, the state moved {} versions; none lost: {}; ok: {}\n",
-            self.acknowledged, self.applied, self.none_lost, self.ok
+            "{} presses acknowledged, the state moved {} versions; none lost: {}; {} watchers stranded; ok: {}\n",
+            self.acknowledged, self.applied, self.none_lost, self.stranded, self.ok
         ));
         text
     }

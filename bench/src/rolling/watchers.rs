@@ -63,9 +63,11 @@ pub(super) async fn connect(
     Ok(Watchers { tasks, reports, connect_wall })
 }
 
-/// One watcher as an app runs it: connects and joins (from the second time on saying the
-/// version it holds), follows, and when the connection ends (or a join fails) tries again
-/// after socket.io-client's delay: 1 s ± 50 %, doubling up to 5 s.
+/// One watcher as an app runs it with socket.io-client 4.x: connects and joins (from the second
+/// time on saying the version it holds), follows, and when the connection ends, the transport
+/// or its handshake fails (an HTTP error included) or a join fails, tries again after
+/// socket.io-client's delay (1 s doubling, ± 50 %, at most 5 s). A refusal by the namespace
+/// (`connect_error`) socket.io-client does not retry: the watcher is stranded and stops.
 async fn keep_watching(
     idx: usize,
     target: Arc<Target>,
@@ -93,6 +95,11 @@ async fn keep_watching(
                     return;
                 }
             }
+            Err(reason) if watcher::is_namespace_refusal(&reason) => {
+                permit.take();
+                let _ = reports.send(Heard::Stranded { idx, reason });
+                return;
+            }
             Err(reason) => {
                 permit.take();
                 if reports.send(Heard::Failed { reason }).is_err() {
@@ -100,9 +107,31 @@ async fn keep_watching(
                 }
             }
         }
-        let delay = Duration::from_millis(1000 * 2u64.pow(attempt.min(3))).min(Duration::from_secs(5));
-        let jitter = 0.5 + rand::random::<f64>();
+        tokio::time::sleep(reconnection_delay(attempt, rand::random::<f64>())).await;
         attempt += 1;
-        tokio::time::sleep(delay.mul_f64(jitter)).await;
+    }
+}
+
+/// socket.io-client's delay before reconnection attempt `attempt` (from 0): 1 s doubling each
+/// attempt, moved by up to half of it either way (`random` in 0..1), then capped at 5 s.
+fn reconnection_delay(attempt: u32, random: f64) -> Duration {
+    let delay = 1000.0 * 2f64.powi(i32::try_from(attempt.min(16)).unwrap_or(16));
+    let jittered = delay + (random * 2.0 - 1.0) * 0.5 * delay;
+    Duration::from_millis(jittered.min(5000.0) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reconnection_delay_is_socket_io_client_s() {
+        assert_eq!(reconnection_delay(0, 0.5), Duration::from_secs(1));
+        assert_eq!(reconnection_delay(0, 0.0), Duration::from_millis(500));
+        assert_eq!(reconnection_delay(0, 1.0), Duration::from_millis(1500));
+        assert_eq!(reconnection_delay(1, 0.5), Duration::from_secs(2));
+        assert_eq!(reconnection_delay(2, 0.0), Duration::from_secs(2));
+        assert_eq!(reconnection_delay(2, 1.0), Duration::from_secs(5), "capped after the jitter");
+        assert_eq!(reconnection_delay(40, 0.5), Duration::from_secs(5));
     }
 }

@@ -167,14 +167,18 @@ impl SocketBroadcaster {
     }
 
     /// Closes every live connection of this node: its clients reconnect, through the load
-    /// balancer, to a node that stays. The phones of `/live` go
+    /// balancer, to a node that stays (this node opens no new session meanwhile:
+    /// [`super::leaving`]). The phones of `/live` go
     /// [`DRAIN_PER_TICK`](server::DRAIN_PER_TICK) every [`DRAIN_TICK`](server::DRAIN_TICK)
     /// (1,000 a second), so the node that takes them meets a stream, not a wall: 5,000 phones
     /// reconnecting within the second that the apps' backoff spreads them over kept the other
     /// node and the balancer saturated for seconds, every join's ack waiting its turn. Those
     /// not yet closed keep hearing every change meanwhile. Then the rest (the venue screens'
     /// sockets included) close at once, within
-    /// [`BROADCAST_TIMEOUT`](server::BROADCAST_TIMEOUT).
+    /// [`BROADCAST_TIMEOUT`](server::BROADCAST_TIMEOUT); a socket that connects after (its
+    /// session opened before the shutdown) is closed within a [`DRAIN_TICK`](server::DRAIN_TICK)
+    /// until the process ends. The namespace stays to the end: a client is never told
+    /// "Invalid namespace", which socket.io-client does not retry.
     pub async fn close_all(&self) {
         if let Some(served) = self.served.get() {
             on_server!(&served.io, io => server::drain(io).await);

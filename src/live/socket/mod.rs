@@ -13,6 +13,7 @@ mod broadcaster;
 mod handlers;
 mod head;
 mod join_acks;
+mod leaving;
 mod recovery;
 mod server;
 
@@ -24,6 +25,7 @@ use socketioxide::adapter::{Adapter, LocalAdapter};
 use socketioxide::handler::ConnectHandler;
 use socketioxide::{SocketIo, SocketIoBuilder};
 use socketioxide_redis::{RedisAdapterConfig, RedisAdapterCtr};
+use tokio_util::sync::CancellationToken;
 
 use self::broadcaster::Served;
 pub use self::broadcaster::SocketBroadcaster;
@@ -60,6 +62,9 @@ pub struct LiveSetup<'a> {
     pub guards: Arc<SocketGuards>,
     pub tournaments: Arc<KnownTournaments>,
     pub settings: &'a ConnectionSettings,
+    /// Cancelled when this node's graceful shutdown begins: from then on it opens no new
+    /// Engine.IO session ([`leaving`]).
+    pub leaving: CancellationToken,
 }
 
 /// Serves Socket.IO with the `/live` namespace beside `router` and hands the server, and the
@@ -70,7 +75,7 @@ pub async fn serve_beside(
     broadcaster: &SocketBroadcaster,
     setup: LiveSetup<'_>,
 ) -> anyhow::Result<Router> {
-    let LiveSetup { live, jwt, reads, bus, guards, tournaments, settings } = setup;
+    let LiveSetup { live, jwt, reads, bus, guards, tournaments, settings, leaving } = setup;
     let join_acks = Arc::new(JoinAcks::new(settings.live_join_acks_bytes));
     let hub = LiveHub { live, jwt, reads, guards: guards.clone(), tournaments, acks: join_acks.clone() };
     let (router, io) = match broadcaster.link.clone() {
@@ -92,9 +97,13 @@ pub async fn serve_beside(
     if broadcaster.served.set(Served { io, bus, join_acks }).is_err() {
         tracing::warn!("the live broadcaster already had a Socket.IO server");
     }
-    // Outermost, so that it runs before socketioxide sees the request.
+    // Outermost, so that they run before socketioxide sees the request: a leaving node's
+    // refusal first.
     let deflate = settings.live_deflate;
-    Ok(router.layer(axum::middleware::map_request(move |request| head::detach_head(request, deflate))))
+    let router = router.layer(axum::middleware::map_request(move |request| head::detach_head(request, deflate)));
+    Ok(router.layer(axum::middleware::from_fn(move |request, next| {
+        leaving::refuse_new_sessions(leaving.clone(), request, next)
+    })))
 }
 
 /// The Socket.IO server's settings, on either adapter.

@@ -104,7 +104,13 @@ pub(super) async fn disconnect_room<A: Adapter>(io: &SocketIo<A>, room: String) 
     }
 }
 
-/// Closes the sockets of `/live` on this node a few at a time, then everything.
+/// Closes the sockets of `/live` on this node a few at a time, then every socket left, in
+/// every namespace; then keeps closing any socket that connects still, until the process ends.
+///
+/// The namespaces stay: `SocketIo::close` would take them away first, and a client whose
+/// Engine.IO session opened before the drain (its `CONNECT` still on its way) would be answered
+/// "Invalid namespace", which socket.io-client never retries. New sessions are refused at the
+/// door meanwhile ([`super::leaving`]), so the sockets that connect late are few.
 pub(super) async fn drain<A: Adapter>(io: &SocketIo<A>) {
     let sockets = io.of(NAMESPACE).map(|namespace| namespace.local().sockets()).unwrap_or_default();
     let started = tokio::time::Instant::now();
@@ -120,7 +126,24 @@ pub(super) async fn drain<A: Adapter>(io: &SocketIo<A>) {
     if !sockets.is_empty() {
         tracing::info!(sockets = sockets.len(), took = ?started.elapsed(), "the live connections were closed a few at a time");
     }
-    if tokio::time::timeout(BROADCAST_TIMEOUT, io.close()).await.is_err() {
+    // The sockets of every namespace still here (those of the batches until their close ends,
+    // those that connected since), their transports closed together.
+    if tokio::time::timeout(BROADCAST_TIMEOUT, close_every_socket(io)).await.is_err() {
         tracing::warn!("closing the live connections timed out");
     }
+    let io = io.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(DRAIN_TICK).await;
+            close_every_socket(&io).await;
+        }
+    });
+}
+
+/// Closes the transport of every socket of this node, in every namespace, and waits for them
+/// to close; the namespaces stay.
+async fn close_every_socket<A: Adapter>(io: &SocketIo<A>) {
+    let sockets = io.nsps().into_iter().flat_map(|namespace| namespace.local().sockets());
+    futures_util::future::join_all(sockets.map(|socket| async move { socket.close_underlying_transport().await }))
+        .await;
 }
