@@ -181,6 +181,7 @@ async fn a_queue_cut_while_under_way_and_sent_again_is_applied_once() {
         })
     };
     tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(version(&day.live(&app).await), started, "the first sending waits for the row");
     held.rollback().await.expect("the row free again");
     let (status, answer) = again.await.expect("sent");
     assert_eq!(status, 200, "{answer}");

@@ -130,7 +130,7 @@ impl Report {
 
 /// A pause or resume of the club's owner on `node`, answered `200`: its version.
 async fn press_on(client: &reqwest::Client, node: &Node, game: &Ready, n: usize) -> i64 {
-    let action = if n % 2 == 0 { "pause" } else { "resume" };
+    let action = if n.is_multiple_of(2) { "pause" } else { "resume" };
     let key = Uuid::new_v4().to_string();
     let (status, state) =
         press(client, node, game, &game.path(action), json!({}), &key).await.expect("the staying node answers");
