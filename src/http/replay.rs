@@ -54,7 +54,7 @@ struct QueuedCommand {
     /// nothing (or `{}`) for the others.
     #[serde(default)]
     #[schema(value_type = Object)]
-    body: Value,
+    body: serde_json::Map<String, Value>,
     /// RFC 3339: when it happened, by the device's clock corrected by the server time it last
     /// saw; at most 5 s ahead, at most 6 hours old.
     occurred_at: DateTime<Utc>,
@@ -195,7 +195,7 @@ fn command_of(index: usize, queued: &QueuedCommand) -> AppResult<Command> {
     struct EliminateBody {
         registration_id: Uuid,
     }
-    let body = || queued.body.clone();
+    let body = || Value::Object(queued.body.clone());
     Ok(match queued.command {
         QueuedKind::Pause => Command::Pause,
         QueuedKind::Resume => Command::Resume,

@@ -376,7 +376,7 @@ async fn through_two_nodes_a_replayed_pause_lands_as_if_it_had_arrived_at_once()
 /// version the first applied it at. On PostgreSQL, where the two run truly together.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replays_of_one_queue_at_once_apply_each_command_once() {
-    const TRIES: usize = 25;
+    const TRIES: usize = 50;
     let Some(app) = spawn_app(Backend::Postgres).await.map(std::sync::Arc::new) else { return };
     let day = ready(&app, "+79990646001", 646, 3).await;
     let mut expected = version(&day.start(&app).await);
