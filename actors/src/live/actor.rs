@@ -16,7 +16,7 @@ use uuid::Uuid;
 use crate::error::{LiveError, LiveResult, Refusal};
 use crate::live::command::{self, Command, Order, Timed};
 use crate::live::game::{Change, Game, Made};
-use crate::live::keys::{Answer, First, KeyRecord, Recorded, key_reused};
+use crate::live::keys::{Answer, Elimination, First, KeyRecord, Recorded, key_reused};
 use crate::live::state::{LiveState, Snapshot, began_segment};
 use crate::live::store::{Broadcaster, Keys, LiveStore, Persisted, Settled};
 use crate::rules::balance::BalanceHint;
@@ -24,15 +24,6 @@ pub use crate::rules::clock::to_millis;
 
 /// Where the actor reads the time; tests hand in tokio's paused clock.
 pub type TimeSource = fn() -> DateTime<Utc>;
-
-/// A recorded elimination, as the elimination response shows it.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Elimination {
-    pub registration_id: Uuid,
-    pub place: i32,
-    pub eliminated_at: DateTime<Utc>,
-}
 
 /// What a command answers: the state after it, for an elimination the elimination and the
 /// balance hint, and what each command of the order came to, in order (one for a single

@@ -9,8 +9,19 @@
 
 use serde::{Deserialize, Serialize};
 
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
 use crate::error::{LiveError, Refusal};
-use crate::live::actor::Elimination;
+
+/// A recorded elimination, as the elimination response shows it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Elimination {
+    pub registration_id: Uuid,
+    pub place: i32,
+    pub eliminated_at: DateTime<Utc>,
+}
 
 /// What a keyed command came to, as kept with its key.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

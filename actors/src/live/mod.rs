@@ -19,11 +19,11 @@ mod ownership_tests;
 #[cfg(test)]
 mod registry_tests;
 
-pub use actor::{Elimination, Outcome, TournamentActor, TournamentMsg, Traced};
+pub use actor::{Outcome, TournamentActor, TournamentMsg, Traced};
 pub use command::{Command, Order, Timed};
 pub use fanout::Fanout;
 pub use game::{Change, ClockAction, Game, Made, Player, Seat};
-pub use keys::{Answer, First, KeyRecord, Recorded};
+pub use keys::{Answer, Elimination, First, KeyRecord, Recorded};
 pub use registry::Registry;
 pub use state::{LiveState, Snapshot};
 pub use store::{Broadcaster, Keys, LiveStore, Owner, Persisted, Settled};
