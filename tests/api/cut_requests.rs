@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use sea_orm::{ConnectionTrait, Statement, TransactionTrait};
 use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt as _;
 
 use crate::helpers::{Backend, Reply, TestApp, on_both_databases, spawn_app};
 use crate::live::{Ready, ready, seated_ids, version};
@@ -20,18 +21,27 @@ on_both_databases!(
 /// The moments after sending at which a request's connection is cut, in milliseconds.
 const CUTS: [u64; 6] = [1, 3, 8, 20, 60, 150];
 
-/// Sends `body` to `path` as the club's owner with `key`, and hangs up `cut` after sending.
+/// Sends `body` to `path` as the club's owner with `key`, and closes the connection `cut` after
+/// sending, as an app does when its network drops: on a socket of its own, so the close reaches
+/// the server at once (an HTTP client's pool would keep the connection until the answer came).
+/// The server sees the end of the connection while it runs the command.
 async fn cut(app: &TestApp, day: &Ready, path: &str, body: &Value, key: &str, cut: Duration) {
-    let client = reqwest::Client::builder().timeout(cut).build().expect("a client");
-    let sent = client
-        .post(app.url(path))
-        .bearer_auth(&day.club.owner.access_token)
-        .header("Idempotency-Key", key)
-        .json(body)
-        .send()
-        .await;
+    let url = reqwest::Url::parse(&app.url(path)).expect("a url");
+    let address = format!("{}:{}", url.host_str().expect("a host"), url.port().expect("a port"));
+    let body = serde_json::to_vec(body).expect("json");
+    let head = format!(
+        "POST {} HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {}\r\nIdempotency-Key: {key}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        url.path(),
+        day.club.owner.access_token,
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(&address).await.expect("connected");
+    stream.write_all(head.as_bytes()).await.expect("sent");
+    stream.write_all(&body).await.expect("sent");
+    tokio::time::sleep(cut).await;
     // Answered before the cut (a fast server) is fine too: what counts is the next sending.
-    drop(sent);
+    drop(stream);
 }
 
 async fn keyed(app: &TestApp, day: &Ready, path: &str, body: &Value, key: &str) -> Reply {
