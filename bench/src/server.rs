@@ -174,6 +174,11 @@ impl Server {
         Ok(codes)
     }
 
+    /// The process id, for a signal (`SIGSTOP`: a paused host).
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
     /// How many lines the server has logged so far.
     pub fn log_len(&self) -> usize {
         self.log.lock().unwrap_or_else(PoisonError::into_inner).len()
