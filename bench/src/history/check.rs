@@ -29,8 +29,16 @@ pub enum Anomaly {
     PlaceNotAsAnswered { tournament: Uuid, user: Uuid, holds: bool },
     /// A registration told waitlist place `told` that holds place `holds` (`None`: off the list).
     WaitlistNotAsTold { registration: Uuid, told: i64, holds: Option<i64> },
-    /// A client that saw version `seen` of a tournament and then an older one, `then`.
-    VersionWentBack { client: usize, tournament: Uuid, seen: i64, then: i64 },
+    /// A client that saw version `seen` of a tournament (in the answer of an operation of kind
+    /// `seen_in`) and then an older one, `then` (of `then_in`).
+    VersionWentBack {
+        client: usize,
+        tournament: Uuid,
+        seen: i64,
+        seen_in: &'static str,
+        then: i64,
+        then_in: &'static str,
+    },
 }
 
 /// Every anomaly of `history` against `observed`.
@@ -158,18 +166,28 @@ fn waitlists(history: &[Record], observed: &Observed) -> Vec<Anomaly> {
 /// No client sees a tournament's version go back: each client's answered operations, in its
 /// order, carry versions that never fall.
 fn versions(history: &[Record]) -> Vec<Anomaly> {
-    let mut seen: HashMap<(usize, Uuid), i64> = HashMap::new();
+    let mut seen: HashMap<(usize, Uuid), (i64, &'static str)> = HashMap::new();
     let mut anomalies = Vec::new();
     for record in in_client_order(history) {
         let (Some(version), Outcome::Ok, Some(tournament)) = (record.version, &record.outcome, tournament(&record.op))
         else {
             continue;
         };
-        let last = seen.entry((record.client, tournament)).or_insert(version);
-        if version < *last {
-            anomalies.push(Anomaly::VersionWentBack { client: record.client, tournament, seen: *last, then: version });
+        let kind = record.op.kind();
+        let last = seen.entry((record.client, tournament)).or_insert((version, kind));
+        if version < last.0 {
+            let (client, seen, seen_in) = (record.client, last.0, last.1);
+            anomalies.push(Anomaly::VersionWentBack {
+                client,
+                tournament,
+                seen,
+                seen_in,
+                then: version,
+                then_in: kind,
+            });
+        } else {
+            *last = (version, kind);
         }
-        *last = (*last).max(version);
     }
     anomalies
 }
@@ -385,7 +403,14 @@ mod tests {
         }
         assert_eq!(
             check(&history, &Observed::default()),
-            [Anomaly::VersionWentBack { client: 0, tournament: game, seen: 5, then: 4 }]
+            [Anomaly::VersionWentBack {
+                client: 0,
+                tournament: game,
+                seen: 5,
+                seen_in: "join",
+                then: 4,
+                then_in: "join"
+            }]
         );
     }
 }
