@@ -388,7 +388,7 @@ pub async fn desk(shared: Arc<Shared>, client: usize, players: Vec<Player>, rush
     let mut n = 0usize;
     while !shared.stop.load(Ordering::Relaxed) {
         n += 1;
-        let (tournament, player, register) = if n % 3 == 0 && rushed < players.len() {
+        let (tournament, player, register) = if n.is_multiple_of(3) && rushed < players.len() {
             rushed += 1;
             (rush, &players[rushed - 1], true)
         } else {
