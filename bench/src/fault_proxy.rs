@@ -99,6 +99,11 @@ impl FaultProxy {
         *self.commits.armed.lock().expect("the cut") = Some(ArmedCut { named, cut });
     }
 
+    /// Lifts a cut armed and not made yet.
+    pub fn disarm(&self) {
+        self.commits.armed.lock().expect("the cut").take();
+    }
+
     /// How many connections were cut at a `COMMIT` so far.
     pub fn cuts(&self) -> usize {
         self.commits.cuts.load(Ordering::SeqCst)
@@ -108,6 +113,14 @@ impl FaultProxy {
     /// `postgres://u@127.0.0.1:<port>/db`.
     pub fn in_front_of(&self, url: &str, upstream_port: u16) -> String {
         url.replace(&format!(":{upstream_port}"), &format!(":{}", self.port))
+    }
+
+    /// [`FaultProxy::in_front_of`] for a PostgreSQL URL, in plain text (`sslmode=disable`): over
+    /// TLS, which sqlx tries first, the proxy sees no `COMMIT` and no id, and cuts nothing.
+    pub fn in_front_of_postgres(&self, url: &str, upstream_port: u16) -> String {
+        let proxied = self.in_front_of(url, upstream_port);
+        let joint = if proxied.contains('?') { '&' } else { '?' };
+        format!("{proxied}{joint}sslmode=disable")
     }
 
     /// Holds back every byte from the server `delay` from now on.

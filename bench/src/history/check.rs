@@ -222,11 +222,12 @@ mod tests {
             version: None,
             told: None,
             nemesis: "none".to_owned(),
+            sendings: Vec::new(),
         }
     }
 
     fn live(tournament: Uuid, stamp: i64) -> Op {
-        Op::Live { tournament, command: "level".to_owned(), stamp, keyed: true, queued: false }
+        Op::Live { tournament, command: "level".to_owned(), stamp, key: Some(format!("k{stamp}")), queued: false }
     }
 
     fn refused() -> Outcome {
@@ -277,7 +278,8 @@ mod tests {
             row(desk, Uuid::new_v4(), "cancelled", 0),
         ];
         history[5].told = Some(Told { registration: rows[1].id, status: "waitlist".into(), position: Some(1) });
-        let observed = Observed { applied: [(1, 1), (4, 1)].into(), rows, capacity: [(desk, 1)].into() };
+        let observed =
+            Observed { applied: [(1, 1), (4, 1)].into(), rows, capacity: [(desk, 1)].into(), ..Observed::default() };
         (history, observed, desk)
     }
 
@@ -297,7 +299,13 @@ mod tests {
 
     #[test]
     fn an_acknowledged_pause_may_have_changed_nothing_but_is_never_applied_twice() {
-        let op = Op::Live { tournament: Uuid::new_v4(), command: "pause".into(), stamp: 7, keyed: true, queued: false };
+        let op = Op::Live {
+            tournament: Uuid::new_v4(),
+            command: "pause".into(),
+            stamp: 7,
+            key: Some("k7".into()),
+            queued: false,
+        };
         let history = [record(0, 1, op, Outcome::Ok)];
         assert_eq!(check(&history, &applied(&[])), []);
         assert_eq!(check(&history, &applied(&[(7, 2)])), [Anomaly::AcknowledgedNotOnce { stamp: 7, applied: 2 }]);

@@ -4,7 +4,6 @@
 //! nemesis breaks one thing for a window and heals it.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -15,7 +14,7 @@ use uuid::Uuid;
 
 use super::workload::Shared;
 use crate::fault_proxy::{Cut, FaultProxy};
-use crate::server::{Server, ServerSettings, UNLIMITED_RATES};
+use crate::server::{Server, ServerSettings, UNLIMITED_RATES, start_redis, wait_for_port, wait_until_ready};
 
 /// Debian's libfaketime (package `libfaketime`), the variant for threaded programs.
 pub const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
@@ -103,7 +102,7 @@ impl Cluster {
         let clock_file = dir.join("offset");
         std::fs::write(&clock_file, "+0").context("the clock's offset")?;
         let proxy = FaultProxy::start(&format!("{}:{}", POSTGRES.0, POSTGRES.1)).await;
-        let proxied = proxy.in_front_of(database_url, POSTGRES.1);
+        let proxied = proxy.in_front_of_postgres(database_url, POSTGRES.1);
         let db = sea_orm::Database::connect(database_url).await.context("connecting to the run's database")?;
         let redis = start_redis(port + 3)?;
         wait_for_port(port + 3).await?;
@@ -157,25 +156,22 @@ impl Cluster {
             env: &env,
         };
         let server = Server::start(&settings).await.with_context(|| format!("starting node {}", node + 1))?;
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while reqwest::get(format!("{base}/ready")).await.map(|answer| answer.status().as_u16()).unwrap_or(0) != 200 {
-            if Instant::now() > deadline {
-                bail!("node {} was not ready within 60 s", node + 1);
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        wait_until_ready(port, node).await?;
         Ok(server)
     }
 
     /// Breaks what `nemesis` breaks for `window` (a restart: as long as it takes), then heals
-    /// it. `games`: the tournaments whose commits are cut.
+    /// it. `games`: the tournaments whose commits are cut. Returns what the cluster saw of the
+    /// nemesis biting: the commits cut; Redis refusing connections (1); the second node's
+    /// clock found ahead (1); 0 for the nemeses only the clients' requests tell of.
     pub async fn inflict(
         &mut self,
         nemesis: Nemesis,
         shared: &Shared,
         window: Duration,
         games: &[Uuid],
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<usize> {
+        let mut bit = 0;
         match nemesis {
             Nemesis::ClientCuts => {
                 shared.cutting.store(true, Ordering::Relaxed);
@@ -195,25 +191,29 @@ impl Cluster {
                 self.proxy.heal();
             }
             Nemesis::CommitCut => {
-                let until = Instant::now() + window;
+                let (until, cuts) = (Instant::now() + window, self.proxy.cuts());
                 while Instant::now() < until {
                     let game = games[rand::random_range(0..games.len())];
                     let cut = if rand::random::<bool>() { Cut::AfterCommit } else { Cut::BeforeCommit };
                     self.proxy.cut_at_commit(game, cut);
                     tokio::time::sleep(Duration::from_millis(250)).await;
                 }
+                self.proxy.disarm();
+                bit = self.proxy.cuts() - cuts;
             }
             Nemesis::RedisDown => {
                 if let Some(mut redis) = self.redis.take() {
                     redis.kill().await.ok();
                 }
                 tokio::time::sleep(window).await;
+                bit = usize::from(tokio::net::TcpStream::connect(("127.0.0.1", self.port + 3)).await.is_err());
                 self.redis = Some(start_redis(self.port + 3)?);
                 wait_for_port(self.port + 3).await?;
             }
             Nemesis::ClockOff => {
                 std::fs::write(&self.clock_file, "+2").context("the clock's offset")?;
                 tokio::time::sleep(window).await;
+                bit = usize::from(self.clock_ahead(shared).await >= 1);
                 std::fs::write(&self.clock_file, "+0").context("the clock's offset")?;
             }
             Nemesis::RollingRestart => {
@@ -225,7 +225,17 @@ impl Cluster {
                 }
             }
         }
-        Ok(())
+        Ok(bit)
+    }
+
+    /// How many seconds the second node's clock is ahead of this one's, as its HTTP `Date`
+    /// header tells (to the second).
+    async fn clock_ahead(&self, shared: &Shared) -> i64 {
+        let base = &self.bases()[1];
+        let Ok(answer) = shared.http.get(format!("{base}/health")).send().await else { return 0 };
+        let told = answer.headers().get("date").and_then(|date| date.to_str().ok()).map(str::to_owned);
+        let Some(told) = told.and_then(|date| chrono::DateTime::parse_from_rfc2822(&date).ok()) else { return 0 };
+        (told.with_timezone(&chrono::Utc) - chrono::Utc::now()).num_seconds()
     }
 
     /// The node holding the most tournaments' leases now (the first when none holds any).
@@ -254,27 +264,6 @@ async fn signal(pid: u32, signal: &str) -> anyhow::Result<()> {
     let status = Command::new("kill").arg(format!("-{signal}")).arg(pid.to_string()).status().await?;
     if !status.success() {
         bail!("kill -{signal} {pid}: {status}");
-    }
-    Ok(())
-}
-
-fn start_redis(port: u16) -> anyhow::Result<Child> {
-    Command::new("redis-server")
-        .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .context("starting redis-server (Debian's redis-server)")
-}
-
-async fn wait_for_port(port: u16) -> anyhow::Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
-        if Instant::now() > deadline {
-            bail!("nothing listens on {port} after 10 s");
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
     Ok(())
 }

@@ -6,10 +6,11 @@
 
 pub mod check;
 pub mod cluster;
+pub mod explain;
 pub mod model;
 pub mod workload;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -70,6 +71,10 @@ pub struct Report {
     /// Each nemesis, as many times as it was inflicted.
     pub inflicted: BTreeMap<&'static str, usize>,
     pub anomalies: Vec<Anomaly>,
+    /// Each anomaly told in full (`explain`), in the same order.
+    pub explained: Vec<String>,
+    /// Per nemesis, how often it was seen biting (see `bites`): a nemesis at 0 tested nothing.
+    pub bites: BTreeMap<&'static str, usize>,
 }
 
 /// Runs the workload under every nemesis, resolves, reads the database and checks.
@@ -125,6 +130,7 @@ async fn run_on(settings: &Settings, cluster: &mut Cluster) -> anyhow::Result<Re
     let began = Instant::now();
     let game_ids: Vec<Uuid> = games.iter().map(|game| game.id).collect();
     let mut inflicted: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut seen_by_cluster: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut cycle = 0;
     while cycle == 0 || shared.operations.load(Ordering::Relaxed) < settings.operations {
         for nemesis in Nemesis::ALL {
@@ -132,8 +138,9 @@ async fn run_on(settings: &Settings, cluster: &mut Cluster) -> anyhow::Result<Re
             set_nemesis(&shared, nemesis.name());
             let done = cluster.inflict(nemesis, &shared, settings.window, &game_ids).await;
             set_nemesis(&shared, "none");
-            done.with_context(|| format!("the nemesis {}", nemesis.name()))?;
+            let bit = done.with_context(|| format!("the nemesis {}", nemesis.name()))?;
             *inflicted.entry(nemesis.name()).or_default() += 1;
+            *seen_by_cluster.entry(nemesis.name()).or_default() += bit;
         }
         cycle += 1;
     }
@@ -154,7 +161,12 @@ async fn run_on(settings: &Settings, cluster: &mut Cluster) -> anyhow::Result<Re
     workload::resolve(&shared, &api.token, pending, &mut history, 40).await;
     let observed = observe(&cluster.db, &game_ids, &[rush, churn]).await?;
     let anomalies = check::check(&history, &observed);
-    Ok(report(&history, seconds, cluster.proxy.cuts(), inflicted, anomalies))
+    let keys = key_rows(&cluster.db, &explain::keys(&anomalies, &history)).await?;
+    let explained = anomalies.iter().map(|anomaly| explain::explain(anomaly, &history, &observed, &keys)).collect();
+    let mut report = report(&history, seconds, cluster.proxy.cuts(), inflicted, anomalies);
+    report.explained = explained;
+    report.bites = bites(&history, &seen_by_cluster);
+    Ok(report)
 }
 
 fn set_nemesis(shared: &Shared, name: &str) {
@@ -185,7 +197,8 @@ async fn observe(db: &DatabaseConnection, games: &[Uuid], desks: &[Uuid]) -> any
     let backend = db.get_database_backend();
     let list = |ids: &[Uuid]| ids.iter().map(|id| format!("'{id}'")).collect::<Vec<_>>().join(",");
     let audits = format!(
-        "SELECT CAST(details AS TEXT) FROM audit_log WHERE target_type = 'tournament' AND target_id IN ({})",
+        "SELECT CAST(details AS TEXT), action, created_at FROM audit_log \
+         WHERE target_type = 'tournament' AND target_id IN ({})",
         list(games)
     );
     let mut observed = Observed::default();
@@ -194,6 +207,9 @@ async fn observe(db: &DatabaseConnection, games: &[Uuid], desks: &[Uuid]) -> any
         let Some(at) = details["occurredAt"].as_str() else { continue };
         let stamp = chrono::DateTime::parse_from_rfc3339(at)?.timestamp_millis();
         *observed.applied.entry(stamp).or_default() += 1;
+        let action: String = row.try_get_by_index(1)?;
+        let created_at: chrono::DateTime<chrono::Utc> = row.try_get_by_index(2)?;
+        observed.audits.entry(stamp).or_default().push(format!("{action} written at {created_at}: {details}"));
     }
     let rows = format!(
         "SELECT id, tournament_id, user_id, CAST(status AS TEXT), created_at FROM registrations \
@@ -217,6 +233,63 @@ async fn observe(db: &DatabaseConnection, games: &[Uuid], desks: &[Uuid]) -> any
     Ok(observed)
 }
 
+/// The `idempotency_keys` row of each of `keys`, as text, by key.
+async fn key_rows(db: &DatabaseConnection, keys: &[&str]) -> anyhow::Result<HashMap<String, String>> {
+    if keys.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let list = keys.iter().map(|key| format!("'{}'", key.replace('\'', ""))).collect::<Vec<_>>().join(",");
+    let sql = format!(
+        "SELECT key, status_code, response_body, created_at, kept_until, tournament_id FROM idempotency_keys \
+         WHERE key IN ({list})"
+    );
+    let mut rows = HashMap::new();
+    for row in db.query_all_raw(Statement::from_string(db.get_database_backend(), sql)).await? {
+        let key: String = row.try_get_by_index(0)?;
+        let status: Option<i32> = row.try_get_by_index(1)?;
+        let body: Option<String> = row.try_get_by_index(2)?;
+        let created_at: chrono::DateTime<chrono::Utc> = row.try_get_by_index(3)?;
+        let kept_until: Option<chrono::DateTime<chrono::Utc>> = row.try_get_by_index(4)?;
+        let tournament: Option<Uuid> = row.try_get_by_index(5)?;
+        let text = format!(
+            "kept at {created_at} until {kept_until:?} for {tournament:?}: status {status:?}, {}",
+            body.unwrap_or_default()
+        );
+        rows.insert(key, text);
+    }
+    Ok(rows)
+}
+
+/// How often each nemesis was seen biting: for the clients' cuts, the requests cut; for the
+/// owner paused and PostgreSQL slowed, the requests refused `503`, left unknown or slower than
+/// a second (a request takes milliseconds, and the server's guards answer a slow database
+/// `503` before its 2.5 s are up); for a rolling restart, the requests
+/// left unknown (a node gone); for the others, what the cluster saw (`seen_by_cluster`): the
+/// commits cut, Redis refusing connections, the second node's clock ahead.
+fn bites(history: &[Record], seen_by_cluster: &BTreeMap<&'static str, usize>) -> BTreeMap<&'static str, usize> {
+    let mut bites: BTreeMap<&'static str, usize> = Nemesis::ALL
+        .iter()
+        .map(|nemesis| (nemesis.name(), seen_by_cluster.get(nemesis.name()).copied().unwrap_or(0)))
+        .collect();
+    let sendings = history.iter().flat_map(|record| &record.sendings);
+    for sending in sendings {
+        let took = sending.completed_ms.saturating_sub(sending.invoked_ms);
+        let unknown = matches!(sending.outcome, model::Outcome::Unknown(_));
+        let bit = match Nemesis::ALL.iter().find(|nemesis| nemesis.name() == sending.nemesis) {
+            Some(Nemesis::ClientCuts) => sending.outcome == model::Outcome::Unknown("cut".to_owned()),
+            Some(Nemesis::OwnerPaused | Nemesis::SlowDatabase) => {
+                unknown || took >= 1000 || sending.outcome == model::Outcome::Refused("SERVICE_UNAVAILABLE".to_owned())
+            }
+            Some(Nemesis::RollingRestart) => unknown,
+            _ => false,
+        };
+        if bit && let Some(count) = bites.get_mut(sending.nemesis.as_str()) {
+            *count += 1;
+        }
+    }
+    bites
+}
+
 fn report(
     history: &[Record],
     seconds: f64,
@@ -231,7 +304,7 @@ fn report(
     for record in history {
         *by_nemesis.entry(record.nemesis.clone()).or_default().entry(record.outcome.kind()).or_default() += 1;
         *by_kind.entry(record.op.kind()).or_default().entry(record.outcome.kind()).or_default() += 1;
-        let keyed = matches!(record.op, model::Op::Live { keyed: true, .. });
+        let keyed = matches!(record.op, model::Op::Live { key: Some(_), .. });
         match (&record.first, &record.outcome) {
             (_, model::Outcome::Unknown(_)) if keyed => unresolved += 1,
             (Some(model::Outcome::Unknown(_)), _) => resolved += 1,
@@ -248,6 +321,8 @@ fn report(
         commit_cuts,
         inflicted,
         anomalies,
+        explained: Vec::new(),
+        bites: BTreeMap::new(),
     }
 }
 
@@ -264,14 +339,15 @@ impl Report {
         };
         for (nemesis, counts_of) in &self.by_nemesis {
             let times = self.inflicted.get(nemesis.as_str()).map_or(String::new(), |n| format!(" (×{n})"));
-            text.push_str(&format!("  nemesis {nemesis}{times}: {}\n", counts(counts_of)));
+            let bit = self.bites.get(nemesis.as_str()).map_or(String::new(), |n| format!("; bit {n} times"));
+            text.push_str(&format!("  nemesis {nemesis}{times}: {}{bit}\n", counts(counts_of)));
         }
         for (kind, counts_of) in &self.by_kind {
             text.push_str(&format!("  {kind}: {}\n", counts(counts_of)));
         }
         text.push_str(&format!("anomalies: {}\n", self.anomalies.len()));
-        for anomaly in self.anomalies.iter().take(50) {
-            text.push_str(&format!("  {anomaly:?}\n"));
+        for explained in self.explained.iter().take(50) {
+            text.push_str(&format!("  {explained}\n"));
         }
         text
     }
@@ -279,6 +355,15 @@ impl Report {
     /// Every nemesis inflicted at least once.
     pub fn every_nemesis_inflicted(&self) -> bool {
         Nemesis::ALL.iter().all(|nemesis| self.inflicted.contains_key(nemesis.name()))
+    }
+
+    /// The nemeses never seen biting: each tested nothing.
+    pub fn toothless(&self) -> Vec<&'static str> {
+        Nemesis::ALL
+            .iter()
+            .map(|nemesis| nemesis.name())
+            .filter(|name| self.bites.get(name).is_none_or(|n| *n == 0))
+            .collect()
     }
 
     /// Counts by nemesis and outcome, as JSON.
@@ -291,7 +376,8 @@ impl Report {
             "resolved": self.resolved,
             "unresolved": self.unresolved,
             "commitCuts": self.commit_cuts,
-            "anomalies": self.anomalies.iter().map(|anomaly| format!("{anomaly:?}")).collect::<Vec<_>>(),
+            "bites": self.bites,
+            "anomalies": self.explained,
         })
     }
 }

@@ -34,11 +34,12 @@ pub enum Op {
     /// A live command (`pause`, `resume`, `level`, `eliminate`), sent live or in a queue of
     /// `POST …/replay`. `stamp` is its `occurredAt` in milliseconds, unique across the run: the
     /// audit record of its effect carries it, so the database tells how often it was applied.
+    /// `key`: its idempotency key, when it was sent with one.
     Live {
         tournament: Uuid,
         command: String,
         stamp: i64,
-        keyed: bool,
+        key: Option<String>,
         queued: bool,
     },
     /// A player registering (`register`) or cancelling (`cancel`).
@@ -64,8 +65,8 @@ impl Op {
     /// The operation's kind, for the counts.
     pub fn kind(&self) -> &'static str {
         match self {
-            Self::Live { keyed: true, queued: true, .. } => "queued",
-            Self::Live { keyed: true, .. } => "live with key",
+            Self::Live { key: Some(_), queued: true, .. } => "queued",
+            Self::Live { key: Some(_), .. } => "live with key",
             Self::Live { .. } => "live without key",
             Self::Register { .. } => "register",
             Self::Cancel { .. } => "cancel",
@@ -103,6 +104,23 @@ pub struct Record {
     pub told: Option<Told>,
     /// The nemesis at work when the operation was invoked (`none` when healthy).
     pub nemesis: String,
+    /// Every request the operation was sent in, in order (a queued command's: its queue's),
+    /// those after the run included.
+    pub sendings: Vec<Sending>,
+}
+
+/// One request of an operation: to which node, when, under which nemesis, and what it told.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sending {
+    /// The node's index (0 or 1).
+    pub node: usize,
+    /// Milliseconds since the run began.
+    pub invoked_ms: u64,
+    pub completed_ms: u64,
+    /// The nemesis at work when it was sent (`none` when healthy; `after the run` for the
+    /// sendings that resolve an unknown outcome on the healed cluster).
+    pub nemesis: String,
+    pub outcome: Outcome,
 }
 
 /// A registration row after the run.
@@ -138,4 +156,7 @@ pub struct Observed {
     pub rows: Vec<Row>,
     /// Each registering tournament's capacity.
     pub capacity: HashMap<Uuid, i64>,
+    /// Per `occurredAt` (ms), the audit records that carry it, as text (for the anomalies'
+    /// explanations).
+    pub audits: HashMap<i64, Vec<String>>,
 }

@@ -13,7 +13,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::model::{Op, Outcome, Record, Told};
+use super::model::{Op, Outcome, Record, Sending, Told};
 use crate::watcher::{Target, Transport, join};
 
 /// How long a request may take when no client is cutting: past it, the outcome is unknown.
@@ -197,7 +197,14 @@ impl<'a> Making<'a> {
         Self { shared, client, invoked_ms: shared.ms(), nemesis: shared.nemesis() }
     }
 
-    fn end(&self, op: Op, outcome: Outcome, first: Option<Outcome>, version: Option<i64>) -> Record {
+    fn end(
+        &self,
+        op: Op,
+        outcome: Outcome,
+        first: Option<Outcome>,
+        version: Option<i64>,
+        sendings: Vec<Sending>,
+    ) -> Record {
         self.shared.operations.fetch_add(1, Ordering::Relaxed);
         let first = first.filter(|first| *first != outcome);
         Record {
@@ -210,6 +217,35 @@ impl<'a> Making<'a> {
             version,
             told: None,
             nemesis: self.nemesis.clone(),
+            sendings,
+        }
+    }
+}
+
+/// One request on its way: to which node, since when, under which nemesis.
+struct Going {
+    node: usize,
+    invoked_ms: u64,
+    nemesis: String,
+}
+
+impl Going {
+    /// A request to a node picked at random, under the nemesis at work now.
+    fn new(shared: &Shared) -> Self {
+        Self::under(shared, shared.nemesis())
+    }
+
+    fn under(shared: &Shared, nemesis: String) -> Self {
+        Self { node: shared.node(), invoked_ms: shared.ms(), nemesis }
+    }
+
+    fn ended(&self, shared: &Shared, outcome: Outcome) -> Sending {
+        Sending {
+            node: self.node,
+            invoked_ms: self.invoked_ms,
+            completed_ms: shared.ms(),
+            nemesis: self.nemesis.clone(),
+            outcome,
         }
     }
 }
@@ -259,24 +295,27 @@ async fn live(shared: &Shared, client: usize, game: &Game, token: &str, keyed: b
     let (name, path, mut body) = command(game);
     let stamp = shared.stamp();
     body["occurredAt"] = json!(rfc3339(stamp));
-    let op = Op::Live { tournament: game.id, command: name.to_owned(), stamp, keyed, queued: false };
     let key = keyed.then(|| Uuid::new_v4().to_string());
+    let op = Op::Live { tournament: game.id, command: name.to_owned(), stamp, key: key.clone(), queued: false };
     let mut first = None;
     let mut unsure = false;
+    let mut sendings = Vec::new();
     for _ in 0..if keyed { SENDINGS } else { 1 } {
-        let answer = send(shared, shared.node(), Method::POST, &path, token, key.as_deref(), Some(&body)).await;
+        let going = Going::new(shared);
+        let answer = send(shared, going.node, Method::POST, &path, token, key.as_deref(), Some(&body)).await;
         let outcome = answer.outcome(unsure);
+        sendings.push(going.ended(shared, outcome.clone()));
         first.get_or_insert_with(|| outcome.clone());
         if !matches!(outcome, Outcome::Unknown(_)) {
             let version = answer.body().and_then(version).filter(|_| outcome == Outcome::Ok);
-            recorded.records.push(making.end(op, outcome, first, version));
+            recorded.records.push(making.end(op, outcome, first, version, sendings));
             return;
         }
         unsure = true;
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let index = recorded.records.len();
-    recorded.records.push(making.end(op, Outcome::Unknown("unresolved".to_owned()), first, None));
+    recorded.records.push(making.end(op, Outcome::Unknown("unresolved".to_owned()), first, None, sendings));
     if let Some(key) = key {
         recorded.pending.push(Pending { records: vec![index], path, body, key: Some(key) });
     }
@@ -293,24 +332,30 @@ async fn queue(shared: &Shared, client: usize, game: &Game, token: &str, recorde
             body.remove("tournamentId");
         }
         let stamp = shared.stamp();
-        ops.push(Op::Live { tournament: game.id, command: name.to_owned(), stamp, keyed: true, queued: true });
-        commands.push(json!({ "command": name, "body": body, "occurredAt": rfc3339(stamp),
-            "idempotencyKey": Uuid::new_v4().to_string() }));
+        let key = Uuid::new_v4().to_string();
+        commands.push(json!({ "command": name, "body": body, "occurredAt": rfc3339(stamp), "idempotencyKey": key }));
+        ops.push(Op::Live { tournament: game.id, command: name.to_owned(), stamp, key: Some(key), queued: true });
     }
     let path = format!("/tournaments/{}/replay", game.id);
     let body = json!({ "commands": commands });
     let mut firsts: Option<Vec<Outcome>> = None;
     let mut unsure = false;
+    // Each command's sendings: its queue's, with what each told of it.
+    let mut sendings = vec![Vec::new(); ops.len()];
     for _ in 0..SENDINGS {
-        let answer = send(shared, shared.node(), Method::POST, &path, token, None, Some(&body)).await;
+        let going = Going::new(shared);
+        let answer = send(shared, going.node, Method::POST, &path, token, None, Some(&body)).await;
         let outcomes = queued_outcomes(&answer, ops.len(), unsure);
+        for (of, outcome) in sendings.iter_mut().zip(&outcomes) {
+            of.push(going.ended(shared, outcome.clone()));
+        }
         firsts.get_or_insert_with(|| outcomes.clone());
         if !outcomes.iter().any(|outcome| matches!(outcome, Outcome::Unknown(_))) {
             let version = answer.body().and_then(|body| body["state"]["version"].as_i64());
             let firsts = firsts.unwrap_or_default();
-            for ((op, outcome), first) in ops.into_iter().zip(outcomes).zip(firsts) {
+            for (((op, outcome), first), sendings) in ops.into_iter().zip(outcomes).zip(firsts).zip(sendings) {
                 let seen = version.filter(|_| outcome == Outcome::Ok);
-                recorded.records.push(making.end(op, outcome, Some(first), seen));
+                recorded.records.push(making.end(op, outcome, Some(first), seen, sendings));
             }
             return;
         }
@@ -319,8 +364,8 @@ async fn queue(shared: &Shared, client: usize, game: &Game, token: &str, recorde
     }
     let first = recorded.records.len();
     let firsts = firsts.unwrap_or_default();
-    for (op, was) in ops.into_iter().zip(firsts) {
-        recorded.records.push(making.end(op, Outcome::Unknown("unresolved".to_owned()), Some(was), None));
+    for ((op, was), sendings) in ops.into_iter().zip(firsts).zip(sendings) {
+        recorded.records.push(making.end(op, Outcome::Unknown("unresolved".to_owned()), Some(was), None, sendings));
     }
     let records = (first..recorded.records.len()).collect();
     recorded.pending.push(Pending { records, path, body, key: None });
@@ -349,17 +394,19 @@ fn queued_outcomes(answer: &Answer, commands: usize, unsure: bool) -> Vec<Outcom
 /// `GET …/live` on a node.
 async fn read(shared: &Shared, client: usize, game: &Game, recorded: &mut Recorded) {
     let making = Making::begin(shared, client);
-    let answer =
-        send(shared, shared.node(), Method::GET, &format!("/tournaments/{}/live", game.id), "", None, None).await;
+    let going = Going::under(shared, making.nemesis.clone());
+    let answer = send(shared, going.node, Method::GET, &format!("/tournaments/{}/live", game.id), "", None, None).await;
     let outcome = answer.outcome(false);
     let version = answer.body().and_then(version).filter(|_| outcome == Outcome::Ok);
-    recorded.records.push(making.end(Op::Read { tournament: game.id }, outcome, None, version));
+    let sendings = vec![going.ended(shared, outcome.clone())];
+    recorded.records.push(making.end(Op::Read { tournament: game.id }, outcome, None, version, sendings));
 }
 
 /// A Socket.IO join of the tournament's room on a node: the ack's version.
 async fn watch(shared: &Shared, client: usize, game: &Game, token: &str, recorded: &mut Recorded) {
     let making = Making::begin(shared, client);
-    let base = &shared.nodes[shared.node()];
+    let going = Going::under(shared, making.nemesis.clone());
+    let base = &shared.nodes[going.node];
     let addr = base.trim_start_matches("http://").parse().unwrap_or_else(|_| ([127, 0, 0, 1], 0).into());
     let target = Target {
         addr,
@@ -376,7 +423,8 @@ async fn watch(shared: &Shared, client: usize, game: &Game, token: &str, recorde
         Ok(Err(why)) => (Outcome::Unknown(why), None),
         Err(_) => (Outcome::Unknown("join: timeout".to_owned()), None),
     };
-    recorded.records.push(making.end(Op::Join { tournament: game.id }, outcome, None, version));
+    let sendings = vec![going.ended(shared, outcome.clone())];
+    recorded.records.push(making.end(Op::Join { tournament: game.id }, outcome, None, version, sendings));
 }
 
 /// A desk client: its players each register once in `rush` (a tournament nobody leaves, whose
@@ -401,9 +449,11 @@ pub async fn desk(shared: Arc<Shared>, client: usize, players: Vec<Player>, rush
             } else {
                 (format!("/tournaments/{tournament}/cancel-registration"), Op::Cancel { tournament, user: player.user })
             };
-            let answer = send(&shared, shared.node(), Method::POST, &path, &player.token, None, None).await;
+            let going = Going::under(&shared, making.nemesis.clone());
+            let answer = send(&shared, going.node, Method::POST, &path, &player.token, None, None).await;
             let outcome = answer.outcome(false);
-            let mut record = making.end(op, outcome.clone(), None, None);
+            let sendings = vec![going.ended(&shared, outcome.clone())];
+            let mut record = making.end(op, outcome.clone(), None, None, sendings);
             if outcome == Outcome::Ok
                 && let Some(body) = answer.body()
             {
@@ -428,9 +478,10 @@ pub async fn desk(shared: Arc<Shared>, client: usize, players: Vec<Player>, rush
 pub async fn resolve(shared: &Shared, token: &str, pending: Vec<Pending>, records: &mut [Record], rounds: usize) {
     for pending in pending {
         for _ in 0..rounds {
+            let going = Going::under(shared, "after the run".to_owned());
             let answer = send(
                 shared,
-                shared.node(),
+                going.node,
                 Method::POST,
                 &pending.path,
                 token,
@@ -443,6 +494,9 @@ pub async fn resolve(shared: &Shared, token: &str, pending: Vec<Pending>, record
             } else {
                 queued_outcomes(&answer, pending.records.len(), true)
             };
+            for (index, outcome) in pending.records.iter().zip(&outcomes) {
+                records[*index].sendings.push(going.ended(shared, outcome.clone()));
+            }
             if outcomes.iter().any(|outcome| matches!(outcome, Outcome::Unknown(_))) {
                 tokio::time::sleep(Duration::from_millis(500)).await;
                 continue;
