@@ -29,31 +29,15 @@
 //! need an open-files limit above N (`ulimit -n $(ulimit -Hn)`); serve below the ephemeral
 //! port range (`--port`, default 29125).
 
-mod cost;
-mod database;
-mod engineio;
-mod frame;
-mod http_load;
-mod polling;
-mod reads;
-mod replay;
-mod report;
-mod rolling;
-mod run;
-mod server;
-mod setup;
-mod tally;
-mod watcher;
-mod ws;
-
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::Parser;
 
-use crate::run::Settings;
-use crate::watcher::Transport;
+use floor_bench::run::Settings;
+use floor_bench::watcher::Transport;
+use floor_bench::{cost, history, reads, replay, rolling, run, server};
 
 /// floor's benchmarks (see the crate's documentation).
 #[derive(Parser)]
@@ -76,6 +60,38 @@ enum Mode {
     /// An organizer's offline queue of 50 commands replayed in one request, against the same
     /// commands sent live one at a time.
     Replay(Replay),
+    /// Jepsen-style: clients over two nodes record every operation under nemeses, and a
+    /// checker holds the history to the database (`floor_bench::history`).
+    History(History),
+}
+
+/// The history run's options (see `floor_bench::history`).
+#[derive(clap::Args)]
+struct History {
+    /// The floor binary [default: `floor` beside this executable].
+    #[arg(long)]
+    floor: Option<PathBuf>,
+    /// Where a fresh PostgreSQL database is made (and dropped after).
+    #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432/postgres")]
+    postgres_url: String,
+    /// Operations to record at least (the nemeses' schedule repeats until then).
+    #[arg(long, default_value_t = 10_000)]
+    operations: usize,
+    /// Running tournaments, two game clients each.
+    #[arg(long, default_value_t = 6)]
+    games: usize,
+    /// Desk clients, 8 players each.
+    #[arg(long, default_value_t = 4)]
+    desks: usize,
+    /// Seconds each nemesis lasts.
+    #[arg(long, default_value_t = 5)]
+    window: u64,
+    /// Also write the report to this file, as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// The first node's port (the second's is the next, Redis's the third after).
+    #[arg(long, default_value_t = 29125)]
+    port: u16,
 }
 
 /// The databases a benchmark runs on, one fresh server each.
@@ -325,6 +341,7 @@ async fn bench(cli: Cli) -> anyhow::Result<bool> {
         Some(Mode::Rolling(rolling)) => bench_rolling(rolling).await,
         Some(Mode::Cost(cost)) => bench_cost(cost).await,
         Some(Mode::Replay(replay)) => bench_replay(replay).await,
+        Some(Mode::History(history)) => bench_history(history).await,
         None => bench_fanout(cli.fanout).await,
     }
 }
@@ -482,6 +499,26 @@ async fn bench_rolling(cli: Rolling) -> anyhow::Result<bool> {
 fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> anyhow::Result<()> {
     let json = serde_json::to_string_pretty(value)?;
     std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))
+}
+
+/// Runs the history run; whether it found no anomaly and left nothing unknown, and every
+/// nemesis bit.
+async fn bench_history(cli: History) -> anyhow::Result<bool> {
+    let settings = history::Settings {
+        floor: floor_binary(cli.floor.as_ref())?,
+        port: cli.port,
+        postgres_url: cli.postgres_url,
+        operations: cli.operations,
+        games: cli.games,
+        desks: cli.desks,
+        window: std::time::Duration::from_secs(cli.window),
+    };
+    let report = history::run(&settings).await?;
+    print!("{}", report.text());
+    if let Some(path) = &cli.json {
+        write_json(path, &report.json())?;
+    }
+    Ok(report.anomalies.is_empty() && report.unresolved == 0 && report.toothless().is_empty())
 }
 
 /// The floor binary to measure: `chosen`, or `floor` beside this executable.

@@ -174,6 +174,11 @@ impl Server {
         Ok(codes)
     }
 
+    /// The process id, for a signal (`SIGSTOP`: a paused host).
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
     /// How many lines the server has logged so far.
     pub fn log_len(&self) -> usize {
         self.log.lock().unwrap_or_else(PoisonError::into_inner).len()
@@ -273,6 +278,42 @@ fn parse_open_files_limit(limits: &str) -> Option<(u64, u64)> {
         number => number.parse().ok(),
     });
     Some((values.next()??, values.next()??))
+}
+
+/// A `redis-server` of a run's own on `port`, nothing saved; killed when dropped.
+pub fn start_redis(port: u16) -> anyhow::Result<Child> {
+    Command::new("redis-server")
+        .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .context("starting redis-server (Debian's redis-server)")
+}
+
+/// Returns once something listens on `port` (10 s at most).
+pub async fn wait_for_port(port: u16) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+        if Instant::now() > deadline {
+            bail!("nothing listens on {port} after 10 s");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Ok(())
+}
+
+/// Returns once the node on `port` (the `node`-th, from 0) answers `/ready` (60 s at most).
+pub async fn wait_until_ready(port: u16, node: usize) -> anyhow::Result<()> {
+    let ready = format!("http://127.0.0.1:{port}/ready");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while reqwest::get(&ready).await.map(|answer| answer.status().as_u16()).unwrap_or(0) != 200 {
+        if Instant::now() > deadline {
+            bail!("node {} was not ready within 60 s", node + 1);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -140,6 +140,12 @@ impl Api {
     /// Signs in a player for each of `phones` (codes asked for `AT_ONCE` at a time, then
     /// checked): their access tokens, in the order of `phones`.
     pub async fn sign_in_players(&self, server: &mut Server, phones: &[String]) -> anyhow::Result<Vec<String>> {
+        let answers = self.sign_in_answers(server, phones).await?;
+        answers.iter().map(|tokens| text(&tokens["accessToken"])).collect()
+    }
+
+    /// [`Api::sign_in_players`]: each whole answer of the code's check (`accessToken`, `user`).
+    pub async fn sign_in_answers(&self, server: &mut Server, phones: &[String]) -> anyhow::Result<Vec<Value>> {
         const AT_ONCE: usize = 16;
         futures_util::stream::iter(phones)
             .map(|phone| self.call(Method::POST, "/auth/otp/request", Some(json!({ "phone": phone }))))
@@ -152,8 +158,7 @@ impl Api {
                 let phone: &String = phone;
                 let code = codes.get(phone).with_context(|| format!("no code for {phone}"))?;
                 let body = json!({ "phone": phone, "code": code });
-                let tokens = self.call(Method::POST, "/auth/otp/verify", Some(body)).await?;
-                text(&tokens["accessToken"])
+                self.call(Method::POST, "/auth/otp/verify", Some(body)).await
             })
             .buffered(AT_ONCE)
             .try_collect()

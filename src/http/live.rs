@@ -108,8 +108,10 @@ async fn run(
 /// Hands `order` to the tournament's actor, counted and timed in the metrics by its name
 /// and outcome (`ok` or the contract code it was refused with). A single command carries the
 /// request's `Idempotency-Key`, if any; its answer may then be the record of an earlier
-/// sending, a refusal as it was. A command in conflict with one applied meanwhile is answered
-/// with the state now, to show the organizer what happened.
+/// sending, a refusal as it was. A queue's answers are its commands' own, each told in its
+/// result: a refusal kept for one of them is never the whole request's. A command in conflict
+/// with one applied meanwhile is answered with the state now, to show the organizer what
+/// happened.
 ///
 /// The command runs detached from the request: a caller that hangs up changes nothing of a
 /// command under way, whose key, kept with it, answers the next sending.
@@ -118,6 +120,7 @@ pub(super) async fn command_actor(app: &AppState, tournament_id: Uuid, order: Or
         Order::One(timed) if timed.key.is_none() => Order::One(timed.keyed(idempotency::sent_key())),
         order => order,
     };
+    let single = matches!(order, Order::One(_));
     let name = order.name();
     let started = Instant::now();
     let live = app.live.clone();
@@ -126,7 +129,7 @@ pub(super) async fn command_actor(app: &AppState, tournament_id: Uuid, order: Or
         .await
         .map_err(|err| AppError::Internal(anyhow::anyhow!("a live command's task failed: {err}")))
         .and_then(|outcome| outcome.map_err(AppError::from))
-        .and_then(replayed_refusal);
+        .and_then(|outcome| if single { replayed_refusal(outcome) } else { Ok(outcome) });
     let label = outcome.as_ref().map_or_else(|err| err.code().as_str(), |_| "ok");
     app.metrics.live_command(name, label, started.elapsed());
     match outcome {

@@ -16,6 +16,7 @@ on_both_databases!(
     a_press_cut_at_any_moment_and_sent_again_is_applied_once,
     a_queue_cut_at_any_moment_and_sent_again_is_applied_once,
     a_key_of_another_tournament_or_command_refuses_and_applies_nothing,
+    a_queue_sent_again_whose_first_command_was_refused_is_answered_command_by_command,
 );
 
 /// The moments after sending at which a request's connection is cut, in milliseconds.
@@ -164,6 +165,39 @@ async fn a_key_of_another_tournament_or_command_refuses_and_applies_nothing(back
     assert_eq!(same.assert_ok()["results"][0]["outcome"], "replayed", "the same command, sent live first");
     let live_then_other = keyed(&app, &other, &other.path("resume"), &json!({}), "live").await;
     live_then_other.assert_error(409, "IDEMPOTENCY_KEY_REUSED");
+}
+
+/// The history run's finding: a queue whose first command was refused (a step back from the
+/// first level), cut and sent again, was refused as a whole with that command's code
+/// (`409 INVALID_LEVEL`), so the app took its other commands, applied by the first sending, for
+/// refused. The server runs a command detached from its request, so a cut first sending is,
+/// for the second, one whose answer was lost: the test sends it whole and drops the answer.
+async fn a_queue_sent_again_whose_first_command_was_refused_is_answered_command_by_command(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let day = ready(&app, "+79990960401", 966, 3).await;
+    let started = version(&day.start(&app).await);
+    let target = seated_ids(&day.live(&app).await)[0];
+    let now = chrono::Utc::now();
+    let when = |ms| (now + chrono::Duration::milliseconds(ms)).to_rfc3339();
+    let body = json!({"commands": [
+        {"command": "level", "body": {"direction": "prev"}, "occurredAt": when(0), "idempotencyKey": "back"},
+        {"command": "eliminate", "body": {"registrationId": target}, "occurredAt": when(1), "idempotencyKey": "out"},
+        {"command": "pause", "body": {}, "occurredAt": when(2), "idempotencyKey": "stop"},
+    ]});
+    let token = &day.club.owner.access_token;
+    let first = app.post(&day.path("replay"), Some(token), body.clone()).await;
+    let outcomes = |answer: &Value| -> Vec<(Value, Value)> {
+        let results = answer["results"].as_array().expect("results");
+        results.iter().map(|result| (result["outcome"].clone(), result["error"]["code"].clone())).collect()
+    };
+    let applied = (json!("applied"), Value::Null);
+    assert_eq!(outcomes(first.assert_ok()), [(json!("refused"), json!("INVALID_LEVEL")), applied.clone(), applied]);
+
+    let again = app.post(&day.path("replay"), Some(token), body).await;
+    let replayed = (json!("replayed"), Value::Null);
+    assert_eq!(outcomes(again.assert_ok()), [(json!("replayed"), json!("INVALID_LEVEL")), replayed.clone(), replayed]);
+    assert_eq!(version(&again.body["state"]), started + 2, "the elimination and the pause, once each");
+    assert_eq!(again.body["state"]["remaining"], 2);
 }
 
 /// The request cut while the tournament's row is held by another transaction, so the command

@@ -113,8 +113,7 @@ impl Proxied {
         let redis = test_redis_url().await?;
         let direct = spawn_app_with(Backend::Postgres, &[("REDIS_URL", redis)]).await?;
         let proxy = FaultProxy::start("127.0.0.1:5432").await;
-        // In plain text, so the proxy sees the `COMMIT` go by.
-        let url = format!("{}?sslmode=disable", proxy.in_front_of(&direct.database_url, 5432));
+        let url = proxy.in_front_of_postgres(&direct.database_url, 5432);
         let proxied = spawn_on_with(&url, &[("REDIS_URL", redis)]).await;
         Some(Self { direct, proxied, proxy })
     }

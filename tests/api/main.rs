@@ -41,6 +41,7 @@ mod failover;
 mod fault_proxy;
 mod game_day;
 mod health;
+mod history;
 mod idempotency;
 mod integrity;
 mod internal_door;

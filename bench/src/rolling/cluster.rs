@@ -2,13 +2,13 @@
 //! of the benchmark's own; started, and restarted or killed as the events ask.
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use tokio::process::{Child, Command};
 
 use super::Settings;
-use crate::server::{Server, ServerSettings};
+use crate::server::{Server, ServerSettings, start_redis, wait_for_port, wait_until_ready};
 
 /// The moving parts: the nodes, HAProxy and Redis.
 pub(super) struct Cluster<'run> {
@@ -105,36 +105,8 @@ async fn start_node(settings: &Settings, database_url: &str, node: u16) -> anyho
         env: &[],
     };
     let server = Server::start(&server_settings).await.with_context(|| format!("starting node {}", node + 1))?;
-    let ready = format!("http://127.0.0.1:{}/ready", settings.port + node);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while reqwest::get(&ready).await.map(|answer| answer.status().as_u16()).unwrap_or(0) != 200 {
-        if Instant::now() > deadline {
-            bail!("node {} was not ready within 60 s", node + 1);
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_until_ready(settings.port + node, usize::from(node)).await?;
     Ok(server)
-}
-
-fn start_redis(port: u16) -> anyhow::Result<Child> {
-    Command::new("redis-server")
-        .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .context("starting redis-server (Debian's redis-server)")
-}
-
-async fn wait_for_port(port: u16) -> anyhow::Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
-        if Instant::now() > deadline {
-            bail!("nothing listens on {port} after 10 s");
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    Ok(())
 }
 
 fn start_haproxy(settings: &Settings, port: u16) -> anyhow::Result<Child> {
