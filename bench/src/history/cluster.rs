@@ -191,8 +191,11 @@ impl Cluster {
                 self.proxy.heal();
             }
             Nemesis::CommitCut => {
+                // On a busy machine a window may see no commit of the armed game: it stays on
+                // (up to three windows more) until it has cut one, or it tested nothing.
                 let (until, cuts) = (Instant::now() + window, self.proxy.cuts());
-                while Instant::now() < until {
+                let at_most = until + window * 3;
+                while Instant::now() < until || (self.proxy.cuts() == cuts && Instant::now() < at_most) {
                     let game = games[rand::random_range(0..games.len())];
                     let cut = if rand::random::<bool>() { Cut::AfterCommit } else { Cut::BeforeCommit };
                     self.proxy.cut_at_commit(game, cut);

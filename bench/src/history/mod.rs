@@ -131,12 +131,15 @@ async fn run_on(settings: &Settings, cluster: &mut Cluster) -> anyhow::Result<Re
     let game_ids: Vec<Uuid> = games.iter().map(|game| game.id).collect();
     let mut inflicted: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut seen_by_cluster: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut windows: Vec<Window> = Vec::new();
     let mut cycle = 0;
     while cycle == 0 || shared.operations.load(Ordering::Relaxed) < settings.operations {
         for nemesis in Nemesis::ALL {
             tokio::time::sleep(GAP).await;
             set_nemesis(&shared, nemesis.name());
+            let from_ms = shared.ms();
             let done = cluster.inflict(nemesis, &shared, settings.window, &game_ids).await;
+            windows.push(Window { nemesis, from_ms, to_ms: shared.ms() });
             set_nemesis(&shared, "none");
             let bit = done.with_context(|| format!("the nemesis {}", nemesis.name()))?;
             *inflicted.entry(nemesis.name()).or_default() += 1;
@@ -165,7 +168,7 @@ async fn run_on(settings: &Settings, cluster: &mut Cluster) -> anyhow::Result<Re
     let explained = anomalies.iter().map(|anomaly| explain::explain(anomaly, &history, &observed, &keys)).collect();
     let mut report = report(&history, seconds, cluster.proxy.cuts(), inflicted, anomalies);
     report.explained = explained;
-    report.bites = bites(&history, &seen_by_cluster);
+    report.bites = bites(&history, &windows, &seen_by_cluster);
     Ok(report)
 }
 
@@ -260,13 +263,26 @@ async fn key_rows(db: &DatabaseConnection, keys: &[&str]) -> anyhow::Result<Hash
     Ok(rows)
 }
 
+/// When a nemesis was on, in the run's milliseconds.
+struct Window {
+    nemesis: Nemesis,
+    from_ms: u64,
+    to_ms: u64,
+}
+
 /// How often each nemesis was seen biting: for the clients' cuts, the requests cut; for the
-/// owner paused and PostgreSQL slowed, the requests refused `503`, left unknown or slower than
-/// a second (a request takes milliseconds, and the server's guards answer a slow database
-/// `503` before its 2.5 s are up); for a rolling restart, the requests
-/// left unknown (a node gone); for the others, what the cluster saw (`seen_by_cluster`): the
-/// commits cut, Redis refusing connections, the second node's clock ahead.
-fn bites(history: &[Record], seen_by_cluster: &BTreeMap<&'static str, usize>) -> BTreeMap<&'static str, usize> {
+/// owner paused and PostgreSQL slowed, the requests under way while it was on (sent before it
+/// began included: a paused owner holds the requests already handed to it) that were refused
+/// `503`, left unknown or slower than a second (a request takes milliseconds, and the server's
+/// guards answer a slow database `503` before its 2.5 s are up); for a rolling restart, the
+/// requests left unknown (a node gone); for the others, what the cluster saw
+/// (`seen_by_cluster`): the commits cut, Redis refusing connections, the second node's clock
+/// ahead.
+fn bites(
+    history: &[Record],
+    windows: &[Window],
+    seen_by_cluster: &BTreeMap<&'static str, usize>,
+) -> BTreeMap<&'static str, usize> {
     let mut bites: BTreeMap<&'static str, usize> = Nemesis::ALL
         .iter()
         .map(|nemesis| (nemesis.name(), seen_by_cluster.get(nemesis.name()).copied().unwrap_or(0)))
@@ -275,11 +291,20 @@ fn bites(history: &[Record], seen_by_cluster: &BTreeMap<&'static str, usize>) ->
     for sending in sendings {
         let took = sending.completed_ms.saturating_sub(sending.invoked_ms);
         let unknown = matches!(sending.outcome, model::Outcome::Unknown(_));
+        let held =
+            unknown || took >= 1000 || sending.outcome == model::Outcome::Refused("SERVICE_UNAVAILABLE".to_owned());
+        let under = windows.iter().filter(|window| {
+            matches!(window.nemesis, Nemesis::OwnerPaused | Nemesis::SlowDatabase)
+                && sending.invoked_ms < window.to_ms
+                && sending.completed_ms > window.from_ms
+        });
+        for window in under {
+            if held && let Some(count) = bites.get_mut(window.nemesis.name()) {
+                *count += 1;
+            }
+        }
         let bit = match Nemesis::ALL.iter().find(|nemesis| nemesis.name() == sending.nemesis) {
             Some(Nemesis::ClientCuts) => sending.outcome == model::Outcome::Unknown("cut".to_owned()),
-            Some(Nemesis::OwnerPaused | Nemesis::SlowDatabase) => {
-                unknown || took >= 1000 || sending.outcome == model::Outcome::Refused("SERVICE_UNAVAILABLE".to_owned())
-            }
             Some(Nemesis::RollingRestart) => unknown,
             _ => false,
         };

@@ -53,7 +53,7 @@ impl Shared {
         }
     }
 
-    fn ms(&self) -> u64 {
+    pub(super) fn ms(&self) -> u64 {
         u64::try_from(self.began.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
