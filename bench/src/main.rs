@@ -174,6 +174,14 @@ struct Rolling {
     /// Watchers, through HAProxy, reconnecting as the apps do.
     #[arg(long, default_value_t = 10_000)]
     watchers: usize,
+    /// Of the watchers, this many run the official socket.io-client 4.x (in one Node process,
+    /// half starting on long-polling, through the first balancer); 0 for none. They need
+    /// `node` and `npm ci --prefix tests/contract`.
+    #[arg(long, default_value_t = 1_000)]
+    official: usize,
+    /// The script that runs the official watchers.
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/contract/drain-watchers.mjs"))]
+    official_script: PathBuf,
     /// HAProxy processes, each running the same configuration, the watchers spread over
     /// them as over a DNS name with several balancers [default: as many as the open-file
     /// limit needs: HAProxy holds two open files per connection].
@@ -468,6 +476,9 @@ async fn bench_rolling(cli: Rolling) -> anyhow::Result<bool> {
     if cli.watchers == 0 {
         bail!("--watchers wants a number above 0");
     }
+    if cli.official > cli.watchers {
+        bail!("--official counts among --watchers: at most {}", cli.watchers);
+    }
     // Each balancer holds two open files per watcher it carries, and some of its own.
     let balancers = cli
         .balancers
@@ -478,6 +489,8 @@ async fn bench_rolling(cli: Rolling) -> anyhow::Result<bool> {
     let settings = rolling::Settings {
         floor: floor_binary(cli.floor.as_ref())?,
         watchers: cli.watchers,
+        official: cli.official,
+        official_script: cli.official_script,
         balancers,
         players: cli.crowd.players,
         eliminated: cli.crowd.eliminated,

@@ -1,26 +1,30 @@
 //! `floor-bench rolling`: a rolling restart under load, as an operator runs one. Two nodes
 //! behind HAProxy (`deploy/haproxy.cfg` as it is) on a fresh PostgreSQL database and a
-//! `redis-server` of the benchmark's own; N watchers over WebSocket through HAProxy (through
-//! several HAProxy processes of that configuration when one cannot hold them all), each
-//! reconnecting and joining again as the apps do with socket.io-client 4.x (its backoff: 1 s
-//! doubling, ± 50 %, at most 5 s, after a failed transport or an HTTP error on the handshake;
-//! a namespace's `connect_error` is final, and the watcher is counted stranded); the club pressing pause or resume through HAProxy every 500 ms (one
-//! press in flight at a time). The timeline: steady; node 1 restarted (SIGTERM, its exit, then
-//! started again until `/ready` answers); node 2 the same; Redis killed for 5 s and started
-//! again. Per event: how long after its end until every watcher held the latest version
-//! acknowledged by then; the watchers' reconnects; the join acks' latency from the event's
-//! start to 5 s after its end (the reconnect burst); the presses' answers by status; the ERROR
-//! lines the nodes logged; and the states a watcher heard again (a version it had already).
-//! The exit status is 0 when every acknowledged press is in the final state once, no watcher
-//! was stranded, every watcher was current within 3 s of each event's end, the restarts logged no ERROR line and
-//! nobody heard a state again after Redis was back.
+//! `redis-server` of the benchmark's own; N watchers through HAProxy (through several HAProxy
+//! processes of that configuration when one cannot hold them all): the benchmark's own over
+//! WebSocket, each reconnecting and joining again as the apps do with socket.io-client 4.x (its
+//! backoff: 1 s doubling, ± 50 %, at most 5 s, after a failed transport or an HTTP error on the
+//! handshake; a namespace's `connect_error`, or the server's disconnect from the namespace, is
+//! final, and the watcher is counted stranded), and a share of them the official
+//! socket.io-client itself, half starting on long-polling (`official`); the club pressing pause
+//! or resume through HAProxy every 500 ms (one press in flight at a time). The timeline:
+//! steady; node 1 restarted (SIGTERM, its exit, then started again until `/ready` answers);
+//! node 2 the same; Redis killed for 5 s and started again. Per event: how long after its end
+//! until every watcher held the latest version acknowledged by then (the official ones apart);
+//! the watchers' reconnects; the join acks' latency from the event's start to 5 s after its end
+//! (the reconnect burst); the presses' answers by status; the ERROR lines the nodes logged; and
+//! the states a watcher heard again (a version it had already). The exit status is 0 when
+//! every acknowledged press is in the final state once, no watcher of either kind was stranded
+//! or refused "Invalid namespace", every watcher was current within 3 s of each event's end,
+//! the restarts logged no ERROR line and nobody heard a state again after Redis was back.
 //!
 //! The run's steps are here; beside them, in `rolling/`: the cluster (nodes, HAProxy, Redis),
-//! the watchers, the presses, the tally of what they told, one event's measurement, and the
-//! report's text.
+//! the watchers, the official watchers, the presses, the tally of what they told, one event's
+//! measurement, and the report's text.
 
 mod cluster;
 mod event;
+mod official;
 mod presses;
 mod tally;
 mod text;
@@ -37,6 +41,7 @@ use serde::Serialize;
 
 use self::cluster::Cluster;
 use self::event::Event;
+use self::official::Official;
 use self::presses::{Applied, Pressing};
 use self::tally::{Inbox, Tally};
 use self::watchers::Watchers;
@@ -47,7 +52,13 @@ use crate::watcher::{Target, Transport};
 /// What the run is given.
 pub struct Settings {
     pub floor: PathBuf,
+    /// Every watcher, the official ones included.
     pub watchers: usize,
+    /// Of them, the official socket.io-client's, in one Node process through the first
+    /// balancer.
+    pub official: usize,
+    /// `tests/contract/drain-watchers.mjs`, which runs them.
+    pub official_script: PathBuf,
     pub players: usize,
     pub eliminated: usize,
     /// Handshakes in flight at once while the watchers first connect.
@@ -82,6 +93,7 @@ const EVENTS: [&str; 3] = ["restart node 1", "restart node 2", "kill Redis for 5
 #[derive(Serialize)]
 pub struct Report {
     pub watchers: usize,
+    pub official_watchers: usize,
     pub balancers: usize,
     pub compact: bool,
     pub live_state_bytes: usize,
@@ -92,8 +104,10 @@ pub struct Report {
     /// in it once.
     pub applied: i64,
     pub none_lost: bool,
-    /// Watchers refused by the namespace during the run, which socket.io-client never retries.
+    /// Watchers refused by the namespace (or disconnected from it by the server) during the
+    /// run, which socket.io-client never retries: the benchmark's own, and the official ones.
     pub stranded: usize,
+    pub official_stranded: usize,
     pub ok: bool,
 }
 
@@ -113,15 +127,33 @@ async fn measure_on(settings: &Settings, database_url: &str) -> anyhow::Result<R
     eprintln!("rolling: tournament {} ready, LiveState {} bytes", tournament.id, tournament.live_bytes);
 
     let targets = (0..settings.balancers).map(|n| watch_target(settings, n, &api, &tournament)).collect();
-    let mut tally = Tally::new(settings.watchers);
-    let Watchers { mut tasks, reports, connect_wall } = watchers::connect(settings, targets, &mut tally).await?;
+    let own = settings.watchers.saturating_sub(settings.official);
+    let mut tally = Tally::new(own);
+    let Watchers { mut tasks, reports, connect_wall } = watchers::connect(settings, own, targets, &mut tally).await?;
     tally.reconnects = 0;
+    let mut official = match settings.official {
+        0 => None,
+        watchers => {
+            let crowd = official::Crowd {
+                script: &settings.official_script,
+                origin: &balancer,
+                token: &api.token,
+                tournament_id: &tournament.id,
+                watchers,
+                compact: settings.compact,
+            };
+            let started = std::time::Instant::now();
+            let official = Official::start(&crowd, Duration::from_secs(120)).await?;
+            eprintln!("rolling: {watchers} official watchers joined in {:.1} s", started.elapsed().as_secs_f64());
+            Some(official)
+        }
+    };
     let (pressing, presses) = Pressing::start(balancer.clone(), api.token.clone(), tournament.id.clone());
     let mut inbox = Inbox::new(reports, presses, tally);
     let mut events = Vec::new();
     for name in EVENTS {
         inbox.settle(STEADY).await;
-        let event = event::measure(name, &mut cluster, &mut inbox, tournament.version).await?;
+        let event = event::measure(name, &mut cluster, &mut inbox, official.as_mut(), tournament.version).await?;
         eprintln!("{}", event.text());
         events.push(event);
     }
@@ -134,10 +166,15 @@ async fn measure_on(settings: &Settings, database_url: &str) -> anyhow::Result<R
     let live = api.at(&balancer).live_version(&tournament.id).await?;
     let Applied { acknowledged, applied, none_lost } = Applied::judge(&inbox.tally.presses, tournament.version, live)?;
     let stranded = inbox.tally.stranded();
-    let ok = none_lost && stranded == 0 && events.iter().all(Event::passed);
+    let official_stranded = match official.as_mut() {
+        Some(official) => official.report().await?.stranded,
+        None => 0,
+    };
+    let ok = none_lost && stranded == 0 && official_stranded == 0 && events.iter().all(Event::passed);
     drop(cluster);
     Ok(Report {
         watchers: settings.watchers,
+        official_watchers: settings.official,
         balancers: settings.balancers,
         compact: settings.compact,
         live_state_bytes: tournament.live_bytes,
@@ -147,6 +184,7 @@ async fn measure_on(settings: &Settings, database_url: &str) -> anyhow::Result<R
         applied,
         none_lost,
         stranded,
+        official_stranded,
         ok,
     })
 }

@@ -147,7 +147,7 @@ impl Action {
                 Some(version) => Self::Deliver { version, clock: name == b"clock", read },
                 None => Self::Unreadable,
             },
-            Packet::Disconnected => Self::Stop("disconnected from /live by the server"),
+            Packet::Disconnected => Self::Stop(SERVER_DISCONNECT),
             Packet::Close => Self::Stop("Engine.IO close from the server"),
             _ => Self::Nothing,
         }
@@ -188,7 +188,8 @@ pub async fn join(target: &Target, held: Option<i64>) -> Result<(Link, Acked), S
                     Packet::Ack { id: JOIN_ACK_ID, args } => {
                         return Err(format!("join: refused {}", engineio::ack_error_code(args).unwrap_or("?")));
                     }
-                    Packet::Disconnected | Packet::Close => return Err("join: disconnected".to_owned()),
+                    Packet::Disconnected => return Err(format!("join: {SERVER_DISCONNECT}")),
+                    Packet::Close => return Err("join: Engine.IO close from the server".to_owned()),
                     _ => {}
                 },
             }
@@ -237,10 +238,16 @@ async fn connect(target: &Target) -> Result<Link, String> {
     }
 }
 
-/// Whether a failure to join (as [`join`] tells it) is the namespace's refusal, a
-/// `connect_error`, which socket.io-client never retries.
-pub fn is_namespace_refusal(reason: &str) -> bool {
-    reason.starts_with("connect_error:")
+/// Why a watcher's namespace was closed by the server (a Socket.IO `DISCONNECT` packet):
+/// socket.io-client's `io server disconnect`.
+const SERVER_DISCONNECT: &str = "disconnected from /live by the server";
+
+/// Whether a failure to join, or the end of a joined watcher (as [`join`] and [`follow`] tell
+/// them), is one socket.io-client 4.x never retries: the namespace's refusal (`connect_error`)
+/// or its disconnect by the server (`io server disconnect`). A transport's failure or close, an
+/// HTTP error on the handshake and an Engine.IO close it retries with its backoff.
+pub fn is_given_up(reason: &str) -> bool {
+    reason.starts_with("connect_error:") || reason.ends_with(SERVER_DISCONNECT)
 }
 
 /// A short, stable description of a failure at `step`, so that failures group: an I/O

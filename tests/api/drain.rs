@@ -6,13 +6,9 @@
 //! "Invalid namespace"): a watcher refused so stays dark until its app restarts. Every watcher
 //! must end current, none stranded.
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use serde_json::json;
 use uuid::Uuid;
 
 use crate::failover::version;
@@ -20,6 +16,7 @@ use crate::helpers::{Backend, spawn_app_with, test_redis_url};
 use crate::live::{Ready, ready};
 use crate::load_balancer::{Balancer, haproxy};
 use crate::nodes::{Node, press};
+use crate::official_watchers::{Crowd, Watchers, watchers_script};
 
 /// The watchers: a few hundred, as a venue's phones, in one Node process.
 const WATCHERS: usize = 300;
@@ -30,103 +27,10 @@ const CURRENT_WITHIN: Duration = Duration::from_secs(3);
 /// a drain of a second or more; a tenth of it packs the reconnections of a few hundred into the
 /// drain of their 150 the same way.
 const FIRST_RECONNECT_MS: u64 = 100;
+/// The watchers offer permessage-deflate, as socket.io-client does unless told otherwise.
+const DEFLATE: bool = true;
 /// The club presses this often, as the bench's rolling restart does.
 const PRESS_EVERY: Duration = Duration::from_millis(500);
-
-const CONTRACT_TOOLS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/contract");
-
-/// `tests/contract/drain-watchers.mjs`, once `node` runs and socket.io-client is installed;
-/// outside CI a machine without them skips (in CI it fails).
-fn watchers_script() -> Option<PathBuf> {
-    let tools = Path::new(CONTRACT_TOOLS);
-    let node = std::process::Command::new("node").arg("--version").output().is_ok_and(|out| out.status.success());
-    let installed = tools.join("node_modules/socket.io-client").is_dir();
-    if node && installed {
-        return Some(tools.join("drain-watchers.mjs"));
-    }
-    assert!(std::env::var_os("CI").is_none(), "node and tests/contract/node_modules must be installed in CI");
-    eprintln!("skipping: node or tests/contract/node_modules (npm ci --prefix tests/contract) is missing");
-    None
-}
-
-/// The Node process of the watchers, asked for a report a line at a time.
-struct Watchers {
-    _child: Child,
-    input: ChildStdin,
-    lines: Lines<BufReader<ChildStdout>>,
-}
-
-impl Watchers {
-    fn spawn(script: &Path, origin: &str, token: &str, tournament_id: Uuid) -> Self {
-        let mut child = Command::new("node")
-            .arg(script)
-            .args([origin, token, &tournament_id.to_string(), &WATCHERS.to_string(), &FIRST_RECONNECT_MS.to_string()])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("node runs the watchers");
-        let lines = BufReader::new(child.stdout.take().expect("piped")).lines();
-        let input = child.stdin.take().expect("piped");
-        Self { _child: child, input, lines }
-    }
-
-    /// What the watchers have now.
-    async fn report(&mut self) -> Report {
-        self.input.write_all(b"report\n").await.expect("the watchers read their input");
-        let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
-            .await
-            .expect("the watchers report within 10 s")
-            .expect("their output reads")
-            .expect("the watchers are still running");
-        let value: Value = serde_json::from_str(&line).expect("a JSON report");
-        Report { value }
-    }
-
-    /// Reports every 100 ms until `done` holds of one, or `patience` runs out: the last report.
-    async fn until(&mut self, patience: Duration, done: impl Fn(&Report) -> bool) -> Report {
-        let since = Instant::now();
-        loop {
-            let report = self.report().await;
-            if done(&report) || since.elapsed() > patience {
-                return report;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-}
-
-/// One report of the watchers.
-struct Report {
-    value: Value,
-}
-
-impl Report {
-    fn joined(&self) -> u64 {
-        self.value["joined"].as_u64().unwrap_or_default()
-    }
-
-    fn stranded(&self) -> u64 {
-        self.value["stranded"].as_u64().unwrap_or_default()
-    }
-
-    /// The watchers whose last version is below `version`.
-    fn behind(&self, version: i64) -> usize {
-        let versions = self.value["versions"].as_array().map(Vec::as_slice).unwrap_or_default();
-        versions.iter().filter(|seen| seen.as_i64().is_none_or(|seen| seen < version)).count()
-    }
-
-    /// The watchers refused with "Invalid namespace", each time.
-    fn invalid_namespace(&self) -> u64 {
-        self.value["errors"]["Invalid namespace"].as_u64().unwrap_or_default()
-    }
-
-    /// What the watchers heard, without the versions of each.
-    fn summary(&self) -> Value {
-        json!({"joined": self.value["joined"], "stranded": self.value["stranded"], "errors": self.value["errors"]})
-    }
-}
 
 /// A pause or resume of the club's owner on `node`, answered `200`: its version.
 async fn press_on(client: &reqwest::Client, node: &Node, game: &Ready, n: usize) -> i64 {
@@ -154,7 +58,8 @@ async fn a_node_drained_behind_haproxy_strands_no_socket_io_client_watcher() {
     let (status, started) = press(&client, &second, &game, &game.path("start"), json!({}), &key).await.expect("sent");
     assert_eq!(status, 200, "{started}");
 
-    let mut watchers = Watchers::spawn(&script, &origin, &game.club.owner.access_token, game.id);
+    let crowd = Crowd { watchers: WATCHERS, first_reconnect_ms: FIRST_RECONNECT_MS, deflate: DEFLATE };
+    let mut watchers = Watchers::spawn(&script, &origin, &game, &crowd);
     let all = WATCHERS as u64;
     let report = watchers.until(Duration::from_secs(30), |report| report.joined() == all).await;
     assert_eq!(report.joined(), all, "every watcher joined through the balancer: {}", report.summary());

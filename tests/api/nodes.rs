@@ -44,6 +44,19 @@ impl Node {
             .and_then(|listener| listener.local_addr())
             .map(|address| address.port())
             .expect("a free port");
+        Self::start_on(port, database_url, redis, logs, name, extra).await
+    }
+
+    /// [`Node::start_with`] on `port`: a node started again where the load balancer expects
+    /// it, as a rolling deploy does.
+    pub async fn start_on(
+        port: u16,
+        database_url: &str,
+        redis: Option<&str>,
+        logs: &Path,
+        name: &str,
+        extra: &[(&str, &str)],
+    ) -> Self {
         let base = format!("http://127.0.0.1:{port}");
         let log = std::fs::File::create(logs.join(format!("{name}.log"))).expect("a log file");
         let mut command = floor();
@@ -79,6 +92,11 @@ impl Node {
             .status()
             .expect("kill runs");
         assert!(status.success());
+    }
+
+    /// The port the node listens on.
+    pub fn port(&self) -> u16 {
+        crate::load_balancer::port_of(&self.base).parse().expect("a port in the base")
     }
 
     /// The address of `path` of the API on this node.

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::cluster::Cluster;
+use super::official::Official;
 use super::tally::{Inbox, Tally};
 use super::{counted, restarted};
 use crate::report::{ms, percentile};
@@ -55,6 +56,32 @@ pub struct Event {
     pub error_lines: Vec<String>,
     /// Deliveries of a version the watcher had already.
     pub heard_again: usize,
+    /// The official socket.io-client watchers' figures, when the run has some.
+    pub official: Option<OfficialFigures>,
+}
+
+/// What the official socket.io-client watchers went through in one event.
+#[derive(Serialize)]
+pub struct OfficialFigures {
+    /// From the event's end until every one held the latest version acknowledged by then;
+    /// `None`: not within 30 s.
+    pub every_watcher_current_after_s: Option<f64>,
+    pub behind: usize,
+    /// Given up by socket.io-client during the event (a namespace's refusal or disconnect).
+    pub stranded: usize,
+    /// `connect_error` "Invalid namespace", each time.
+    pub invalid_namespace: usize,
+    /// Every `connect_error` message (the handshakes it retries among them), each time.
+    pub connect_errors: BTreeMap<String, usize>,
+}
+
+impl OfficialFigures {
+    fn passed(&self) -> bool {
+        self.behind == 0
+            && self.stranded == 0
+            && self.invalid_namespace == 0
+            && self.every_watcher_current_after_s.is_some_and(|s| s <= 3.0)
+    }
 }
 
 impl Event {
@@ -70,6 +97,7 @@ impl Event {
             && self.every_watcher_current_after_s.is_some_and(|s| s <= 3.0)
             && orderly
             && fresh
+            && self.official.as_ref().is_none_or(OfficialFigures::passed)
     }
 }
 
@@ -102,21 +130,52 @@ impl Marks {
 }
 
 /// Runs the event `name` while the reports keep coming in, then takes them in until every
-/// watcher is current (or [`CURRENT_WITHIN`] has passed) and the reconnect burst is over:
-/// the event's figures. `first_version`: the state's version before any press.
+/// watcher is current (or [`CURRENT_WITHIN`] has passed), the official ones too, and the
+/// reconnect burst is over: the event's figures. `first_version`: the state's version before
+/// any press.
 pub(super) async fn measure(
     name: &'static str,
     cluster: &mut Cluster<'_>,
     inbox: &mut Inbox,
+    mut official: Option<&mut Official>,
     first_version: i64,
 ) -> anyhow::Result<Event> {
     let marks = Marks::take(cluster, &inbox.tally);
+    let official_before = match official.as_deref_mut() {
+        Some(official) => Some(official.report().await?),
+        None => None,
+    };
     let start = Instant::now();
     let mut error_lines = while_listening(inbox, run(name, cluster, &marks.log_from)).await?;
     let ended = Instant::now();
     let latest = inbox.tally.latest_acknowledged().unwrap_or(first_version);
-    let current_after = inbox.until_current(ended, latest, CURRENT_WITHIN).await;
+    // Both kinds of watchers are watched at once, so neither's figure waits on the other's.
+    let official_current = async {
+        match official {
+            Some(official) => Some(official.until_current(ended, latest, CURRENT_WITHIN).await),
+            None => None,
+        }
+    };
+    let (current_after, official_current) =
+        tokio::join!(inbox.until_current(ended, latest, CURRENT_WITHIN), official_current);
     let behind = inbox.tally.behind(latest);
+    let official = match (official_current.transpose()?, official_before) {
+        (Some((after, heard)), Some(before)) => {
+            let mut connect_errors = heard.errors.clone();
+            for (message, count) in &before.errors {
+                connect_errors.entry(message.clone()).and_modify(|now| *now -= count);
+            }
+            connect_errors.retain(|_, count| *count > 0);
+            Some(OfficialFigures {
+                every_watcher_current_after_s: after.map(|after| after.as_secs_f64()),
+                behind: heard.behind(latest),
+                stranded: heard.stranded - before.stranded,
+                invalid_namespace: heard.invalid_namespace() - before.invalid_namespace(),
+                connect_errors,
+            })
+        }
+        _ => None,
+    };
     inbox.listen_until(ended + BURST_AFTER).await;
     error_lines.extend(cluster.errors_since(&marks.log_from, restarted(name)));
     let tally = &inbox.tally;
@@ -143,6 +202,7 @@ pub(super) async fn measure(
         press_max_ms: pressed.iter().map(|press| ms(press.took)).max_by(f64::total_cmp),
         error_lines,
         heard_again: tally.heard_again.len() - marks.heard_again,
+        official,
     })
 }
 

@@ -1,7 +1,7 @@
 //! The rolling run's report as text for people: a line per event, and the whole run's.
 
 use super::Report;
-use super::event::Event;
+use super::event::{Event, OfficialFigures};
 
 impl Event {
     /// The event's figures on one line (and its first ERROR lines below).
@@ -30,6 +30,21 @@ impl Event {
             self.heard_again,
             self.error_lines.len(),
             self.error_lines.iter().take(5).map(|line| format!("\n    {line}")).collect::<String>(),
+        ) + &self.official.as_ref().map(OfficialFigures::text).unwrap_or_default()
+    }
+}
+
+impl OfficialFigures {
+    /// The official watchers' figures, on a line of their own under the event's.
+    fn text(&self) -> String {
+        format!(
+            "\n    official socket.io-client: every one current {} after its end ({} behind, {} stranded, \
+             {} refused \"Invalid namespace\"); connect errors {:?}",
+            self.every_watcher_current_after_s.map_or_else(|| "never".to_owned(), |s| format!("{s:.2} s")),
+            self.behind,
+            self.stranded,
+            self.invalid_namespace,
+            self.connect_errors,
         )
     }
 }
@@ -38,9 +53,11 @@ impl Report {
     /// The run's figures: a line per event, then the presses' outcome.
     pub fn text(&self) -> String {
         let mut text = format!(
-            "rolling restart, {} {}watchers through {} HAProxy, LiveState {} bytes, connected in {:.1} s\n",
+            "rolling restart, {} {}watchers ({} of them official socket.io-client) through {} HAProxy, LiveState {} \
+             bytes, connected in {:.1} s\n",
             self.watchers,
             if self.compact { "compact " } else { "" },
+            self.official_watchers,
             self.balancers,
             self.live_state_bytes,
             self.connect_wall_s
@@ -50,8 +67,9 @@ impl Report {
             text.push('\n');
         }
         text.push_str(&format!(
-            "{} presses acknowledged, the state moved {} versions; none lost: {}; {} watchers stranded; ok: {}\n",
-            self.acknowledged, self.applied, self.none_lost, self.stranded, self.ok
+            "{} presses acknowledged, the state moved {} versions; none lost: {}; {} watchers stranded ({} official); \
+             ok: {}\n",
+            self.acknowledged, self.applied, self.none_lost, self.stranded, self.official_stranded, self.ok
         ));
         text
     }

@@ -27,12 +27,12 @@ pub(super) struct Watchers {
     pub(super) connect_wall: Duration,
 }
 
-/// Starts `settings.watchers` watchers, spread over `targets` (one per balancer),
-/// `settings.ramp` handshakes at a time, and
-/// takes in their reports until every one has joined; an error if some did not within 2
-/// minutes.
+/// Starts `count` watchers, spread over `targets` (one per balancer), `settings.ramp`
+/// handshakes at a time, and takes in their reports until every one has joined; an error if
+/// some did not within 2 minutes.
 pub(super) async fn connect(
     settings: &Settings,
+    count: usize,
     targets: Vec<Arc<Target>>,
     tally: &mut Tally,
 ) -> anyhow::Result<Watchers> {
@@ -40,25 +40,21 @@ pub(super) async fn connect(
     let ramp = Arc::new(Semaphore::new(settings.ramp));
     let mut tasks = JoinSet::new();
     let started = Instant::now();
-    for idx in 0..settings.watchers {
+    for idx in 0..count {
         let permit = ramp.clone().acquire_owned().await?;
         let target = targets[idx % targets.len()].clone();
         tasks.spawn(keep_watching(idx, target, permit, reports_tx.clone()));
     }
     drop(reports_tx);
     let joined_by = Instant::now() + JOINS_WITHIN;
-    while tally.joined() < settings.watchers && Instant::now() < joined_by {
+    while tally.joined() < count && Instant::now() < joined_by {
         drain(&mut reports, tally, Duration::from_millis(100)).await;
     }
     let connect_wall = started.elapsed();
     eprintln!("rolling: {} watchers joined in {:.1} s", tally.joined(), connect_wall.as_secs_f64());
-    if tally.joined() < settings.watchers {
+    if tally.joined() < count {
         let reasons: BTreeMap<&str, usize> = counted(tally.failed.iter().map(|(_, reason)| reason.as_str()));
-        bail!(
-            "only {} of {} watchers joined within 2 minutes; failed tries: {reasons:?}",
-            tally.joined(),
-            settings.watchers
-        );
+        bail!("only {} of {} watchers joined within 2 minutes; failed tries: {reasons:?}", tally.joined(), count);
     }
     Ok(Watchers { tasks, reports, connect_wall })
 }
@@ -67,7 +63,8 @@ pub(super) async fn connect(
 /// time on saying the version it holds), follows, and when the connection ends, the transport
 /// or its handshake fails (an HTTP error included) or a join fails, tries again after
 /// socket.io-client's delay (1 s doubling, ± 50 %, at most 5 s). A refusal by the namespace
-/// (`connect_error`) socket.io-client does not retry: the watcher is stranded and stops.
+/// (`connect_error`), or the server's disconnect from it (`io server disconnect`),
+/// socket.io-client does not retry: the watcher is stranded and stops.
 async fn keep_watching(
     idx: usize,
     target: Arc<Target>,
@@ -91,11 +88,15 @@ async fn keep_watching(
                 }
                 let (reason, highest) = watcher::follow(idx, link, &reports).await;
                 held = highest.max(Some(version));
+                if watcher::is_given_up(&reason) {
+                    let _ = reports.send(Heard::Stranded { idx, reason });
+                    return;
+                }
                 if reports.send(Heard::Closed { idx, reason }).is_err() {
                     return;
                 }
             }
-            Err(reason) if watcher::is_namespace_refusal(&reason) => {
+            Err(reason) if watcher::is_given_up(&reason) => {
                 permit.take();
                 let _ = reports.send(Heard::Stranded { idx, reason });
                 return;
