@@ -21,7 +21,7 @@ use crate::nodes::{Node, metric, press};
 use crate::watchers::Watcher;
 
 /// A `redis-server` of the test's own, on a port nobody else uses; killed when dropped.
-struct OwnRedis {
+pub(crate) struct OwnRedis {
     port: u16,
     folder: tempfile::TempDir,
     child: Option<Child>,
@@ -29,7 +29,7 @@ struct OwnRedis {
 
 impl OwnRedis {
     /// `None` outside CI when `redis-server` is not installed (CI installs it).
-    fn start() -> Option<Self> {
+    pub(crate) fn start() -> Option<Self> {
         if Command::new("redis-server").arg("--version").output().is_err() {
             assert!(std::env::var_os("CI").is_none(), "redis-server must be installed in CI");
             eprintln!("skipping: redis-server is not installed and CI is not set");
@@ -45,7 +45,7 @@ impl OwnRedis {
         Some(redis)
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/?protocol=resp3", self.port)
     }
 
@@ -70,7 +70,7 @@ impl OwnRedis {
     }
 
     /// kill -9: the nodes' connections break at once.
-    fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             child.kill().ok();
             child.wait().ok();
