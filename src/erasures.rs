@@ -11,6 +11,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
+use floor_actors::live::CHECK_WITHIN;
 use floor_actors::rounds::Rounds;
 use floor_entities::erasures::{self, ROW};
 use sea_orm::sea_query::{Expr, ExprTrait, OnConflict};
@@ -29,7 +30,7 @@ impl Erasures {
     /// Reads of the count on `db`.
     pub fn new(db: DatabaseConnection) -> Self {
         let last = Arc::new(AtomicI64::new(0));
-        let rounds = Rounds::new({
+        let rounds = Rounds::new(CHECK_WITHIN, {
             let last = last.clone();
             move || {
                 let (db, last) = (db.clone(), last.clone());
@@ -45,9 +46,10 @@ impl Erasures {
         Self { rounds, last }
     }
 
-    /// The count as stored after this call began. While the database cannot be asked, the
-    /// latest count read: nothing can be erased meanwhile, and the kept answers are what
-    /// still answers (`docs/operations.md`, "When PostgreSQL blinks").
+    /// The count as stored after this call began. While the database cannot be asked (or does
+    /// not answer within [`CHECK_WITHIN`]), the latest count read: nothing can be erased
+    /// meanwhile, and the kept answers are what still answers (`docs/operations.md`, "When
+    /// PostgreSQL blinks").
     pub async fn count(&self) -> i64 {
         match self.rounds.read().await.flatten() {
             Some(count) => count,

@@ -102,7 +102,7 @@ impl Application {
         let listener = listen(address).with_context(|| format!("binding {address}"))?;
         let port = listener.local_addr().map(|addr| addr.port()).unwrap_or(config.port);
         let nodes = join_the_nodes(&config, port, &db, &metrics)?;
-        let (live, broadcaster) = live::start(&db, notifier.clone(), metrics.clone(), nodes, link.clone())
+        let (live, broadcaster) = live::start(&db, &kept_reads, notifier.clone(), metrics.clone(), nodes, link.clone())
             .await
             .context("starting the live engine")?;
         let read_cache = Arc::new(ReadCache::default());

@@ -6,13 +6,16 @@
 //! begins as soon as the one under way ends and answers every caller that asked meanwhile.
 //!
 //! So however many readers ask, one read is under way per [`Rounds`] at a time, and a reader
-//! waits at most for the end of the read under way and one more. A single-flight cache (or
+//! waits at most for the end of the read under way and one more. A read has a bound: one that
+//! does not answer within it (a frozen database) answers its callers `None`, and they go on
+//! without it. A single-flight cache (or
 //! moka's `try_get_with`) would let a caller join a read already under way, which is exactly
 //! what must not happen here; hence this small piece of its own.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use tokio::sync::oneshot;
 
@@ -22,27 +25,29 @@ type Read<T> = Box<dyn Fn() -> Pin<Box<dyn Future<Output = T> + Send>> + Send + 
 /// Reads of one value, shared by the callers that ask at once.
 pub struct Rounds<T> {
     read: Read<T>,
+    /// How long a read may take before its callers go on without it.
+    within: Duration,
     waiting: Mutex<Waiting<T>>,
 }
 
 /// The callers waiting for the next read, and whether a task is reading for them.
 struct Waiting<T> {
     reading: bool,
-    callers: Vec<oneshot::Sender<T>>,
+    callers: Vec<oneshot::Sender<Option<T>>>,
 }
 
 impl<T: Clone + Send + 'static> Rounds<T> {
-    /// Rounds of `read`.
-    pub fn new<F>(read: impl Fn() -> F + Send + Sync + 'static) -> Arc<Self>
+    /// Rounds of `read`, each given `within` to answer.
+    pub fn new<F>(within: Duration, read: impl Fn() -> F + Send + Sync + 'static) -> Arc<Self>
     where
         F: Future<Output = T> + Send + 'static,
     {
         let read: Read<T> = Box::new(move || Box::pin(read()));
-        Arc::new(Self { read, waiting: Mutex::new(Waiting { reading: false, callers: Vec::new() }) })
+        Arc::new(Self { read, within, waiting: Mutex::new(Waiting { reading: false, callers: Vec::new() }) })
     }
 
-    /// A value read after this call began. `None` only when the read could not finish (it
-    /// panicked, or the runtime is shutting down).
+    /// A value read after this call began. `None` when the read did not answer within its
+    /// bound, or could not finish (it panicked, or the runtime is shutting down).
     pub async fn read(self: &Arc<Self>) -> Option<T> {
         let (answer, answered) = oneshot::channel();
         let lead = {
@@ -55,7 +60,7 @@ impl<T: Clone + Send + 'static> Rounds<T> {
             // staying (a reader whose client hung up drops its future).
             tokio::spawn(self.clone().serve());
         }
-        answered.await.ok()
+        answered.await.ok().flatten()
     }
 
     /// Reads for the callers waiting, round after round, until none waits.
@@ -71,7 +76,8 @@ impl<T: Clone + Send + 'static> Rounds<T> {
                 }
                 std::mem::take(&mut waiting.callers)
             };
-            let value = (self.read)().await;
+            // Given up past the bound: the next round reads afresh.
+            let value = tokio::time::timeout(self.within, (self.read)()).await.ok();
             for caller in callers {
                 // A caller that went away meanwhile needs nothing.
                 let _ = caller.send(value.clone());
@@ -122,7 +128,7 @@ mod tests {
 
     fn stored() -> (Arc<Stored>, Arc<Rounds<i64>>) {
         let stored = Arc::new(Stored { value: AtomicI64::new(1), gate: Semaphore::new(0), reads: AtomicUsize::new(0) });
-        let rounds = Rounds::new({
+        let rounds = Rounds::new(Duration::from_secs(60), {
             let stored = stored.clone();
             move || {
                 let stored = stored.clone();
@@ -203,9 +209,29 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_read_past_its_bound_lets_its_callers_go_and_the_next_round_reads_afresh() {
+        let (stored, _) = stored();
+        let rounds = Rounds::new(Duration::from_millis(50), {
+            let stored = stored.clone();
+            move || {
+                let stored = stored.clone();
+                async move {
+                    // The first read never answers (a frozen database); the next at once.
+                    if stored.reads.fetch_add(1, Ordering::SeqCst) == 0 {
+                        std::future::pending::<()>().await;
+                    }
+                    stored.value.load(Ordering::SeqCst)
+                }
+            }
+        });
+        assert_eq!(rounds.read().await, None, "gone on without it");
+        assert_eq!(rounds.read().await, Some(1));
+    }
+
+    #[tokio::test]
     async fn a_read_that_panics_lets_its_callers_go_and_the_next_caller_reads_again() {
         let tries = Arc::new(AtomicUsize::new(0));
-        let rounds = Rounds::new({
+        let rounds = Rounds::new(Duration::from_secs(60), {
             let tries = tries.clone();
             move || {
                 let tries = tries.clone();

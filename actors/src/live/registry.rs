@@ -37,6 +37,7 @@ use crate::live::state::Snapshot;
 use crate::live::store::{Broadcaster, LiveStore};
 
 use self::entry::{Entries, Entry, entries};
+pub use self::fresh::CHECK_WITHIN;
 pub use self::opening::{COLD_LOADS, COLD_START_QUEUE};
 use self::opening::{ColdStarts, Openings};
 pub use self::supervisor::IDLE_AFTER;

@@ -9,6 +9,9 @@
 //!
 //! The readers of a tournament on a node share one check at a time ([`Rounds`]): a burst of
 //! thousands of joins costs one indexed read per round trip to the database, not one each.
+//! While the database is out of reach, or a check does not answer within [`CHECK_WITHIN`] (a
+//! frozen database the pool has not noticed yet), what the node holds is served, as before:
+//! nothing can change the tournament meanwhile, and a live read stays a fast one.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,10 +27,15 @@ use crate::rounds::Rounds;
 
 use super::entry::{Role, publish_if_newer};
 
-/// How long a read waits for the tournament's actor here to publish a version the database
+/// How long a check may take. Past it (a frozen database, before the pool notices) the readers
+/// are served what is held, as while the database is known to be out of reach: a live read
+/// answers within a fraction of a second whatever the database does.
+pub const CHECK_WITHIN: Duration = Duration::from_millis(250);
+
+/// How long a check waits for the tournament's actor here to publish a version the database
 /// already holds (its own change between commit and publication, or a change made beside
-/// it that it is asked to read); past it the read loads the state itself.
-const ASK_WITHIN: Duration = Duration::from_secs(1);
+/// it that it is asked to read); past it the check loads the state itself.
+const ASK_WITHIN: Duration = Duration::from_millis(150);
 
 /// What a round of checks found.
 #[derive(Clone)]
@@ -36,7 +44,7 @@ pub(super) enum Checked {
     Current(Snapshot),
     /// The database is out of reach: nothing can change the tournament meanwhile, and the
     /// state held is served (as reads were before a database outage).
-    Unchecked,
+    Unreachable,
     /// The check failed otherwise.
     Failed(Arc<LiveError>),
 }
@@ -52,12 +60,12 @@ pub(super) fn checks<S: LiveStore>(
     role: Role,
     snapshot: watch::Receiver<Snapshot>,
 ) -> Checks {
-    Rounds::new(move || {
+    Rounds::new(CHECK_WITHIN, move || {
         let (store, role, snapshot) = (store.clone(), role.clone(), snapshot.clone());
         async move {
             match up_to_date(store.as_ref(), now, tournament_id, &role, snapshot).await {
                 Ok(state) => Checked::Current(state),
-                Err(LiveError::Refused { refusal: Refusal::Unavailable, .. }) => Checked::Unchecked,
+                Err(LiveError::Refused { refusal: Refusal::Unavailable, .. }) => Checked::Unreachable,
                 Err(err) => Checked::Failed(Arc::new(err)),
             }
         }
@@ -73,9 +81,9 @@ pub(super) async fn served(checks: &Checks, held: &watch::Receiver<Snapshot>) ->
             let held = now_held();
             Ok(if held.version >= state.version { held } else { state })
         }
-        Some(Checked::Unchecked) => Ok(now_held()),
+        // Out of reach, or not answering within the bound: what is held.
+        Some(Checked::Unreachable) | None => Ok(now_held()),
         Some(Checked::Failed(err)) => Err(err.again()),
-        None => Err(LiveError::Internal(anyhow::anyhow!("the check of a kept live state stopped"))),
     }
 }
 
