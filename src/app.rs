@@ -13,6 +13,7 @@ use crate::auth::SignIn;
 use crate::bus::{Bus, Change, Link};
 use crate::config::Config;
 use crate::db_watch::DbWatch;
+use crate::erasures::Erasures;
 use crate::live::engine::Live;
 use crate::live::json::LiveJson;
 use crate::live::socket::SocketBroadcaster;
@@ -53,6 +54,9 @@ pub struct App {
     pub storage: Storage,
     /// The public reads kept ready to send, until the data behind them changes.
     pub read_cache: Arc<ReadCache>,
+    /// The count of erasures (deleted accounts), read before a kept answer that names people
+    /// is served.
+    pub erasures: Erasures,
     /// Which tournament ids exist, asked before an actor (a live read, a `join`) or a
     /// registration desk may start for one.
     pub known_tournaments: Arc<crate::live::known::KnownTournaments>,

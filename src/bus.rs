@@ -1,8 +1,9 @@
 //! Between nodes: after a node changes something it leaves a note on a Redis channel, and
 //! every other node hears it. A tournament's note makes the other nodes' actor of it read the
-//! change from the database, so a read (`GET …/live`, a `join`) on any node shows the latest
-//! state (the watchers themselves hear the change through the Socket.IO Redis adapter). A
-//! note that the data changed makes them drop their cached public reads. The notes travel on
+//! change from the database at once (the watchers themselves hear the change through the
+//! Socket.IO Redis adapter); a read (`GET …/live`, a `join`) does not depend on it, as each
+//! checks the stored version before it serves what its node holds. A note that the data
+//! changed makes them drop their cached public reads. The notes travel on
 //! the node's one [`Link`] to Redis, which reconnects by itself; when it comes back after an
 //! outage, the notes sent meanwhile are lost and every node takes everything as changed.
 

@@ -15,6 +15,7 @@ pub mod db;
 pub mod db_unreachable;
 pub mod db_watch;
 pub mod domain;
+pub mod erasures;
 pub mod error;
 pub mod http;
 pub mod input;

@@ -3,7 +3,9 @@
 //! every phone that asks, with their validator made once and their gzip made once.
 //!
 //! Any change drops them all (the API's writes, through `http::cached`; another node's,
-//! through the Redis bus). Dropping moves the cache to a new generation and files every
+//! through the Redis bus). An answer that names people is filed besides under the count of
+//! erasures read for its request (`crate::erasures`): an account's deletion reaches it on
+//! every node without the bus. Dropping moves the cache to a new generation and files every
 //! answer under the generation it was built in, so an answer built from the old data while
 //! the change committed is never served after the change was answered. Concurrent requests
 //! for a missing answer wait for one build. A registration desk's commit, which changes only

@@ -19,6 +19,7 @@ use crate::bus::link::with_resp3;
 use crate::bus::{Bus, Change, Hearer, Link};
 use crate::config::{Config, Secret};
 use crate::db_watch::DbWatch;
+use crate::erasures::Erasures;
 use crate::http::server::Door;
 use crate::live::engine::{Live, Nodes};
 use crate::live::forward::Forwarder;
@@ -101,7 +102,7 @@ impl Application {
         let listener = listen(address).with_context(|| format!("binding {address}"))?;
         let port = listener.local_addr().map(|addr| addr.port()).unwrap_or(config.port);
         let nodes = join_the_nodes(&config, port, &db, &metrics)?;
-        let (live, broadcaster) = live::start(&db, notifier.clone(), metrics.clone(), nodes, link.clone())
+        let (live, broadcaster) = live::start(&db, &kept_reads, notifier.clone(), metrics.clone(), nodes, link.clone())
             .await
             .context("starting the live engine")?;
         let read_cache = Arc::new(ReadCache::default());
@@ -109,6 +110,7 @@ impl Application {
         let shutdown = CancellationToken::new();
         watch_the_database(&db_watch, &db, link.as_ref(), &shutdown).await;
         let known_tournaments = Arc::new(KnownTournaments::new(reads.clone()));
+        let erasures = Erasures::new(kept_reads.clone());
         let desk_commits = DeskCommits { read_cache: read_cache.clone(), bus: bus.clone(), metrics: metrics.clone() };
         let desks = Desks::new(db.clone(), notifier.clone(), Arc::new(desk_commits));
         let screen_streams = ScreenStreams::new(&config.connections);
@@ -126,6 +128,7 @@ impl Application {
             live_json: LiveJson::default(),
             storage,
             read_cache,
+            erasures,
             known_tournaments,
             screen_streams,
             bus,

@@ -3,4 +3,5 @@
 
 pub mod error;
 pub mod live;
+pub mod rounds;
 pub mod rules;

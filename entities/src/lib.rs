@@ -14,6 +14,7 @@ pub mod city_translations;
 pub mod consent_changes;
 pub mod dealer_invites;
 pub mod dealer_profiles;
+pub mod erasures;
 pub mod follows;
 pub mod guest_players;
 pub mod idempotency_keys;
@@ -56,6 +57,7 @@ pub mod prelude {
     pub use super::dealer_invites::Entity as DealerInvites;
     pub use super::dealer_profiles::Entity as DealerProfiles;
     pub use super::enums::*;
+    pub use super::erasures::Entity as Erasures;
     pub use super::follows::Entity as Follows;
     pub use super::guest_players::Entity as GuestPlayers;
     pub use super::idempotency_keys::Entity as IdempotencyKeys;

@@ -31,6 +31,7 @@ mod m20261127_000020_create_phone_bans;
 mod m20261128_000021_keep_offline_commands;
 mod m20261128_000022_create_registration_groups;
 mod m20261128_000023_keep_keys_with_their_commands;
+mod m20261129_000024_create_erasures;
 
 /// Every table the migrations create, in creation order.
 pub const TABLES: &[&str] = &[
@@ -71,6 +72,7 @@ pub const TABLES: &[&str] = &[
     "tournament_announcements",
     "phone_bans",
     "registration_groups",
+    "erasures",
 ];
 
 pub struct Migrator;
@@ -101,6 +103,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000021_keep_offline_commands::Migration),
             Box::new(m20261128_000022_create_registration_groups::Migration),
             Box::new(m20261128_000023_keep_keys_with_their_commands::Migration),
+            Box::new(m20261129_000024_create_erasures::Migration),
         ]
     }
 }

@@ -24,6 +24,21 @@ pub async fn answer(
     Ok(send(&answer, headers))
 }
 
+/// [`answer`] for an answer that names people (a leaderboard): kept under the count of
+/// erasures read after the request came ([`crate::erasures`]), so once an account's deletion
+/// is answered no node sends an answer built before it, nor `304` to its tag, whether or not
+/// the bus told it. Costs the request a wait for one indexed read, shared with the requests
+/// that came meanwhile.
+pub async fn answer_naming_people(
+    app: &AppState,
+    headers: &HeaderMap,
+    key: String,
+    build: impl Future<Output = AppResult<Answer>>,
+) -> AppResult<Response> {
+    let erasures = app.erasures.count().await;
+    answer(app, headers, format!("{key} erasures:{erasures}"), build).await
+}
+
 /// The answer under `key`, built by `renewal` when the cache has none (and again by each
 /// registration desk's commit that changes what it shows), sent as `headers` ask.
 pub async fn renewed_answer(app: &AppState, headers: &HeaderMap, key: String, renewal: Renewal) -> AppResult<Response> {

@@ -118,7 +118,7 @@ async fn get_season_leaderboard(
         Some(id) => format!("GET /leaderboards/season {id}"),
         None => "GET /leaderboards/season current".to_owned(),
     };
-    cached::answer(&app, &headers, key, async {
+    cached::answer_naming_people(&app, &headers, key, async {
         let (season, holds_for) = match chosen {
             Some(id) => {
                 let season = seasons::Entity::find_by_id(id)
@@ -167,7 +167,7 @@ async fn get_season_summary(State(app): State<AppState>, user: AuthUser) -> AppR
         (status = 500, description = "INTERNAL_ERROR", body = ErrorBody),
     ))]
 async fn get_level_leaderboard(State(app): State<AppState>, headers: HeaderMap) -> AppResult<Response> {
-    cached::answer(&app, &headers, "GET /leaderboards/level".to_owned(), async {
+    cached::answer_naming_people(&app, &headers, "GET /leaderboards/level".to_owned(), async {
         let rows = level_board(&app.reads).await?;
         let tiers = level_tiers::Entity::find().all(&app.reads).await?;
         let items: Vec<LevelRow> = rows

@@ -46,13 +46,15 @@ pub type LiveRegistry = Registry<SeaOrmStore, Fanout<SocketBroadcaster>>;
 /// ([`socket::serve_beside`]), and [`resume_running`] then wakes the running tournaments.
 pub async fn start(
     db: &DatabaseConnection,
+    reads: &DatabaseConnection,
     notifier: Notifier,
     metrics: Arc<Metrics>,
     nodes: Option<Arc<Nodes>>,
     link: Option<Link>,
 ) -> anyhow::Result<(Live, Arc<SocketBroadcaster>)> {
     let leases = nodes.as_ref().map(|nodes| nodes.leases.clone());
-    let store = Arc::new(SeaOrmStore { db: db.clone(), notifier, leases, breaker: Arc::default() });
+    let store =
+        Arc::new(SeaOrmStore { db: db.clone(), reads: reads.clone(), notifier, leases, breaker: Arc::default() });
     let sockets = Arc::new(SocketBroadcaster::new(metrics, link));
     let registry = Registry::start(store, Arc::new(Fanout::new(sockets.clone())), Utc::now).await?;
     Ok((Live::new(registry, nodes), sockets))

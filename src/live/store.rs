@@ -36,6 +36,9 @@ use crate::tournaments::{UNNAMED_PLAYER, display_title, notices, player_names, r
 #[derive(Clone)]
 pub struct SeaOrmStore {
     pub db: DatabaseConnection,
+    /// Where the stored version is read (every read of a kept LiveState asks it): on a SQLite
+    /// file read-only connections, so the check never waits for a write transaction.
+    pub reads: DatabaseConnection,
     pub notifier: Notifier,
     /// With several nodes: which tournaments this node runs. One node alone runs them all.
     pub leases: Option<Arc<Leases>>,
@@ -111,7 +114,7 @@ impl LiveStore for SeaOrmStore {
                     .select_only()
                     .column(tournaments::Column::LiveVersion)
                     .into_tuple()
-                    .one(&self.db)
+                    .one(&self.reads)
                     .await
                     .map_err(|err| AppError::from(err).into_live())
             })

@@ -34,7 +34,7 @@ use crate::notifications::{Journaled, Notifier};
 use crate::tournaments::lifecycle::advance_live_versions;
 use crate::tournaments::lock;
 use crate::tournaments::registrations::{LIVE, fill_free_seats};
-use crate::{audit, clubs, db};
+use crate::{audit, clubs, db, erasures};
 
 /// Tournament statuses in which a place is still to be played or playing.
 const NOT_OVER: [TournamentStatus; 3] =
@@ -125,6 +125,9 @@ pub async fn delete_account(
     // Every picture of a game that showed the person shows «Удалённый игрок» now, as a new
     // version: a client holding the old one (its `ETag`) gets the new one, not `304`.
     let restated = advance_live_versions(&tx, &shown_at, now).await?;
+    // And every kept answer naming people (a leaderboard) is built again before it is served
+    // anywhere, whatever reaches the other nodes.
+    erasures::record(&tx).await?;
     audit::record(
         &tx,
         Some(user.id),

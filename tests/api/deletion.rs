@@ -6,8 +6,9 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::game_day::heard;
-use crate::helpers::{Backend, Club, Reply, Session, TestApp, on_both_databases, spawn_app};
+use crate::helpers::{Backend, Club, Reply, Session, TestApp, on_both_databases, spawn_app, spawn_app_with};
 use crate::moderation::play;
+use crate::own_redis::OwnRedis;
 use crate::staffing::id_of;
 
 on_both_databases!(
@@ -20,6 +21,8 @@ on_both_databases!(
     a_registration_ban_outlives_the_deleted_account_for_its_phone_until_it_ends,
     a_deleted_player_leaves_every_live_picture_at_once_as_a_new_version,
     a_walk_in_whose_phone_signed_up_and_deleted_leaves_the_live_picture,
+    a_deleted_name_is_gone_from_the_other_node_once_answered,
+    a_deleted_name_is_gone_from_the_other_node_once_answered_without_redis,
 );
 
 const ANNA: &str = "+79997400002";
@@ -489,4 +492,80 @@ async fn a_walk_in_whose_phone_signed_up_and_deleted_leaves_the_live_picture(bac
     let after = pictures(&app, tournament, None, &boris.access_token).await;
     after.name("Петя Гость", false);
     after.name("Удалённый игрок", true);
+}
+
+/// A public read of `path` on `app`, asked with `since` as `If-None-Match`.
+async fn read_since(app: &TestApp, path: &str, since: Option<&str>) -> Reply {
+    match since {
+        Some(tag) => app.call_with(Method::GET, path, None, None, &[("if-none-match", tag)]).await,
+        None => app.get(path, None).await,
+    }
+}
+
+/// The `ETag` of a reply.
+fn tag_of(reply: &Reply) -> String {
+    reply.headers["etag"].to_str().expect("an ETag").to_owned()
+}
+
+/// The leaderboards, which name the players.
+const BOARDS: [&str; 2] = ["/leaderboards/level", "/leaderboards/season"];
+
+async fn a_deleted_name_is_gone_from_the_other_node_once_answered(backend: Backend) {
+    deleted_name_gone_from_the_other_node(backend, false).await;
+}
+
+async fn a_deleted_name_is_gone_from_the_other_node_once_answered_without_redis(backend: Backend) {
+    deleted_name_gone_from_the_other_node(backend, true).await;
+}
+
+/// Two nodes on one database and a Redis of the test's own (stopped before the deletion when
+/// `redis_down`): one tournament run by each node, both played by Anna, and the leaderboards
+/// naming her, all read on the second node. Anna deletes her account on the first: right after
+/// its `204`, the second node shows her name nowhere (each tournament's live picture, its share
+/// page, a join's state, the leaderboards), and the tags of what it showed before get a new
+/// answer, not `304`. Nothing waits for a note between the nodes.
+async fn deleted_name_gone_from_the_other_node(backend: Backend, redis_down: bool) {
+    let Some(mut redis) = OwnRedis::start() else { return };
+    let url = redis.url();
+    let Some(first) = spawn_app_with(backend, &[("REDIS_URL", url.as_str())]).await else { return };
+    let second = first.second_node(&[("REDIS_URL", url.as_str())]).await;
+    let club = first.create_club("Aces", "+79997400071").await;
+    let anna = first.sign_in(ANNA).await;
+    first.patch("/me", Some(&anna.access_token), json!({"name": "Anna Petrova"})).await.assert_ok();
+    let boris = first.sign_in("+79997400072").await;
+    // The first node runs one tournament's actor and follows the other's; the second the reverse.
+    let run_by_first = play(&first, &club, &[&boris, &anna]).await;
+    let run_by_second = play(&second, &club, &[&boris, &anna]).await;
+    let token = boris.access_token.clone();
+    let mut tags = Vec::new();
+    for tournament in [run_by_first, run_by_second] {
+        let before = pictures(&second, tournament, None, &token).await;
+        before.name("Anna Petrova", true);
+        tags.push((format!("/tournaments/{tournament}/live"), before.etag()));
+    }
+    for board in BOARDS {
+        let before = read_since(&second, board, None).await;
+        assert!(before.assert_ok().to_string().contains("Anna Petrova"), "{board} names her: {before:?}");
+        tags.push((board.to_owned(), tag_of(&before)));
+    }
+    if redis_down {
+        redis.kill();
+    }
+
+    assert_deleted(&delete_with_a_fresh_code(&first, &anna, ANNA).await);
+
+    // At once, on the other node: every tag it gave before gets a new answer without her name.
+    let mut kept = Vec::new();
+    for (path, tag) in &tags {
+        let after = read_since(&second, path, Some(tag)).await;
+        if after.status != 200 || after.body.to_string().contains("Anna Petrova") || &tag_of(&after) == tag {
+            kept.push(format!("{path}: {} {}", after.status, after.body));
+        }
+    }
+    assert!(kept.is_empty(), "the other node still answers as before the deletion:\n{}", kept.join("\n"));
+    for tournament in [run_by_first, run_by_second] {
+        let after = pictures(&second, tournament, None, &token).await;
+        after.name("Anna Petrova", false);
+        after.name("Удалённый игрок", true);
+    }
 }

@@ -2,9 +2,12 @@
 //! runs a tournament's actor and the other hands it its commands; a killed owner's tournament
 //! is served by the other node within 10 seconds with everything acknowledged kept and the
 //! clock caught up; a SIGTERM hands the tournament over while presses stream in, losing and
-//! doubling none. The tournament is prepared by an in-process node without Redis, which
+//! doubling none; phones reading both nodes through it are never served a version older than
+//! one they were served. The tournament is prepared by an in-process node without Redis, which
 //! never runs it.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rust_socketio::TransportType;
@@ -172,13 +175,7 @@ async fn a_terminated_owner_hands_its_tournament_over_without_losing_or_doubling
     assert!(handed_over < Duration::from_secs(4), "the other node owned it {handed_over:?} after SIGTERM");
 
     let mut first = first;
-    let exit = loop {
-        if let Some(exit) = first.child.try_wait().expect("a status") {
-            break exit;
-        }
-        assert!(since.elapsed() < Duration::from_secs(30), "the terminated node exits within 30 s");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let exit = first.exit_within(since, Duration::from_secs(30)).await;
     assert!(exit.success(), "a graceful exit: {exit:?}");
     // An orderly shutdown is no error: nothing in the leaving node's log pages anyone.
     let log = std::fs::read_to_string(logs.path().join("first.log")).expect("the node's log");
@@ -194,6 +191,119 @@ async fn a_terminated_owner_hands_its_tournament_over_without_losing_or_doubling
         .await
         .expect("json");
     assert_eq!(version(&live), version(&started) + PRESSES as i64, "the survivor shows every press");
+}
+
+/// What one reader was served, in order: the node and the version.
+type Served = Vec<(&'static str, i64)>;
+
+/// A phone reading the live picture again and again, its requests spread over both nodes by a
+/// balancer, until `stop`: what it was served. A node that no longer answers (it has exited)
+/// is skipped.
+async fn read_both_until(nodes: [(&'static str, String); 2], id: Uuid, stop: Arc<AtomicBool>) -> Served {
+    let client = reqwest::Client::new();
+    let mut served = Vec::new();
+    while !stop.load(Ordering::SeqCst) {
+        for (name, base) in &nodes {
+            let Ok(answer) = client.get(format!("{base}/api/v1/tournaments/{id}/live")).send().await else { continue };
+            if answer.status() != 200 {
+                continue;
+            }
+            let Ok(state) = answer.json::<Value>().await else { continue };
+            served.push((*name, version(&state)));
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    served
+}
+
+/// The first read of `served` older than one served before it, with what came before it.
+fn first_step_back(served: &Served) -> Option<String> {
+    let mut highest = (0, "");
+    for (n, &(node, version)) in served.iter().enumerate() {
+        if version < highest.0 {
+            let shown = &served[n.saturating_sub(6)..(n + 1).min(served.len())];
+            return Some(format!("version {version} on {node} after {} on {}: {shown:?}", highest.0, highest.1));
+        }
+        if version > highest.0 {
+            highest = (version, node);
+        }
+    }
+    None
+}
+
+/// A rolling deploy's step under reads: the club presses on the owner, then on the node that
+/// stays, while four phones read the live picture from both nodes in turn, before, through and
+/// after the owner's SIGTERM. No phone is ever served a version older than one it was served
+/// already, on either node: not by the leaving node while its actor finishes or after it
+/// handed the tournament over, nor by a follower before the owner's note reached it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_on_either_node_never_go_back_through_a_hand_over() {
+    let Some((_setup, game, first, second, _logs)) = two_nodes("+79990008960", 896, 2).await else { return };
+    let client = reqwest::Client::new();
+    let (status, started) = press(&client, &first, &game, &game.path("start"), json!({}), "start").await.expect("sent");
+    assert_eq!(status, 200, "{started}");
+    let stop = Arc::new(AtomicBool::new(false));
+    let readers: Vec<_> = (0..4)
+        .map(|n| {
+            let mut nodes = [("first", first.base.clone()), ("second", second.base.clone())];
+            nodes.rotate_left(n % 2);
+            tokio::spawn(read_both_until(nodes, game.id, stop.clone()))
+        })
+        .collect();
+    let pressed = Arc::new(AtomicUsize::new(0));
+    // The club presses on the owner, and on the node that stays once the owner answers no more.
+    let pressing = tokio::spawn({
+        let (stop, pressed, id) = (stop.clone(), pressed.clone(), game.id);
+        let bases = [first.base.clone(), second.base.clone()];
+        let token = game.club.owner.access_token.clone();
+        async move {
+            let client = reqwest::Client::new();
+            let mut on = 0;
+            while !stop.load(Ordering::SeqCst) {
+                let direction = if pressed.load(Ordering::SeqCst).is_multiple_of(2) { "next" } else { "prev" };
+                let answer = client
+                    .post(format!("{}/api/v1/tournaments/{id}/level", bases[on]))
+                    .bearer_auth(&token)
+                    .header("idempotency-key", Uuid::new_v4().to_string())
+                    .json(&json!({"direction": direction}))
+                    .send()
+                    .await;
+                match answer {
+                    Ok(answer) if answer.status() == 200 => {
+                        pressed.fetch_add(1, Ordering::SeqCst);
+                    }
+                    _ => on = 1,
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    });
+    let pressed_at_least = |count: usize| {
+        let pressed = pressed.clone();
+        async move {
+            while pressed.load(Ordering::SeqCst) < count {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    };
+
+    tokio::time::timeout(Duration::from_secs(30), pressed_at_least(15)).await.expect("the presses begin");
+    first.terminate();
+    let mut first = first;
+    let exit = first.exit_within(Instant::now(), Duration::from_secs(30)).await;
+    assert!(exit.success(), "a graceful exit: {exit:?}");
+    // A few presses more on the node that stays, read there alone.
+    tokio::time::timeout(Duration::from_secs(30), pressed_at_least(pressed.load(Ordering::SeqCst) + 5))
+        .await
+        .expect("the presses go on");
+    stop.store(true, Ordering::SeqCst);
+    pressing.await.expect("the presses ran");
+    for (n, reader) in readers.into_iter().enumerate() {
+        let served = reader.await.expect("the reader ran");
+        let on_first = served.iter().filter(|(node, _)| *node == "first").count();
+        assert!(on_first > 10 && served.len() > on_first + 10, "reader {n} read both nodes: {served:?}");
+        assert_eq!(first_step_back(&served), None, "reader {n} was served an older version");
+    }
 }
 
 /// A node frozen in the middle of the game (SIGSTOP: a stalled host, a paused VM) while the

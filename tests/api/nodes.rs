@@ -99,6 +99,17 @@ impl Node {
         crate::load_balancer::port_of(&self.base).parse().expect("a port in the base")
     }
 
+    /// Waits for the process to exit, `within` at most since `since` (a signal): its status.
+    pub async fn exit_within(&mut self, since: std::time::Instant, within: Duration) -> std::process::ExitStatus {
+        loop {
+            if let Some(exit) = self.child.try_wait().expect("a status") {
+                return exit;
+            }
+            assert!(since.elapsed() < within, "the node exits within {within:?}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// The address of `path` of the API on this node.
     pub fn url(&self, path: &str) -> String {
         format!("{}/api/v1{path}", self.base)

@@ -79,6 +79,12 @@ pub enum TournamentMsg {
     /// This node changed the tournament outside the actor (a cancel, an edit): read it
     /// again, broadcast it, and answer once the new state is published.
     Announce { reply: Option<RpcReplyPort<()>> },
+    /// A read found the tournament stored at version `stored`, past the state published. The
+    /// actor publishes its own changes as it commits them, so if its game is older, the
+    /// tournament changed beside it (a deleted player's name) and nobody may have told its
+    /// watchers (the note was lost with Redis): it reads the game again and tells them. Answered
+    /// once the state published is as new as the game.
+    Freshen { stored: i64, reply: RpcReplyPort<()> },
     /// The current segment may have run out.
     SegmentTimer,
 }
@@ -519,6 +525,14 @@ impl<S: LiveStore, B: Broadcaster> Actor for TournamentActor<S, B> {
                 if let Some(reply) = reply {
                     let _ = reply.send(());
                 }
+            }
+            TournamentMsg::Freshen { stored, reply } => {
+                if state.game.version < stored
+                    && let Err(err) = Box::pin(self.reload(&myself, state, true)).await
+                {
+                    tracing::warn!(tournament_id = %state.game.tournament_id, error = %err, "could not read a changed tournament again");
+                }
+                let _ = reply.send(());
             }
             TournamentMsg::SegmentTimer => Box::pin(self.on_segment_timer(&myself, state)).await,
         }

@@ -24,6 +24,6 @@ pub use command::{Command, Order, Timed};
 pub use fanout::Fanout;
 pub use game::{Change, ClockAction, Game, Made, Player, Seat};
 pub use keys::{Answer, Elimination, First, KeyRecord, Recorded};
-pub use registry::Registry;
+pub use registry::{CHECK_WITHIN, Registry};
 pub use state::{LiveState, Snapshot};
 pub use store::{Broadcaster, Keys, LiveStore, Owner, Persisted, Settled};

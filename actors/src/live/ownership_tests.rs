@@ -29,7 +29,13 @@ struct SharedStore {
     /// Every load waits for a read of it: a test holding it for writing holds the loads.
     loads_open: tokio::sync::RwLock<()>,
     loads: std::sync::atomic::AtomicUsize,
+    /// Every write spends a permit first: a test that takes them all holds the writes, and lets
+    /// them through one at a time.
+    writes_open: tokio::sync::Semaphore,
 }
+
+/// The permits of [`SharedStore::writes_open`].
+const WRITES: u32 = 1000;
 
 impl SharedStore {
     fn new(owner: Owner) -> Arc<Self> {
@@ -56,6 +62,7 @@ impl SharedStore {
             released: Mutex::default(),
             loads_open: tokio::sync::RwLock::new(()),
             loads: std::sync::atomic::AtomicUsize::new(0),
+            writes_open: tokio::sync::Semaphore::new(WRITES as usize),
         })
     }
 
@@ -92,6 +99,8 @@ impl LiveStore for SharedStore {
     }
 
     async fn persist(&self, game: &Game, changes: &[(Change, Option<Made>)], _: Keys<'_>) -> LiveResult<Persisted> {
+        // Spent, not given back: each permit a test adds lets one write through.
+        self.writes_open.acquire().await.map_err(|err| LiveError::Internal(err.into()))?.forget();
         let mut stored = self.game.lock().expect("a lock");
         if stored.version != game.version {
             return Ok(Persisted::Stale);
@@ -235,4 +244,41 @@ async fn reads_keep_the_followers_state_while_a_take_over_loads_the_game() {
     assert_eq!(taking.await.expect("the command ran").expect("run here now"), 2);
     assert_eq!(registry.actor_count(), 1);
     assert_eq!(registry.snapshot(ID).await.expect("a state").version, 2);
+}
+
+#[tokio::test]
+async fn a_read_while_the_leaving_actor_finishes_its_commands_never_goes_back() {
+    let store = SharedStore::new(Owner::Here);
+    let registry = Arc::new(node(&store).await);
+    registry.command(ID, Command::Pause, Uuid::nil()).await.expect("run here");
+    // Two commands wait in the actor's mailbox, their writes held, when the node begins to leave.
+    let open = u32::try_from(store.writes_open.available_permits()).expect("a few permits");
+    store.writes_open.acquire_many(open).await.expect("the permits").forget();
+    let command = |command: Command| {
+        let registry = registry.clone();
+        tokio::spawn(async move { registry.command(ID, command, Uuid::nil()).await.map(|done| done.state.version) })
+    };
+    let resume = command(Command::Resume);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let pause = command(Command::Pause);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    store.set_owner(Owner::Nobody);
+    let handing = tokio::spawn({
+        let registry = registry.clone();
+        async move { registry.hand_over(Duration::from_secs(5)).await }
+    });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+
+    store.writes_open.add_permits(1);
+    assert_eq!(resume.await.expect("joined").expect("answered"), 3);
+    assert!(!handing.is_finished(), "the actor still finishes the pause");
+    assert_eq!(
+        registry.snapshot(ID).await.expect("a state").version,
+        3,
+        "what the actor answered, not the state before"
+    );
+    store.writes_open.add_permits(1);
+    assert_eq!(pause.await.expect("joined").expect("answered"), 4);
+    assert_eq!(handing.await.expect("joined"), [ID]);
+    assert_eq!(registry.snapshot(ID).await.expect("a state").version, 4);
 }

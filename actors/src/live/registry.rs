@@ -1,12 +1,15 @@
 //! The registry: the one place that finds or starts a tournament's actor, under one
 //! supervisor that restarts a failed actor from the database. It also keeps each actor's
-//! latest LiveState, so reads never wait for the actor nor touch the database, and it lets
-//! go of actors whose tournament ended or that sat idle.
+//! latest LiveState, so reads never wait for the actor nor load the game, and it lets go of
+//! actors whose tournament ended or that sat idle.
 //!
 //! With several nodes, a node runs a tournament's actor only while it holds the tournament
 //! ([`LiveStore::claim`]); the other nodes keep a follower: the latest state, read again from
 //! the database when the owner's note says it moved on, and answer commands with
 //! [`LiveError::Elsewhere`] so the server hands them to the owner.
+//!
+//! A read is served from memory once the tournament's stored version says what is held is
+//! current ([`fresh`]): whatever a note between nodes missed, no read goes back.
 //!
 //! Finding a tournament that has no actor yet (a cold start) reads the database in the
 //! caller's task, not in the supervisor's: the supervisor only starts actors from games
@@ -15,6 +18,7 @@
 //! many cold starts may wait at once is bounded: callers beyond that are told to come back.
 
 mod entry;
+mod fresh;
 mod nodes;
 mod opening;
 mod supervisor;
@@ -33,6 +37,7 @@ use crate::live::state::Snapshot;
 use crate::live::store::{Broadcaster, LiveStore};
 
 use self::entry::{Entries, Entry, entries};
+pub use self::fresh::CHECK_WITHIN;
 pub use self::opening::{COLD_LOADS, COLD_START_QUEUE};
 use self::opening::{ColdStarts, Openings};
 pub use self::supervisor::IDLE_AFTER;
@@ -89,11 +94,10 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
         })
     }
 
-    /// The latest LiveState of a tournament, from its actor (started if needed).
+    /// The latest LiveState of a tournament, from its actor or follower here (started if
+    /// needed), never older than the version stored when the call began ([`fresh`]).
     pub async fn snapshot(&self, tournament_id: Uuid) -> LiveResult<Snapshot> {
-        let entry = self.entry(tournament_id).await?;
-        let snapshot = entry.snapshot.borrow().clone();
-        Ok(snapshot)
+        self.entry(tournament_id).await?.current().await
     }
 
     /// Runs a live command through the tournament's actor and waits for its answer; when

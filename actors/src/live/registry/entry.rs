@@ -10,6 +10,8 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use uuid::Uuid;
 
+use super::fresh::{Checks, checks, served};
+use crate::error::LiveResult;
 use crate::live::actor::{TimeSource, TournamentMsg, to_millis};
 use crate::live::state::{LiveState, Snapshot};
 use crate::live::store::LiveStore;
@@ -20,6 +22,8 @@ pub(super) struct Entry {
     pub(super) role: Role,
     pub(super) snapshot: watch::Receiver<Snapshot>,
     pub(super) last_used: Instant,
+    /// What a read holds the state against before it is served.
+    checks: Checks,
 }
 
 #[derive(Clone)]
@@ -31,6 +35,23 @@ pub(super) enum Role {
 }
 
 impl Entry {
+    /// What `role` keeps of `tournament_id`, its latest state in `snapshot`.
+    pub(super) fn new<S: LiveStore>(
+        store: &Arc<S>,
+        now: TimeSource,
+        tournament_id: Uuid,
+        role: Role,
+        snapshot: watch::Receiver<Snapshot>,
+    ) -> Self {
+        let checks = checks(store.clone(), now, tournament_id, role.clone(), snapshot.clone());
+        Self { role, snapshot, last_used: Instant::now(), checks }
+    }
+
+    /// The state to serve: the latest held, once held against the stored version.
+    pub(super) async fn current(&self) -> LiveResult<Snapshot> {
+        served(&self.checks, &self.snapshot).await
+    }
+
     pub(super) fn actor(&self) -> Option<&ActorRef<TournamentMsg>> {
         match &self.role {
             Role::Owner(actor) => Some(actor),

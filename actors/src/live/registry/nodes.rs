@@ -96,8 +96,10 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
     /// taken (within `grace`), then its tournament is released for another node. Commands
     /// arriving meanwhile find no actor here; with the store refusing new claims (a node
     /// shutting down), they are answered [`LiveError::Elsewhere`]. A follower takes each
-    /// actor's place at once, from its state, so the reads and joins that still reach this
-    /// node until it closes are answered from memory rather than by loading the game again.
+    /// actor's place at once, from its state and then from each state the actor publishes
+    /// while it finishes, so the reads and joins that still reach this node until it closes are
+    /// answered from memory rather than by loading the game again (once the new owner moves
+    /// on, a read here loads what it wrote: [`super::fresh`]).
     /// Returns the tournaments.
     pub async fn hand_over(&self, grace: Duration) -> Vec<Uuid> {
         let owned: Vec<(Uuid, Entry, Arc<Follower>)> = {
@@ -109,7 +111,9 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
                     let latest = owner.snapshot.borrow().clone();
                     let (follower, snapshot) = Follower::start(self.store.clone(), self.now, latest);
                     let role = Role::Follower(follower.clone());
-                    map.insert(id, Entry { role, snapshot, last_used: owner.last_used });
+                    let mut entry = Entry::new(&self.store, self.now, id, role, snapshot);
+                    entry.last_used = owner.last_used;
+                    map.insert(id, entry);
                     Some((id, owner, follower))
                 })
                 .collect()
@@ -118,13 +122,22 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
         for (tournament_id, owner, follower) in owned {
             let store = self.store.clone();
             draining.spawn(async move {
+                // What the actor publishes while it finishes its commands is served here at once.
+                let forwarding = tokio::spawn({
+                    let (mut published, follower) = (owner.snapshot.clone(), follower.clone());
+                    async move {
+                        while published.changed().await.is_ok() {
+                            publish_if_newer(&follower.published, published.borrow_and_update().clone());
+                        }
+                    }
+                });
                 if let Some(actor) = owner.actor()
                     && actor.drain_and_wait(Some(grace)).await.is_err()
                 {
                     tracing::warn!(%tournament_id, "a tournament actor did not finish its commands in time");
                     actor.stop(Some("handing over".into()));
                 }
-                // What the actor published while it finished its commands.
+                forwarding.abort();
                 publish_if_newer(&follower.published, owner.snapshot.borrow().clone());
                 store.release(tournament_id).await;
                 tournament_id

@@ -137,7 +137,7 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
         }
         let first = Arc::new(LiveState::of(&game, to_millis((self.now)())));
         let (follower, snapshot) = Follower::start(self.store.clone(), self.now, first);
-        let entry = Entry { role: Role::Follower(follower), snapshot, last_used: Instant::now() };
+        let entry = Entry::new(&self.store, self.now, game.tournament_id, Role::Follower(follower), snapshot);
         map.insert(game.tournament_id, entry.clone());
         entry
     }

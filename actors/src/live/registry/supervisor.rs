@@ -73,7 +73,7 @@ impl<S: LiveStore, B: Broadcaster> LiveSupervisor<S, B> {
             .await
             .map_err(|err| LiveError::Internal(anyhow::anyhow!("starting a tournament actor: {err}")))?;
         state.children.insert(actor.get_id(), tournament_id);
-        let entry = Entry { role: Role::Owner(actor), snapshot, last_used: Instant::now() };
+        let entry = Entry::new(&self.store, self.now, tournament_id, Role::Owner(actor), snapshot);
         entries(&self.entries).insert(tournament_id, entry.clone());
         Ok(entry)
     }
