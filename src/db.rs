@@ -142,7 +142,7 @@ pub async fn connect_serving(url: &str, deadline: Duration, watch: &DbWatch) -> 
 /// How much longer than a statement's deadline the node waits for PostgreSQL to answer
 /// anything (the cancellation itself, which takes a millisecond) before it gives the
 /// connection up.
-const ANSWER_MARGIN: Duration = Duration::from_millis(500);
+pub const ANSWER_MARGIN: Duration = Duration::from_millis(500);
 /// A pooled connection idle this long is pinged before it is handed out (a restarted server
 /// or a proxy may have dropped it); a busy one is used as it is, without a round trip.
 const PING_IF_IDLE_FOR: Duration = Duration::from_secs(5);

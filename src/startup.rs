@@ -250,7 +250,7 @@ fn join_the_nodes(
     tracing::info!(%node_url, "this node of several");
     Ok(Some(Arc::new(Nodes {
         leases: Arc::new(Leases::new(db.clone(), node_url, metrics.clone())),
-        forwarder: Forwarder::new(node_key(config.jwt_secret.expose()))?,
+        forwarder: Forwarder::new(node_key(config.jwt_secret.expose()), config.database_deadline)?,
         keeper: Notify::new(),
     })))
 }

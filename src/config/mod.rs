@@ -77,7 +77,9 @@ pub struct Config {
     pub database_url: String,
     /// `DATABASE_DEADLINE`: the longest a statement runs on PostgreSQL before the server
     /// cancels it (`statement_timeout`); a server that does not answer within half a second more
-    /// (frozen, partitioned) has its connection given up. 3 s by default.
+    /// (frozen, partitioned) has its connection given up. 3 s by default. With several nodes it
+    /// also bounds how long a press handed to the tournament's owner may take there
+    /// ([`crate::live::forward`]), so the nodes share it.
     pub database_deadline: std::time::Duration,
     /// `REDIS_URL`: unset means a single node with in-process broadcasts.
     pub redis_url: Option<String>,

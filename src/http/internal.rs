@@ -44,25 +44,37 @@ async fn only_nodes(State(app): State<AppState>, request: Request, next: Next) -
     next.run(request).await
 }
 
-/// Runs the handed work here, without handing it on: a node that no longer runs the
-/// tournament says so, and the caller asks again who does. A command is run only for an
-/// account that may run it here and now: the calling node checked, but the key alone must not
-/// let its holder act as anyone on any club.
+/// Runs the handed work here, without handing it on, and answers within the work's own bound
+/// ([`Handed::owner_answers_within`]): past it, that its outcome is unknown, which the calling
+/// node, waiting longer, passes on as it would its own. A node that no longer runs the
+/// tournament says so, and the caller asks again who does.
 async fn run_handed(
     State(app): State<AppState>,
     Path(tournament_id): Path<Uuid>,
     Json(work): Json<Handed>,
 ) -> axum::Json<Answered> {
     super::request_span::name_by_route(&axum::http::Method::POST, INTERNAL_PATH);
+    let within = work.owner_answers_within(app.config.database_deadline);
+    let answered = tokio::time::timeout(within, run_checked(&app, tournament_id, work)).await;
+    axum::Json(answered.unwrap_or_else(|_| {
+        tracing::warn!(%tournament_id, ?within, "work handed over by another node was not finished in time; answered as of unknown outcome");
+        Answered::unfinished(within)
+    }))
+}
+
+/// Runs the handed work here. A command is run only for an account that may run it here and
+/// now: the calling node checked, but the key alone must not let its holder act as anyone on
+/// any club.
+async fn run_checked(app: &AppState, tournament_id: Uuid, work: Handed) -> Answered {
     if let Handed::Command { by, .. } | Handed::Replay { by, .. } = &work {
         // The check's own failure crosses as the engine speaks it: a database out of reach is
         // `503` on the calling node too, not a refused call (a `500`).
-        let refusal = refusal_of_actor(&app, tournament_id, *by).await.unwrap_or_else(|err| Some(err.into_live()));
+        let refusal = refusal_of_actor(app, tournament_id, *by).await.unwrap_or_else(|err| Some(err.into_live()));
         if let Some(refusal) = refusal {
-            return axum::Json(Answered::of(Err(refusal)));
+            return Answered::of(Err(refusal));
         }
     }
-    axum::Json(Answered::of(app.live.here(tournament_id, work).await))
+    Answered::of(app.live.here(tournament_id, work).await)
 }
 
 /// Why account `by` may not run a live command of the tournament, if it may not: the rule

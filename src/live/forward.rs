@@ -10,12 +10,25 @@
 //! have been applied, so it is reported, not repeated (the client's `Idempotency-Key` makes
 //! its own retry safe).
 //!
-//! An owner that takes a call and does not answer it in time (frozen: a stalled host, a
-//! paused VM) is marked as not answering: this node delivers it nothing more until its lease
-//! has had time to run out, so a press it would apply on waking is never handed to it, and the
-//! commands meanwhile wait for the next owner (or are refused `503`, applied nowhere). Nor is
-//! a press handed to an owner that has left another press unanswered for [`OVERDUE`]: the
-//! presses of a freeze's first seconds are not all handed to it to end unknown.
+//! The owner bounds its own answer: work it has not finished within
+//! [`Handed::owner_answers_within`] is answered, by the owner, as of unknown outcome (a press:
+//! 8 s with the default `DATABASE_DEADLINE` of 3 s, room for one statement that waits out the
+//! deadline on a lock, then the look at a commit that went unanswered, under the tournament's
+//! row lock, and the rest of the turn). The calling node waits [`TRANSIT`] longer than that,
+//! so what the client hears is what the owner answered: a press that a healthy owner may still
+//! commit is never called lost here. Both bounds come from `DATABASE_DEADLINE`, which the
+//! nodes share.
+//!
+//! A slow answer is not a frozen owner. While a call goes unanswered past [`OVERDUE`], this node
+//! looks at the owner's liveness ([`super::probe`]) every [`FOUND_FOR`]: an owner that answers
+//! it is busy, and the call waits on, the presses after it handed over as usual. One that answers
+//! nothing (frozen: a stalled host, a paused VM) is marked as not answering: the call is reported
+//! lost at once (it may have been applied there), and this node delivers that owner nothing
+//! more until its lease has had time to run out, so a press it would apply on waking is never
+//! handed to it, and the commands meanwhile wait for the next owner (or are refused `503`,
+//! applied nowhere). Nor is a press handed to an owner that has left another press unanswered
+//! for [`OVERDUE`] until a look finds it answering: the presses of a freeze's first second are
+//! not all handed to it to end unknown.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -27,6 +40,7 @@ use tokio::time::Instant;
 use axum::http::HeaderMap;
 use chrono::{DateTime, Utc};
 use floor_actors::error::{LiveError, LiveResult, Refusal};
+use floor_actors::live::registry::COMMAND_TIMEOUT;
 use floor_actors::live::{Answer, Command, Elimination, LiveState, Order, Outcome, Timed};
 use floor_actors::rules::balance::BalanceHint;
 use serde::{Deserialize, Serialize};
@@ -34,23 +48,26 @@ use std::sync::Arc;
 use tracing::Instrument as _;
 use uuid::Uuid;
 
+use super::probe::{FOUND_FOR, Liveness, Probes};
+use crate::db::ANSWER_MARGIN;
 use crate::live::node_key::NODE_KEY;
 
 /// The path of the internal call, under the owner's `NODE_URL`.
 pub const INTERNAL_PATH: &str = "/internal/live/{id}";
 /// The longest a call waits to connect: an owner that does not accept is taken for gone.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
-/// The longest a press waits for the owner's answer (a clock press or an elimination takes
-/// milliseconds): past it the owner is taken for frozen.
-const ANSWER_WITHIN: Duration = Duration::from_secs(2);
-/// The longest the work that may rightly take long waits (starting or confirming a field of
-/// thousands, reseating a broken table, reading the tournament again): the actor's own limit.
-const LONG_WORK_ANSWER_WITHIN: Duration = Duration::from_secs(35);
-/// How long an owner that left a call unanswered gets nothing more from this node: its lease
-/// has run out by then unless it renews it, which only a node that answers again does.
+/// Room for the statements of a press's turn besides the one that may wait out the deadline
+/// and the look at an unanswered commit; for the long work, for the check of the caller's
+/// rights before the actor's own limit.
+const REST_OF_TURN: Duration = Duration::from_secs(1);
+/// How much longer than the owner's own bound the calling node waits for its answer: the
+/// answer's way back.
+const TRANSIT: Duration = Duration::from_secs(1);
+/// How long an owner found frozen gets nothing more from this node: its lease has run out by
+/// then unless it renews it, which only a node that answers again does.
 const NOT_ANSWERING_FOR: Duration = super::leases::LEASE_FOR;
-/// How long a press handed to an owner may go unanswered before this node hands that owner no
-/// other press: an owner answers one in milliseconds.
+/// How long a call may go unanswered before this node looks whether the owner answers at all
+/// (and hands that owner no other press until it does): a press takes milliseconds.
 const OVERDUE: Duration = Duration::from_millis(500);
 
 /// What one node hands the owner of a tournament.
@@ -135,6 +152,16 @@ impl Answered {
         }
     }
 
+    /// What the owner answers for work it has not finished within `within`: its outcome is
+    /// unknown (the actor may still be at it), as a failure, which every node reads.
+    pub fn unfinished(within: Duration) -> Self {
+        Self::Failed {
+            message: format!(
+                "the owner of the tournament did not finish the work within {within:?}, so its outcome is unknown; read the live state"
+            ),
+        }
+    }
+
     pub fn into_result(self) -> LiveResult<Done> {
         match self {
             Self::Done { state, elimination, balance, answers } => Ok(Done::Command(Outcome {
@@ -160,14 +187,34 @@ impl Handed {
         }
     }
 
-    /// How long the owner may take to answer this work.
-    fn answer_within(&self) -> Duration {
-        match self {
+    /// Whether this is a press, which takes milliseconds, rather than work that may rightly
+    /// keep the owner for seconds (starting or confirming a field of thousands, reseating a
+    /// broken table, a replayed queue, reading the tournament again).
+    fn is_press(&self) -> bool {
+        !matches!(
+            self,
             Self::Command { command: Command::Start | Command::ConfirmResults | Command::ReseatBatch(_), .. }
-            | Self::Replay { .. }
-            | Self::Announce => LONG_WORK_ANSWER_WITHIN,
-            Self::Command { .. } => ANSWER_WITHIN,
-        }
+                | Self::Replay { .. }
+                | Self::Announce
+        )
+    }
+
+    /// The longest the owner takes over this work, on a database whose statements have
+    /// `deadline` (`DATABASE_DEADLINE`), before it answers by itself that the work's outcome is
+    /// unknown. A press: one statement that waits the deadline out (a lock held that long, or
+    /// a server that froze, given up [`ANSWER_MARGIN`] later), the look at a commit that went
+    /// unanswered (under the row lock: as long again at most), and the rest of the turn. The
+    /// long work: the actor's own limit, and the check of the caller's rights before it.
+    pub fn owner_answers_within(&self, deadline: Duration) -> Duration {
+        let work =
+            if self.is_press() { deadline.saturating_add(ANSWER_MARGIN).saturating_mul(2) } else { COMMAND_TIMEOUT };
+        work.saturating_add(REST_OF_TURN)
+    }
+
+    /// The longest the calling node waits for the owner's answer: longer than the owner's own
+    /// bound, so the owner's answer is always the one heard.
+    fn caller_waits(&self, deadline: Duration) -> Duration {
+        self.owner_answers_within(deadline).saturating_add(TRANSIT)
     }
 }
 
@@ -176,21 +223,24 @@ pub enum Sent {
     Answered(Answered),
     /// The owner was not reached: nothing was done there.
     NotDelivered,
-    /// The owner did not answer this node's last call in time: it is sent nothing, and nothing
-    /// was done there.
+    /// The owner was found frozen lately: it is sent nothing, and nothing was done there.
     NotAnswering,
     /// The owner was reached and did not answer: the work may have been done.
     Lost(String),
 }
 
-/// How a call that reached the owner and timed out is told.
+/// How a call that reached the owner and got no answer is told.
 const NO_ANSWER: &str = "the node running the tournament took the command and did not answer";
 
 /// This node's side of the calls.
 pub struct Forwarder {
     client: reqwest::Client,
     key: String,
-    /// The owners that left a call of this node unanswered, and when.
+    /// `DATABASE_DEADLINE`, which the owners' bounds come from.
+    deadline: Duration,
+    /// Looks at whether an owner slow to answer answers at all.
+    probes: Probes,
+    /// The owners found frozen, and when.
     not_answering: Mutex<HashMap<String, Instant>>,
     /// The presses handed to each owner and not answered yet: when each was handed.
     pending: Arc<Mutex<PendingPresses>>,
@@ -220,14 +270,24 @@ impl Drop for Pending {
 }
 
 impl Forwarder {
-    pub fn new(key: String) -> anyhow::Result<Self> {
+    /// The calls of a node whose statements end by `deadline` (`DATABASE_DEADLINE`), keyed
+    /// with `key`.
+    pub fn new(key: String, deadline: Duration) -> anyhow::Result<Self> {
         // No kept-alive connections: a command handed over on a connection kept from an earlier
         // one, to an owner killed since, fails after it was written, which cannot be told from
         // an owner that died while running it (an error to the client); on a fresh connection
         // a dead owner refuses the connect, and the command waits for the next owner. A press
         // is worth a connect on the nodes' network.
         let client = reqwest::Client::builder().connect_timeout(CONNECT_TIMEOUT).pool_max_idle_per_host(0).build()?;
-        Ok(Self { client, key, not_answering: Mutex::default(), pending: Arc::default(), next_call: AtomicU64::new(0) })
+        Ok(Self {
+            probes: Probes::new(client.clone()),
+            client,
+            key,
+            deadline,
+            not_answering: Mutex::default(),
+            pending: Arc::default(),
+            next_call: AtomicU64::new(0),
+        })
     }
 
     fn pending(&self) -> std::sync::MutexGuard<'_, PendingPresses> {
@@ -250,30 +310,58 @@ impl Forwarder {
         self.not_answering.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Whether `owner` left a call of this node unanswered lately.
+    /// Whether `owner` was found frozen lately.
     fn is_not_answering(&self, owner: &str) -> bool {
         let mut marks = self.not_answering();
         marks.retain(|_, since| since.elapsed() < NOT_ANSWERING_FOR);
         marks.contains_key(owner)
     }
 
+    /// Whether `owner` answers nothing at all (frozen), looked at now or a moment ago; one that
+    /// does is marked as not answering.
+    async fn is_frozen(&self, owner: &str, tournament_id: Uuid) -> bool {
+        if self.probes.liveness(owner).await != Liveness::Silent {
+            return false;
+        }
+        let mut marks = self.not_answering();
+        let marked = marks.get(owner).is_some_and(|since| since.elapsed() < NOT_ANSWERING_FOR);
+        if !marked {
+            tracing::warn!(%tournament_id, owner, "the node running the tournament answers nothing; it is sent nothing more until its lease runs out");
+            marks.insert(owner.to_owned(), Instant::now());
+        }
+        true
+    }
+
+    /// Returns once `owner` is found frozen, looking from [`OVERDUE`] on (a call answered
+    /// before that is never looked at); never while it answers.
+    async fn until_frozen(&self, owner: &str, tournament_id: Uuid) {
+        tokio::time::sleep(OVERDUE).await;
+        while !self.is_frozen(owner, tournament_id).await {
+            tokio::time::sleep(FOUND_FOR).await;
+        }
+    }
+
     /// Hands `work` on tournament `tournament_id` to the node at `owner`, in a span of its
-    /// own whose context the call carries: the owner's spans join the caller's trace.
+    /// own whose context the call carries: the owner's spans join the caller's trace. The call
+    /// waits for the owner's answer as long as the owner answers a look at its liveness, and
+    /// ends, lost, when it is found frozen.
     pub async fn send(&self, owner: &str, tournament_id: Uuid, work: &Handed) -> Sent {
-        if self.is_not_answering(owner) || self.has_overdue_press(owner) {
+        if self.is_not_answering(owner) {
+            return Sent::NotAnswering;
+        }
+        if self.has_overdue_press(owner) && self.is_frozen(owner, tournament_id).await {
             return Sent::NotAnswering;
         }
         // Only a press counts: the long work may rightly keep an owner busy for seconds.
-        let _pending = (work.answer_within() == ANSWER_WITHIN).then(|| self.hand(owner));
+        let _pending = work.is_press().then(|| self.hand(owner));
         let span = tracing::info_span!("live.forward", otel.kind = "client", %tournament_id, owner);
-        let sent = self.call(owner, tournament_id, work).instrument(span).await;
-        if let Sent::Lost(why) = &sent
-            && why.starts_with(NO_ANSWER)
-        {
-            tracing::warn!(%tournament_id, owner, "the node running the tournament did not answer in time; it is sent nothing more until its lease runs out");
-            self.not_answering().insert(owner.to_owned(), Instant::now());
+        tokio::select! {
+            biased;
+            sent = self.call(owner, tournament_id, work).instrument(span) => sent,
+            () = self.until_frozen(owner, tournament_id) => {
+                Sent::Lost(format!("{NO_ANSWER}, and answers nothing now (frozen?)"))
+            }
         }
-        sent
     }
 
     async fn call(&self, owner: &str, tournament_id: Uuid, work: &Handed) -> Sent {
@@ -281,13 +369,12 @@ impl Forwarder {
         let mut headers = HeaderMap::new();
         crate::trace_context::hand_on(&mut headers);
         let request = self.client.post(url).headers(headers).header(NODE_KEY, &self.key).json(work);
-        let sent = request.timeout(work.answer_within()).send().await;
+        let within = work.caller_waits(self.deadline);
+        let sent = request.timeout(within).send().await;
         let response = match sent {
             Ok(response) => response,
             Err(err) if err.is_connect() => return Sent::NotDelivered,
-            Err(err) if err.is_timeout() => {
-                return Sent::Lost(format!("{NO_ANSWER} within {:?}", work.answer_within()));
-            }
+            Err(err) if err.is_timeout() => return Sent::Lost(format!("{NO_ANSWER} within {within:?}")),
             Err(err) => return Sent::Lost(format!("the owner of the tournament did not answer: {err}")),
         };
         let status = response.status();
@@ -297,7 +384,7 @@ impl Forwarder {
         }
         match response.json::<Answered>().await {
             Ok(answered) => Sent::Answered(answered),
-            Err(err) if err.is_timeout() => Sent::Lost(format!("{NO_ANSWER} within {:?}", work.answer_within())),
+            Err(err) if err.is_timeout() => Sent::Lost(format!("{NO_ANSWER} within {within:?}")),
             Err(err) => Sent::Lost(format!("the owner's answer was unreadable: {err}")),
         }
     }
@@ -327,6 +414,57 @@ mod tests {
         ] {
             let text = serde_json::to_string(&work).expect("json");
             assert_eq!(serde_json::from_str::<Handed>(&text).expect("work"), work);
+        }
+    }
+
+    fn press() -> Handed {
+        Handed::Command { command: Command::Level(Direction::Next), by: Uuid::nil(), occurred_at: None, key: None }
+    }
+
+    #[test]
+    fn the_caller_waits_past_the_owner_s_own_bound_which_outlasts_a_statement_and_the_settle() {
+        let long = [
+            Handed::Command { command: Command::Start, by: Uuid::nil(), occurred_at: None, key: None },
+            Handed::Replay { commands: vec![Command::Pause.into()], by: Uuid::nil() },
+            Handed::Announce,
+        ];
+        // Every deadline the configuration takes, 1 s to a minute.
+        for deadline in (1..=60).map(Duration::from_secs) {
+            let statement = deadline + ANSWER_MARGIN;
+            let owner = press().owner_answers_within(deadline);
+            assert!(owner > statement * 2, "{deadline:?}: a lock wait and the settle fit in {owner:?}");
+            assert!(press().caller_waits(deadline) > owner, "{deadline:?}");
+            for work in &long {
+                assert!(work.owner_answers_within(deadline) > COMMAND_TIMEOUT, "{work:?}: the actor's own limit");
+                assert!(work.caller_waits(deadline) > work.owner_answers_within(deadline), "{work:?}");
+            }
+        }
+        // With the default deadline of 3 s: the owner answers within 8 s, the caller waits 9 s.
+        let deadline = crate::config::DEFAULT_DATABASE_DEADLINE;
+        assert_eq!(press().owner_answers_within(deadline), Duration::from_secs(8));
+        assert_eq!(press().caller_waits(deadline), Duration::from_secs(9));
+    }
+
+    #[test]
+    fn only_the_quick_commands_are_presses() {
+        assert!(press().is_press());
+        let eliminate = Command::Eliminate(Uuid::nil());
+        assert!(Handed::Command { command: eliminate, by: Uuid::nil(), occurred_at: None, key: None }.is_press());
+        for command in [Command::Start, Command::ConfirmResults, Command::ReseatBatch(Vec::new())] {
+            assert!(!Handed::Command { command, by: Uuid::nil(), occurred_at: None, key: None }.is_press());
+        }
+        assert!(!Handed::Replay { commands: Vec::new(), by: Uuid::nil() }.is_press());
+        assert!(!Handed::Announce.is_press());
+    }
+
+    #[test]
+    fn work_left_unfinished_crosses_as_of_unknown_outcome() {
+        let answered = Answered::unfinished(Duration::from_secs(8));
+        let text = serde_json::to_string(&answered).expect("json");
+        assert!(text.contains(r#""kind":"failed""#), "a variant every node reads: {text}");
+        match serde_json::from_str::<Answered>(&text).expect("an answer").into_result() {
+            Err(LiveError::Internal(cause)) => assert!(cause.to_string().contains("outcome is unknown"), "{cause}"),
+            other => panic!("unexpected {other:?}"),
         }
     }
 

@@ -13,6 +13,7 @@ pub mod leases;
 pub mod node_key;
 pub mod patch;
 pub mod player_rows;
+pub mod probe;
 pub mod screen_feed;
 pub mod socket;
 pub mod socket_guards;

@@ -78,6 +78,7 @@ mod schemathesis;
 mod screen;
 mod seasons;
 mod security_headers;
+mod slow_owner;
 mod staffing;
 mod tournament_dealers;
 mod tournaments;

@@ -44,7 +44,7 @@ pub use self::supervisor::IDLE_AFTER;
 use self::supervisor::{LiveSupervisor, SupervisorMsg};
 
 /// The longest a caller waits for a live command's answer.
-const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Finds or starts the actor of a tournament; cheap to clone.
 pub struct Registry<S, B> {
