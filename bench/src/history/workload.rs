@@ -24,6 +24,9 @@ const CUT_WITHIN_MS: u64 = 400;
 const SENDINGS: usize = 6;
 
 /// What the clients share with the run: the nodes, the nemesis now, the counts and the stop.
+/// How far behind now a command's `occurredAt` is stamped ([`Shared::stamp`]).
+const STAMP_BEHIND_MS: i64 = 1000;
+
 pub struct Shared {
     /// `http://127.0.0.1:port` of each node.
     pub nodes: Vec<String>,
@@ -61,11 +64,13 @@ impl Shared {
         self.nemesis.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
-    /// A moment for a command's `occurredAt`: now, or a millisecond after the last one handed
-    /// out, so no two commands share one.
+    /// A moment for a command's `occurredAt`: a second ago, or a millisecond after the last one
+    /// handed out, so no two commands share one. In the past, because a node takes a moment
+    /// ahead of its clock as its now (`applied_as_of`): a stamp a few milliseconds ahead of a
+    /// node would be written as another command's moment, and the two could not be told apart.
     fn stamp(&self) -> i64 {
         let mut last = self.last_stamp.lock().unwrap_or_else(PoisonError::into_inner);
-        *last = chrono::Utc::now().timestamp_millis().max(*last + 1);
+        *last = (chrono::Utc::now().timestamp_millis() - STAMP_BEHIND_MS).max(*last + 1);
         *last
     }
 
