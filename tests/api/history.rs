@@ -34,9 +34,11 @@ async fn every_nemesis_leaves_each_command_applied_as_answered() {
         report.bites
     );
     assert_eq!(report.unresolved, 0, "every command with a key resolved once the cluster healed");
-    // A finding of this checker, reported and not yet mended: a read (`GET …/live`) or a join
-    // on one node may answer a version older than the one the same client was just answered
-    // by a command through the other node. Counted and printed above; every other anomaly fails.
+    // A finding of this checker, not yet mended: a read (`GET …/live`) or a join on one node
+    // may answer a version older than one the same client was answered already. Seen since
+    // the reads' check against the stored version landed as a node holding one version for a
+    // while, which fits the check's 250 ms bound serving what is held while PostgreSQL is slow.
+    // Counted and printed above; every other anomaly fails.
     let (stale_reads, anomalies): (Vec<&Anomaly>, Vec<&Anomaly>) = report
         .anomalies
         .iter()

@@ -6,6 +6,9 @@ use std::collections::HashMap;
 
 use uuid::Uuid;
 
+/// The nemesis name of the sendings that resolve an unknown outcome once the cluster healed.
+pub const AFTER_THE_RUN: &str = "after the run";
+
 /// What a request came to, as its client saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {

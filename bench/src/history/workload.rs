@@ -13,7 +13,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::model::{Op, Outcome, Record, Sending, Told};
+use super::model::{AFTER_THE_RUN, Op, Outcome, Record, Sending, Told};
 use crate::watcher::{Target, Transport, join};
 
 /// How long a request may take when no client is cutting: past it, the outcome is unknown.
@@ -483,7 +483,7 @@ pub async fn desk(shared: Arc<Shared>, client: usize, players: Vec<Player>, rush
 pub async fn resolve(shared: &Shared, token: &str, pending: Vec<Pending>, records: &mut [Record], rounds: usize) {
     for pending in pending {
         for _ in 0..rounds {
-            let going = Going::under(shared, "after the run".to_owned());
+            let going = Going::under(shared, AFTER_THE_RUN.to_owned());
             let answer = send(
                 shared,
                 going.node,
