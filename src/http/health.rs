@@ -98,3 +98,11 @@ impl Dependencies {
         Self { db: word(app.db_watch.is_up()), redis: app.link.as_ref().map_or("off", |link| word(link.is_up())) }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_nodes_look_at_each_other_on_the_health_route() {
+        assert_eq!(crate::live::probe::LIVENESS_PATH, format!("{}/health", crate::http::API_PREFIX));
+    }
+}

@@ -14,8 +14,9 @@ use std::time::Duration;
 
 use moka::future::Cache;
 
-use crate::http::API_PREFIX;
-
+/// What a look asks a node for: the API's health, which answers whenever its process runs
+/// (the HTTP layer's test holds it to the route it serves).
+pub const LIVENESS_PATH: &str = "/api/v1/health";
 /// The longest a look waits for any answer: a healthy node answers its liveness in
 /// milliseconds, however busy its tournaments' actors are.
 const LOOK_WITHIN: Duration = Duration::from_secs(1);
@@ -56,7 +57,7 @@ impl Probes {
 
 async fn look(client: &reqwest::Client, node: &str) -> Liveness {
     let span = tracing::info_span!("live.probe", otel.kind = "client", node);
-    let answer = client.get(format!("{node}{API_PREFIX}/health")).timeout(LOOK_WITHIN).send();
+    let answer = client.get(format!("{node}{LIVENESS_PATH}")).timeout(LOOK_WITHIN).send();
     found(tracing::Instrument::instrument(answer, span).await)
 }
 

@@ -21,6 +21,7 @@ mod entry;
 mod fresh;
 mod nodes;
 mod opening;
+mod role;
 mod supervisor;
 
 use std::sync::Arc;

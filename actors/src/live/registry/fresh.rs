@@ -25,7 +25,7 @@ use crate::live::state::{LiveState, Snapshot};
 use crate::live::store::LiveStore;
 use crate::rounds::Rounds;
 
-use super::entry::{Role, publish_if_newer};
+use super::role::{Role, publish_if_newer};
 
 /// How long a check may take. Past it (a frozen database, before the pool notices) the readers
 /// are served what is held, as while the database is known to be out of reach: a live read

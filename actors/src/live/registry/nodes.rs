@@ -13,7 +13,8 @@ use crate::live::actor::{TournamentMsg, to_millis};
 use crate::live::state::{LiveState, Snapshot};
 use crate::live::store::{Broadcaster, LiveStore, Owner};
 
-use super::entry::{Entry, Follower, Role, entries, publish_if_newer};
+use super::entry::{Entry, entries};
+use super::role::{Follower, Role, publish_if_newer};
 use super::{Registry, announce};
 
 impl<S: LiveStore, B: Broadcaster> Registry<S, B> {

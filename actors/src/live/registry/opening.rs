@@ -16,7 +16,8 @@ use crate::live::state::LiveState;
 use crate::live::store::{Broadcaster, LiveStore, Owner};
 
 use super::Registry;
-use super::entry::{Entry, Follower, Role, entries, locked};
+use super::entry::{Entry, entries, locked};
+use super::role::{Follower, Role};
 use super::supervisor::SupervisorMsg;
 
 /// How many cold starts may be under way or waiting at once on a node: more callers are

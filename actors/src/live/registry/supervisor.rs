@@ -17,7 +17,8 @@ use crate::live::game::Game;
 use crate::live::state::LiveState;
 use crate::live::store::{Broadcaster, LiveStore};
 
-use super::entry::{Entries, Entry, Role, entries};
+use super::entry::{Entries, Entry, entries};
+use super::role::Role;
 
 /// An actor not used for this long is let go, unless its clock runs.
 pub const IDLE_AFTER: Duration = Duration::from_secs(10 * 60);
