@@ -57,32 +57,12 @@ impl<T: Clone + Send + 'static> Rounds<T> {
         };
         if lead {
             // A task of its own: the callers it answers must not depend on the first of them
-            // staying (a reader whose client hung up drops its future).
-            tokio::spawn(self.clone().serve());
+            // staying (a reader whose client hung up drops its future). Its mark is made here,
+            // not when it first runs: a task dropped before it ran (a runtime shutting down)
+            // lets its callers go all the same.
+            tokio::spawn(Reading { rounds: self.clone(), done: false }.serve());
         }
         answered.await.ok().flatten()
-    }
-
-    /// Reads for the callers waiting, round after round, until none waits.
-    async fn serve(self: Arc<Self>) {
-        let mut reading = Reading { rounds: &self, done: false };
-        loop {
-            let callers = {
-                let mut waiting = self.waiting();
-                if waiting.callers.is_empty() {
-                    waiting.reading = false;
-                    reading.done = true;
-                    return;
-                }
-                std::mem::take(&mut waiting.callers)
-            };
-            // Given up past the bound: the next round reads afresh.
-            let value = tokio::time::timeout(self.within, (self.read)()).await.ok();
-            for caller in callers {
-                // A caller that went away meanwhile needs nothing.
-                let _ = caller.send(value.clone());
-            }
-        }
     }
 
     fn waiting(&self) -> MutexGuard<'_, Waiting<T>> {
@@ -95,12 +75,35 @@ impl<T: Clone + Send + 'static> Rounds<T> {
 /// The reading task's mark: if the task ends without finishing (a read that panicked, a
 /// runtime shutting down), the callers it would have answered are let go (they get `None`)
 /// and the next caller starts a reader again, rather than waiting for one that is gone.
-struct Reading<'a, T> {
-    rounds: &'a Rounds<T>,
+struct Reading<T> {
+    rounds: Arc<Rounds<T>>,
     done: bool,
 }
 
-impl<T> Drop for Reading<'_, T> {
+impl<T: Clone + Send + 'static> Reading<T> {
+    /// Reads for the callers waiting, round after round, until none waits.
+    async fn serve(mut self) {
+        loop {
+            let callers = {
+                let mut waiting = self.rounds.waiting();
+                if waiting.callers.is_empty() {
+                    waiting.reading = false;
+                    self.done = true;
+                    return;
+                }
+                std::mem::take(&mut waiting.callers)
+            };
+            // Given up past the bound: the next round reads afresh.
+            let value = tokio::time::timeout(self.rounds.within, (self.rounds.read)()).await.ok();
+            for caller in callers {
+                // A caller that went away meanwhile needs nothing.
+                let _ = caller.send(value.clone());
+            }
+        }
+    }
+}
+
+impl<T> Drop for Reading<T> {
     fn drop(&mut self) {
         if !self.done {
             let mut waiting = self.rounds.waiting.lock().unwrap_or_else(std::sync::PoisonError::into_inner);

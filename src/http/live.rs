@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use axum::extract::State;
-use axum::http::header::{CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG, VARY};
+use axum::http::header::{CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -57,23 +57,39 @@ fn etag(state: &LiveState) -> String {
     format!("W/\"{}-{}\"", state.tournament_id, state.version)
 }
 
+/// The newest version of `tournament_id` an `If-None-Match` names by its [`etag`]: what the
+/// client has seen, which its read must not go back from.
+fn seen_in(headers: &HeaderMap, tournament_id: Uuid) -> Option<i64> {
+    let sent = headers.get(IF_NONE_MATCH)?.to_str().ok()?;
+    sent.split(',')
+        .filter_map(|tag| {
+            let opaque = tag.trim().trim_start_matches("W/").strip_prefix('"')?.strip_suffix('"')?;
+            let (id, version) = opaque.rsplit_once('-')?;
+            (id.parse::<Uuid>().ok()? == tournament_id).then(|| version.parse::<i64>().ok()).flatten()
+        })
+        .max()
+}
+
 /// The live picture of a tournament, for anyone: clock, tables, eliminations. Read from
 /// the tournament's actor, never from the database, and serialised once per change (each
 /// answer stamps its own `serverTime`); `If-None-Match` with the last `ETag` gives `304`
-/// while nothing changed.
+/// while nothing changed. Never older than the version that tag names: a node that cannot
+/// catch up with it within half a second (its database out of reach) answers `503`, to be
+/// asked again.
 #[utoipa::path(get, path = "/tournaments/{id}/live", tag = "live",
     params(("id" = Uuid, Path)),
     responses(
         (status = 200, body = LiveState, headers(("ETag" = String))),
         (status = 304, description = "nothing changed since the `If-None-Match` tag"),
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
+        (status = 503, description = "SERVICE_UNAVAILABLE: this node has not caught up with the version the `If-None-Match` tag names", body = ErrorBody),
     ))]
 async fn get_live_state(State(app): State<AppState>, Path(id): Path<Uuid>, headers: HeaderMap) -> AppResult<Response> {
     // An unknown id is answered before any actor may start for it.
     if !app.known_tournaments.exists(id).await? {
         return Err(AppError::not_found("tournament"));
     }
-    let snapshot = app.live.snapshot(id).await?;
+    let snapshot = app.live.snapshot_since(id, seen_in(&headers, id)).await?;
     let tag = etag(&snapshot);
     let tag_header = HeaderValue::from_str(&tag).map_err(|err| AppError::Internal(err.into()))?;
     let cache = [(CACHE_CONTROL, HeaderValue::from_static("no-cache")), (ETAG, tag_header)];
@@ -595,4 +611,33 @@ async fn confirm_results(
 ) -> AppResult<Json<ItemList<ResultView>>> {
     command_actor(&app, access.tournament.id, Command::ConfirmResults.into(), access.user.id()).await?;
     Ok(Json(ItemList { items: tournament_results(&app.db, access.tournament.id).await? }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asking(if_none_match: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(IF_NONE_MATCH, HeaderValue::from_str(if_none_match).expect("a header"));
+        headers
+    }
+
+    #[test]
+    fn the_version_seen_is_read_from_the_tournament_s_own_tags() {
+        let (ours, theirs) = (Uuid::new_v4(), Uuid::new_v4());
+        assert_eq!(seen_in(&asking(&format!("W/\"{ours}-41\"")), ours), Some(41));
+        assert_eq!(seen_in(&asking(&format!("\"{ours}-7\"")), ours), Some(7), "a strong tag too");
+        let several = format!("W/\"{ours}-3\", W/\"{theirs}-99\" , W/\"{ours}-12\"");
+        assert_eq!(seen_in(&asking(&several), ours), Some(12), "the newest of ours, not another tournament's");
+    }
+
+    #[test]
+    fn a_tag_not_of_ours_says_nothing_seen() {
+        let ours = Uuid::new_v4();
+        for sent in ["*", "W/\"abc\"", "W/\"nonsense-5\"", &format!("W/\"{ours}-x\""), &format!("W/{ours}-5")] {
+            assert_eq!(seen_in(&asking(sent), ours), None, "{sent}");
+        }
+        assert_eq!(seen_in(&HeaderMap::new(), ours), None);
+    }
 }

@@ -62,6 +62,12 @@ impl Live {
         self.registry.snapshot(tournament_id).await
     }
 
+    /// The latest LiveState for a client that has seen version `seen`: never older than it
+    /// (refused as unavailable while this node cannot catch up with it).
+    pub async fn snapshot_since(&self, tournament_id: Uuid, seen: Option<i64>) -> LiveResult<Snapshot> {
+        self.registry.snapshot_since(tournament_id, seen).await
+    }
+
     /// Runs a live command, or a replayed queue, through the tournament's actor, wherever it
     /// runs.
     pub async fn command(&self, tournament_id: Uuid, order: impl Into<Order>, by: Uuid) -> LiveResult<Outcome> {

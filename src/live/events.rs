@@ -150,8 +150,10 @@ pub struct RoomRequest {
     #[serde(default)]
     pub compact: bool,
     /// On `join`: the version of the LiveState the client holds (joining again after a
-    /// reconnect). The ack may then carry the `patch` from it instead of the whole state.
-    /// `leave` ignores it.
+    /// reconnect). The ack may then carry the `patch` from it instead of the whole state, and
+    /// never carries an older state: a node that cannot catch up with it within half a second
+    /// (its database out of reach) refuses `SERVICE_UNAVAILABLE`, to be asked again. `leave`
+    /// ignores it.
     #[serde(default)]
     pub version: Option<i64>,
 }

@@ -78,6 +78,7 @@ mod schemathesis;
 mod screen;
 mod seasons;
 mod security_headers;
+mod seen_versions;
 mod slow_owner;
 mod staffing;
 mod tournament_dealers;

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use floor_entities::enums::TournamentStatus;
 use uuid::Uuid;
 
-use crate::error::{LiveError, LiveResult};
+use crate::error::{LiveError, LiveResult, Refusal};
 use crate::live::{
     Broadcaster, Change, Command, Game, KeyRecord, Keys, LiveState, LiveStore, Made, Owner, Persisted, Player,
     Registry, Seat, Snapshot,
@@ -29,6 +29,8 @@ struct SharedStore {
     /// Every load waits for a read of it: a test holding it for writing holds the loads.
     loads_open: tokio::sync::RwLock<()>,
     loads: std::sync::atomic::AtomicUsize,
+    /// Every read of the stored version waits for a read of it, as `loads_open` for loads.
+    versions_open: tokio::sync::RwLock<()>,
     /// Every write spends a permit first: a test that takes them all holds the writes, and lets
     /// them through one at a time.
     writes_open: tokio::sync::Semaphore,
@@ -62,6 +64,7 @@ impl SharedStore {
             released: Mutex::default(),
             loads_open: tokio::sync::RwLock::new(()),
             loads: std::sync::atomic::AtomicUsize::new(0),
+            versions_open: tokio::sync::RwLock::new(()),
             writes_open: tokio::sync::Semaphore::new(WRITES as usize),
         })
     }
@@ -95,6 +98,7 @@ impl LiveStore for SharedStore {
     }
 
     async fn version(&self, _: Uuid) -> LiveResult<Option<i64>> {
+        let _open = self.versions_open.read().await;
         Ok(Some(self.game.lock().expect("a lock").version))
     }
 
@@ -281,4 +285,45 @@ async fn a_read_while_the_leaving_actor_finishes_its_commands_never_goes_back() 
     assert_eq!(pause.await.expect("joined").expect("answered"), 4);
     assert_eq!(handing.await.expect("joined"), [ID]);
     assert_eq!(registry.snapshot(ID).await.expect("a state").version, 4);
+}
+
+#[tokio::test]
+async fn a_follower_that_cannot_load_a_newer_stored_version_refuses_rather_than_go_back() {
+    let store = SharedStore::new(Owner::Node(OTHER_NODE.to_owned()));
+    let registry = node(&store).await;
+    assert_eq!(registry.snapshot(ID).await.expect("a state").version, 1);
+    let stored = store.changed_elsewhere();
+    // The stored version is read at once; the state itself does not come.
+    let held = store.loads_open.write().await;
+    match registry.snapshot(ID).await {
+        Err(LiveError::Refused { refusal: Refusal::Unavailable, .. }) => {}
+        other => panic!("version {stored} is stored: expected a refusal, got {other:?}"),
+    }
+    drop(held);
+    assert!(shows(&registry, stored).await, "caught up once the load comes");
+}
+
+#[tokio::test]
+async fn while_the_stored_version_cannot_be_read_a_client_is_never_served_older_than_it_has_seen() {
+    let store = SharedStore::new(Owner::Node(OTHER_NODE.to_owned()));
+    let registry = node(&store).await;
+    assert_eq!(registry.snapshot(ID).await.expect("a state").version, 1);
+    let seen = store.changed_elsewhere();
+    let versions = store.versions_open.write().await;
+    let loads = store.loads_open.write().await;
+
+    let asked = std::time::Instant::now();
+    match registry.snapshot_since(ID, Some(seen)).await {
+        Err(LiveError::Refused { refusal: Refusal::Unavailable, .. }) => {}
+        other => panic!("the client has seen {seen}: expected a refusal, got {other:?}"),
+    }
+    assert!(asked.elapsed() < Duration::from_millis(1500), "refused in {:?}", asked.elapsed());
+    let unsaid = registry.snapshot(ID).await.expect("what is held");
+    assert_eq!(unsaid.version, 1, "a client that says nothing is served what the node holds");
+    assert_eq!(registry.snapshot_since(ID, Some(1)).await.expect("as new as seen").version, 1);
+
+    // The follower's own read of the game (asked for by the refused read) brings it up.
+    drop(loads);
+    assert_eq!(registry.snapshot_since(ID, Some(seen)).await.expect("caught up").version, seen);
+    drop(versions);
 }

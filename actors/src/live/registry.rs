@@ -98,7 +98,13 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
     /// The latest LiveState of a tournament, from its actor or follower here (started if
     /// needed), never older than the version stored when the call began ([`fresh`]).
     pub async fn snapshot(&self, tournament_id: Uuid) -> LiveResult<Snapshot> {
-        self.entry(tournament_id).await?.current().await
+        self.snapshot_since(tournament_id, None).await
+    }
+
+    /// [`Self::snapshot`] for a client that has seen version `seen`: never older than it, or
+    /// refused as unavailable while this node cannot catch up with it ([`fresh`]).
+    pub async fn snapshot_since(&self, tournament_id: Uuid, seen: Option<i64>) -> LiveResult<Snapshot> {
+        self.entry(tournament_id).await?.current(seen).await
     }
 
     /// Runs a live command through the tournament's actor and waits for its answer; when

@@ -62,6 +62,8 @@ pub struct Report {
     pub by_nemesis: BTreeMap<String, BTreeMap<&'static str, usize>>,
     /// Per kind of operation, per outcome.
     pub by_kind: BTreeMap<&'static str, BTreeMap<&'static str, usize>>,
+    /// Per kind of operation and nemesis, why outcomes stayed unknown (as first answered).
+    pub unknown_why: BTreeMap<(&'static str, String, String), usize>,
     /// Operations whose first answer was unknown and that were resolved by sending again.
     pub resolved: usize,
     /// Commands with a key whose outcome stayed unknown after the run (none, when healthy).
@@ -75,6 +77,9 @@ pub struct Report {
     pub explained: Vec<String>,
     /// Per nemesis, how often it was seen biting (see `bites`): a nemesis at 0 tested nothing.
     pub bites: BTreeMap<&'static str, usize>,
+    /// Per nemesis, the reads and joins that said nothing of what their client had seen and
+    /// were answered older than it ([`check::unsaid_behind`]): what the contract allows them.
+    pub unsaid_behind: BTreeMap<String, usize>,
 }
 
 /// Runs the workload under every nemesis, resolves, reads the database and checks.
@@ -164,11 +169,13 @@ async fn run_on(settings: &Settings, cluster: &mut Cluster) -> anyhow::Result<Re
     workload::resolve(&shared, &api.token, pending, &mut history, 40).await;
     let observed = observe(&cluster.db, &game_ids, &[rush, churn]).await?;
     let anomalies = check::check(&history, &observed);
+    let unsaid_behind = check::unsaid_behind(&history);
     let keys = key_rows(&cluster.db, &explain::keys(&anomalies, &history)).await?;
     let explained = anomalies.iter().map(|anomaly| explain::explain(anomaly, &history, &observed, &keys)).collect();
     let mut report = report(&history, seconds, cluster.proxy.cuts(), inflicted, anomalies);
     report.explained = explained;
     report.bites = bites(&history, &windows, &seen_by_cluster);
+    report.unsaid_behind = unsaid_behind;
     Ok(report)
 }
 
@@ -324,11 +331,15 @@ fn report(
 ) -> Report {
     let mut by_nemesis: BTreeMap<String, BTreeMap<&'static str, usize>> = BTreeMap::new();
     let mut by_kind: BTreeMap<&'static str, BTreeMap<&'static str, usize>> = BTreeMap::new();
+    let mut unknown_why = BTreeMap::new();
     let mut resolved = 0;
     let mut unresolved = 0;
     for record in history {
         *by_nemesis.entry(record.nemesis.clone()).or_default().entry(record.outcome.kind()).or_default() += 1;
         *by_kind.entry(record.op.kind()).or_default().entry(record.outcome.kind()).or_default() += 1;
+        if let Some(model::Outcome::Unknown(why)) = record.first.as_ref().or(Some(&record.outcome)) {
+            *unknown_why.entry((record.op.kind(), record.nemesis.clone(), why.clone())).or_default() += 1;
+        }
         let keyed = matches!(record.op, model::Op::Live { key: Some(_), .. });
         match (&record.first, &record.outcome) {
             (_, model::Outcome::Unknown(_)) if keyed => unresolved += 1,
@@ -341,6 +352,7 @@ fn report(
         seconds,
         by_nemesis,
         by_kind,
+        unknown_why,
         resolved,
         unresolved,
         commit_cuts,
@@ -348,6 +360,7 @@ fn report(
         anomalies,
         explained: Vec::new(),
         bites: BTreeMap::new(),
+        unsaid_behind: BTreeMap::new(),
     }
 }
 
@@ -370,6 +383,16 @@ impl Report {
         for (kind, counts_of) in &self.by_kind {
             text.push_str(&format!("  {kind}: {}\n", counts(counts_of)));
         }
+        let mut unknown: Vec<_> = self.unknown_why.iter().collect();
+        unknown.sort_by_key(|(_, n)| std::cmp::Reverse(**n));
+        for ((kind, nemesis, why), n) in unknown.into_iter().take(12) {
+            text.push_str(&format!("  unknown at first: {n} × {kind} in {nemesis}: {why}\n"));
+        }
+        let unsaid: Vec<String> = self.unsaid_behind.iter().map(|(nemesis, n)| format!("{n} in {nemesis}")).collect();
+        text.push_str(&format!(
+            "reads and joins saying nothing seen, answered older than their client had: {}\n",
+            if unsaid.is_empty() { "none".to_owned() } else { unsaid.join(", ") }
+        ));
         text.push_str(&format!("anomalies: {}\n", self.anomalies.len()));
         for explained in self.explained.iter().take(50) {
             text.push_str(&format!("  {explained}\n"));
@@ -402,6 +425,7 @@ impl Report {
             "unresolved": self.unresolved,
             "commitCuts": self.commit_cuts,
             "bites": self.bites,
+            "unsaidBehind": self.unsaid_behind,
             "anomalies": self.explained,
         })
     }

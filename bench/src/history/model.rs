@@ -54,17 +54,31 @@ pub enum Op {
         tournament: Uuid,
         user: Uuid,
     },
-    /// `GET …/live` on a node.
+    /// `GET …/live` on a node; `seen`: the version its `If-None-Match` tag named, if it sent
+    /// one (the newest the client had been answered).
     Read {
         tournament: Uuid,
+        seen: Option<i64>,
     },
-    /// A Socket.IO `join` of `/live` on a node, its ack read.
+    /// A Socket.IO `join` of `/live` on a node, its ack read; `seen`: the `version` it said it
+    /// holds, if it said.
     Join {
         tournament: Uuid,
+        seen: Option<i64>,
     },
 }
 
 impl Op {
+    /// The tournament whose LiveState the operation answers with.
+    pub fn tournament(&self) -> Option<Uuid> {
+        match self {
+            Self::Live { tournament, .. } | Self::Read { tournament, .. } | Self::Join { tournament, .. } => {
+                Some(*tournament)
+            }
+            Self::Register { .. } | Self::Cancel { .. } => None,
+        }
+    }
+
     /// The operation's kind, for the counts.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -73,8 +87,10 @@ impl Op {
             Self::Live { .. } => "live without key",
             Self::Register { .. } => "register",
             Self::Cancel { .. } => "cancel",
-            Self::Read { .. } => "read",
-            Self::Join { .. } => "join",
+            Self::Read { seen: Some(_), .. } => "read",
+            Self::Read { seen: None, .. } => "read, nothing seen said",
+            Self::Join { seen: Some(_), .. } => "join",
+            Self::Join { seen: None, .. } => "join, nothing seen said",
         }
     }
 }

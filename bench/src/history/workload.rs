@@ -5,6 +5,7 @@
 //! players. Every live command carries an `occurredAt` of its own (a millisecond no other
 //! command has), so the audit record of its effect names it.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -108,6 +109,25 @@ pub struct Pending {
 pub struct Recorded {
     pub records: Vec<Record>,
     pub pending: Vec<Pending>,
+    /// The newest version of each tournament the client has been answered: what it says it
+    /// has seen when it reads or joins, as an app does (its tag, its join's `version`).
+    seen: HashMap<Uuid, i64>,
+}
+
+impl Recorded {
+    fn keep(&mut self, record: Record) {
+        if let (Some(version), Some(tournament), Outcome::Ok) =
+            (record.version, record.op.tournament(), &record.outcome)
+        {
+            let seen = self.seen.entry(tournament).or_insert(version);
+            *seen = (*seen).max(version);
+        }
+        self.records.push(record);
+    }
+
+    fn seen(&self, tournament: Uuid) -> Option<i64> {
+        self.seen.get(&tournament).copied()
+    }
 }
 
 /// How one request ended.
@@ -144,23 +164,29 @@ fn version(body: &Value) -> Option<i64> {
     body["version"].as_i64().or_else(|| body["state"]["version"].as_i64())
 }
 
-/// One request to `node`, cut at a random moment while the clients cut.
-async fn send(
+/// A request to `node` by the holder of `token`.
+fn request(shared: &Shared, node: usize, method: Method, path: &str, token: &str) -> reqwest::RequestBuilder {
+    shared.http.request(method, format!("{}/api/v1{path}", shared.nodes[node])).bearer_auth(token)
+}
+
+/// A command's `POST` of `body` to `node`, with its `Idempotency-Key` if it has one.
+fn command_request(
     shared: &Shared,
     node: usize,
-    method: Method,
     path: &str,
     token: &str,
     key: Option<&str>,
-    body: Option<&Value>,
-) -> Answer {
-    let mut request = shared.http.request(method, format!("{}/api/v1{path}", shared.nodes[node])).bearer_auth(token);
-    if let Some(key) = key {
-        request = request.header("idempotency-key", key);
+    body: &Value,
+) -> reqwest::RequestBuilder {
+    let asked = request(shared, node, Method::POST, path, token).json(body);
+    match key {
+        Some(key) => asked.header("idempotency-key", key),
+        None => asked,
     }
-    if let Some(body) = body {
-        request = request.json(body);
-    }
+}
+
+/// Sends `request`, cut at a random moment while the clients cut.
+async fn send(shared: &Shared, request: reqwest::RequestBuilder) -> Answer {
     let limit = if shared.cutting.load(Ordering::Relaxed) {
         Duration::from_millis(rand::random_range(1..CUT_WITHIN_MS))
     } else {
@@ -307,20 +333,21 @@ async fn live(shared: &Shared, client: usize, game: &Game, token: &str, keyed: b
     let mut sendings = Vec::new();
     for _ in 0..if keyed { SENDINGS } else { 1 } {
         let going = Going::new(shared);
-        let answer = send(shared, going.node, Method::POST, &path, token, key.as_deref(), Some(&body)).await;
+        let asked = command_request(shared, going.node, &path, token, key.as_deref(), &body);
+        let answer = send(shared, asked).await;
         let outcome = answer.outcome(unsure);
         sendings.push(going.ended(shared, outcome.clone()));
         first.get_or_insert_with(|| outcome.clone());
         if !matches!(outcome, Outcome::Unknown(_)) {
             let version = answer.body().and_then(version).filter(|_| outcome == Outcome::Ok);
-            recorded.records.push(making.end(op, outcome, first, version, sendings));
+            recorded.keep(making.end(op, outcome, first, version, sendings));
             return;
         }
         unsure = true;
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let index = recorded.records.len();
-    recorded.records.push(making.end(op, Outcome::Unknown("unresolved".to_owned()), first, None, sendings));
+    recorded.keep(making.end(op, Outcome::Unknown("unresolved".to_owned()), first, None, sendings));
     if let Some(key) = key {
         recorded.pending.push(Pending { records: vec![index], path, body, key: Some(key) });
     }
@@ -349,7 +376,7 @@ async fn queue(shared: &Shared, client: usize, game: &Game, token: &str, recorde
     let mut sendings = vec![Vec::new(); ops.len()];
     for _ in 0..SENDINGS {
         let going = Going::new(shared);
-        let answer = send(shared, going.node, Method::POST, &path, token, None, Some(&body)).await;
+        let answer = send(shared, request(shared, going.node, Method::POST, &path, token).json(&body)).await;
         let outcomes = queued_outcomes(&answer, ops.len(), unsure);
         for (of, outcome) in sendings.iter_mut().zip(&outcomes) {
             of.push(going.ended(shared, outcome.clone()));
@@ -360,7 +387,7 @@ async fn queue(shared: &Shared, client: usize, game: &Game, token: &str, recorde
             let firsts = firsts.unwrap_or_default();
             for (((op, outcome), first), sendings) in ops.into_iter().zip(outcomes).zip(firsts).zip(sendings) {
                 let seen = version.filter(|_| outcome == Outcome::Ok);
-                recorded.records.push(making.end(op, outcome, Some(first), seen, sendings));
+                recorded.keep(making.end(op, outcome, Some(first), seen, sendings));
             }
             return;
         }
@@ -370,7 +397,7 @@ async fn queue(shared: &Shared, client: usize, game: &Game, token: &str, recorde
     let first = recorded.records.len();
     let firsts = firsts.unwrap_or_default();
     for ((op, was), sendings) in ops.into_iter().zip(firsts).zip(sendings) {
-        recorded.records.push(making.end(op, Outcome::Unknown("unresolved".to_owned()), Some(was), None, sendings));
+        recorded.keep(making.end(op, Outcome::Unknown("unresolved".to_owned()), Some(was), None, sendings));
     }
     let records = (first..recorded.records.len()).collect();
     recorded.pending.push(Pending { records, path, body, key: None });
@@ -396,15 +423,35 @@ fn queued_outcomes(answer: &Answer, commands: usize, unsure: bool) -> Vec<Outcom
     outcomes
 }
 
-/// `GET …/live` on a node.
+/// Whether a read or join says the version its client has seen, as an app holding a state
+/// does: three in four. The others are a first load's, promised less ([`super::check::unsaid_behind`]).
+fn says_what_it_has_seen() -> bool {
+    rand::random_range(0..4) > 0
+}
+
+/// `GET …/live` on a node, with the tag of the newest version the client has seen: `304`
+/// says that one is still the newest.
 async fn read(shared: &Shared, client: usize, game: &Game, recorded: &mut Recorded) {
     let making = Making::begin(shared, client);
     let going = Going::under(shared, making.nemesis.clone());
-    let answer = send(shared, going.node, Method::GET, &format!("/tournaments/{}/live", game.id), "", None, None).await;
-    let outcome = answer.outcome(false);
-    let version = answer.body().and_then(version).filter(|_| outcome == Outcome::Ok);
+    let seen = recorded.seen(game.id).filter(|_| says_what_it_has_seen());
+    let tag = seen.map(|seen| format!("W/\"{}-{seen}\"", game.id));
+    let path = format!("/tournaments/{}/live", game.id);
+    let mut asked = request(shared, going.node, Method::GET, &path, "");
+    if let Some(tag) = tag {
+        asked = asked.header("if-none-match", tag);
+    }
+    let answer = send(shared, asked).await;
+    let (outcome, version) = match &answer {
+        Answer::Status(304, _) => (Outcome::Ok, seen),
+        answer => {
+            let outcome = answer.outcome(false);
+            let version = answer.body().and_then(version).filter(|_| outcome == Outcome::Ok);
+            (outcome, version)
+        }
+    };
     let sendings = vec![going.ended(shared, outcome.clone())];
-    recorded.records.push(making.end(Op::Read { tournament: game.id }, outcome, None, version, sendings));
+    recorded.keep(making.end(Op::Read { tournament: game.id, seen }, outcome, None, version, sendings));
 }
 
 /// A Socket.IO join of the tournament's room on a node: the ack's version.
@@ -423,13 +470,14 @@ async fn watch(shared: &Shared, client: usize, game: &Game, token: &str, recorde
         compact: false,
         deflate: false,
     };
-    let (outcome, version) = match tokio::time::timeout(PATIENCE, join(&target, None)).await {
+    let seen = recorded.seen(game.id).filter(|_| says_what_it_has_seen());
+    let (outcome, version) = match tokio::time::timeout(PATIENCE, join(&target, seen)).await {
         Ok(Ok((_link, acked))) => (Outcome::Ok, Some(acked.version)),
         Ok(Err(why)) => (Outcome::Unknown(why), None),
         Err(_) => (Outcome::Unknown("join: timeout".to_owned()), None),
     };
     let sendings = vec![going.ended(shared, outcome.clone())];
-    recorded.records.push(making.end(Op::Join { tournament: game.id }, outcome, None, version, sendings));
+    recorded.keep(making.end(Op::Join { tournament: game.id, seen }, outcome, None, version, sendings));
 }
 
 /// A desk client: its players each register once in `rush` (a tournament nobody leaves, whose
@@ -455,7 +503,7 @@ pub async fn desk(shared: Arc<Shared>, client: usize, players: Vec<Player>, rush
                 (format!("/tournaments/{tournament}/cancel-registration"), Op::Cancel { tournament, user: player.user })
             };
             let going = Going::under(&shared, making.nemesis.clone());
-            let answer = send(&shared, going.node, Method::POST, &path, &player.token, None, None).await;
+            let answer = send(&shared, request(&shared, going.node, Method::POST, &path, &player.token)).await;
             let outcome = answer.outcome(false);
             let sendings = vec![going.ended(&shared, outcome.clone())];
             let mut record = making.end(op, outcome.clone(), None, None, sendings);
@@ -468,7 +516,7 @@ pub async fn desk(shared: Arc<Shared>, client: usize, players: Vec<Player>, rush
                     position: body["waitlistPosition"].as_i64(),
                 });
             }
-            recorded.records.push(record);
+            recorded.keep(record);
             if !matches!(outcome, Outcome::Unknown(_)) || shared.stop.load(Ordering::Relaxed) {
                 break;
             }
@@ -484,16 +532,9 @@ pub async fn resolve(shared: &Shared, token: &str, pending: Vec<Pending>, record
     for pending in pending {
         for _ in 0..rounds {
             let going = Going::under(shared, AFTER_THE_RUN.to_owned());
-            let answer = send(
-                shared,
-                going.node,
-                Method::POST,
-                &pending.path,
-                token,
-                pending.key.as_deref(),
-                Some(&pending.body),
-            )
-            .await;
+            let asked =
+                command_request(shared, going.node, &pending.path, token, pending.key.as_deref(), &pending.body);
+            let answer = send(shared, asked).await;
             let outcomes = if pending.key.is_some() {
                 vec![answer.outcome(true)]
             } else {

@@ -110,7 +110,7 @@ async fn join<A: Adapter>(
             Ok(true) => {
                 let watchers = if compact { compact_room(tournament_id) } else { room(tournament_id) };
                 socket.join(watchers.clone());
-                let made = match hub.live.snapshot(tournament_id).await {
+                let made = match hub.live.snapshot_since(tournament_id, version).await {
                     Ok(state) => hub.acks.made(&state, version).await.map_err(|err| AppError::Internal(err.into())),
                     Err(err) => Err(err.into()),
                 };

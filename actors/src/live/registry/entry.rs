@@ -39,9 +39,10 @@ impl Entry {
         Self { role, snapshot, last_used: Instant::now(), checks }
     }
 
-    /// The state to serve: the latest held, once held against the stored version.
-    pub(super) async fn current(&self) -> LiveResult<Snapshot> {
-        served(&self.checks, &self.snapshot).await
+    /// The state to serve: the latest held, once held against the stored version, and never
+    /// older than `seen`, the version the client has seen.
+    pub(super) async fn current(&self, seen: Option<i64>) -> LiveResult<Snapshot> {
+        served(&self.checks, &self.snapshot, seen, || self.catch_up()).await
     }
 
     pub(super) fn actor(&self) -> Option<&ActorRef<TournamentMsg>> {

@@ -9,9 +9,20 @@
 //!
 //! The readers of a tournament on a node share one check at a time ([`Rounds`]): a burst of
 //! thousands of joins costs one indexed read per round trip to the database, not one each.
-//! While the database is out of reach, or a check does not answer within [`CHECK_WITHIN`] (a
-//! frozen database the pool has not noticed yet), what the node holds is served, as before:
-//! nothing can change the tournament meanwhile, and a live read stays a fast one.
+//! When the stored version is read and is newer than the state held, the state is brought here
+//! ([`ASK_WITHIN`], [`LOAD_WITHIN`]) or the read is refused as unavailable: it is never served
+//! older than a version the database is known to hold. While the database is out of reach, or
+//! the version is not read within [`CHECK_WITHIN`] (a frozen or slowed database), nothing is
+//! known, and what the node holds is served: during an outage nothing can change the
+//! tournament, and a live read stays a fast one.
+//!
+//! Except to a client that says it has seen a newer version (a join's `version`, the version
+//! in an `If-None-Match` tag): what the node holds would take that client back. Its read
+//! waits a moment for the node to catch up (the note of the change is usually on its way),
+//! and is refused as unavailable, to be asked again, if it does not: a session's reads never
+//! go back, whichever node answers them (the session guarantee of monotonic reads, kept by a
+//! token the client carries, as a database's session token does). A client that says nothing
+//! may, while the database is slow to this node, be served what the node holds.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,9 +38,10 @@ use crate::rounds::Rounds;
 
 use super::role::{Role, publish_if_newer};
 
-/// How long a check may take. Past it (a frozen database, before the pool notices) the readers
-/// are served what is held, as while the database is known to be out of reach: a live read
-/// answers within a fraction of a second whatever the database does.
+/// How long the stored version may take to read. Past it (a frozen or slowed database, before
+/// the pool notices) nothing is known, and the readers are served what is held, as while the
+/// database is known to be out of reach: a live read answers within a fraction of a second
+/// whatever the database does.
 pub const CHECK_WITHIN: Duration = Duration::from_millis(250);
 
 /// How long a check waits for the tournament's actor here to publish a version the database
@@ -37,14 +49,29 @@ pub const CHECK_WITHIN: Duration = Duration::from_millis(250);
 /// it that it is asked to read); past it the check loads the state itself.
 const ASK_WITHIN: Duration = Duration::from_millis(150);
 
+/// How long a check may take to load a state the database holds and this node does not; past
+/// it the node is known to be behind ([`Checked::Behind`]).
+const LOAD_WITHIN: Duration = Duration::from_millis(400);
+
+/// A round's bound beyond its steps' own: a round that outlives it answers nothing.
+const ROUND_WITHIN: Duration = Duration::from_millis(250 + 150 + 400 + 200);
+
+/// How long a read waits for this node to catch up with a version it is known to be behind
+/// (stored, or seen by its client): a note of the change on its way, or a follower's read of
+/// it. Past it the read is refused as unavailable, to be asked again.
+const CATCH_UP_WITHIN: Duration = Duration::from_millis(500);
+
 /// What a round of checks found.
 #[derive(Clone)]
 pub(super) enum Checked {
     /// A state as new as the stored version was when the round began.
     Current(Snapshot),
-    /// The database is out of reach: nothing can change the tournament meanwhile, and the
-    /// state held is served (as reads were before a database outage).
-    Unreachable,
+    /// The database holds this version, newer than the state held, which could not be brought
+    /// here within the round.
+    Behind(i64),
+    /// The stored version could not be read: the database is out of reach (nothing can change
+    /// the tournament meanwhile), or did not answer within [`CHECK_WITHIN`].
+    Unknown,
     /// The check failed otherwise.
     Failed(Arc<LiveError>),
 }
@@ -60,51 +87,78 @@ pub(super) fn checks<S: LiveStore>(
     role: Role,
     snapshot: watch::Receiver<Snapshot>,
 ) -> Checks {
-    Rounds::new(CHECK_WITHIN, move || {
+    Rounds::new(ROUND_WITHIN, move || {
         let (store, role, snapshot) = (store.clone(), role.clone(), snapshot.clone());
-        async move {
-            match up_to_date(store.as_ref(), now, tournament_id, &role, snapshot).await {
-                Ok(state) => Checked::Current(state),
-                Err(LiveError::Refused { refusal: Refusal::Unavailable, .. }) => Checked::Unreachable,
-                Err(err) => Checked::Failed(Arc::new(err)),
-            }
-        }
+        async move { up_to_date(store.as_ref(), now, tournament_id, &role, snapshot).await }
     })
 }
 
 /// The state to serve once a round has checked it: the newer of what the round found and
-/// what is held now (a state published meanwhile).
-pub(super) async fn served(checks: &Checks, held: &watch::Receiver<Snapshot>) -> LiveResult<Snapshot> {
+/// what is held now (a state published meanwhile). Never older than `seen`, the version the
+/// client says it has seen: a node behind it catches up, or refuses ([`CATCH_UP_WITHIN`]).
+pub(super) async fn served(
+    checks: &Checks,
+    held: &watch::Receiver<Snapshot>,
+    seen: Option<i64>,
+    catch_up: impl FnOnce(),
+) -> LiveResult<Snapshot> {
     let now_held = || held.borrow().clone();
     match checks.read().await {
+        // As new as the database: a version the client claims beyond it is of no history
+        // this database has (a restore from a backup), and holds nothing back.
         Some(Checked::Current(state)) => {
             let held = now_held();
             Ok(if held.version >= state.version { held } else { state })
         }
-        // Out of reach, or not answering within the bound: what is held.
-        Some(Checked::Unreachable) | None => Ok(now_held()),
+        Some(Checked::Behind(stored)) => caught_up(held, seen.map_or(stored, |seen| seen.max(stored)), catch_up).await,
+        // Nothing known: what is held, unless the client has seen newer.
+        Some(Checked::Unknown) | None => {
+            let state = now_held();
+            match seen {
+                Some(seen) if seen > state.version => caught_up(held, seen, catch_up).await,
+                _ => Ok(state),
+            }
+        }
         Some(Checked::Failed(err)) => Err(err.again()),
     }
 }
 
-/// A state of the tournament at least as new as its stored version now.
+/// The held state once it is as new as `version`, after `catch_up` asked for it.
+async fn caught_up(held: &watch::Receiver<Snapshot>, version: i64, catch_up: impl FnOnce()) -> LiveResult<Snapshot> {
+    catch_up();
+    let mut held = held.clone();
+    match tokio::time::timeout(CATCH_UP_WITHIN, held.wait_for(|state| state.version >= version)).await {
+        Ok(Ok(state)) => Ok(state.clone()),
+        _ => Err(LiveError::refused(
+            Refusal::Unavailable,
+            format!("this node has not caught up with version {version} of the tournament; ask again in a moment"),
+        )),
+    }
+}
+
+/// What the check of the state held against the stored version finds.
 async fn up_to_date<S: LiveStore>(
     store: &S,
     now: TimeSource,
     tournament_id: Uuid,
     role: &Role,
     mut snapshot: watch::Receiver<Snapshot>,
-) -> LiveResult<Snapshot> {
+) -> Checked {
     let held = snapshot.borrow().clone();
-    let Some(stored) = store.version(tournament_id).await? else { return Ok(held) };
+    let stored = match tokio::time::timeout(CHECK_WITHIN, store.version(tournament_id)).await {
+        Ok(Ok(Some(stored))) => stored,
+        Ok(Ok(None)) => return Checked::Current(held),
+        Ok(Err(err)) => return unknown_or_failed(err),
+        Err(_) => return Checked::Unknown,
+    };
     if held.version >= stored {
-        return Ok(held);
+        return Checked::Current(held);
     }
     if let Role::Owner(actor) = role {
         // The actor publishes its own change right after its commit; a change made beside it
         // it reads when asked, and tells its watchers.
         let published = async { snapshot.wait_for(|state| state.version >= stored).await.is_ok() };
-        let asked = actor.call(|reply| TournamentMsg::Freshen { stored, reply }, Some(ASK_WITHIN));
+        let asked = actor.call(|reply| TournamentMsg::Freshen { stored, reply }, None);
         let _ = tokio::time::timeout(ASK_WITHIN, async {
             tokio::select! {
                 _ = published => {}
@@ -114,14 +168,32 @@ async fn up_to_date<S: LiveStore>(
         .await;
         let published = snapshot.borrow().clone();
         if published.version >= stored {
-            return Ok(published);
+            return Checked::Current(published);
         }
     }
     // A follower, or an actor that could not publish it in time: the stored game itself.
-    let Some(game) = store.load(tournament_id).await? else { return Ok(held) };
+    let game = match tokio::time::timeout(LOAD_WITHIN, store.load(tournament_id)).await {
+        Ok(Ok(Some(game))) => game,
+        Ok(Ok(None)) => return Checked::Current(held),
+        Ok(Err(err)) => {
+            return match unknown_or_failed(err) {
+                Checked::Unknown => Checked::Behind(stored),
+                failed => failed,
+            };
+        }
+        Err(_) => return Checked::Behind(stored),
+    };
     let loaded = Arc::new(LiveState::of(&game, to_millis(now())));
     if let Role::Follower(follower) = role {
         publish_if_newer(&follower.published, loaded.clone());
     }
-    Ok(loaded)
+    Checked::Current(loaded)
+}
+
+/// A database out of reach says nothing of the stored version; any other error is the check's.
+fn unknown_or_failed(err: LiveError) -> Checked {
+    match err {
+        LiveError::Refused { refusal: Refusal::Unavailable, .. } => Checked::Unknown,
+        err => Checked::Failed(Arc::new(err)),
+    }
 }
