@@ -17,7 +17,7 @@ use floor_actors::live::LiveState;
 
 use super::json::StampedAt;
 use super::patch::{self, PatchOperation, json_len_within};
-use crate::error::{ErrorCode, FieldProblem};
+use crate::error::{AppError, ErrorCode, FieldProblem};
 use crate::input;
 use crate::objects_only::ObjectsOnly;
 
@@ -61,16 +61,30 @@ pub enum ConnectRefused {
     Unauthorized,
     /// The account or the client's address holds as many live sockets as a node allows.
     RateLimited,
+    /// The token is valid but its account could not be read (the database out of reach or
+    /// slow): nothing is known against the client, which connects again in a few seconds.
+    Unavailable,
 }
 
 impl ConnectRefused {
-    pub const ALL: [Self; 2] = [Self::Unauthorized, Self::RateLimited];
+    pub const ALL: [Self; 3] = [Self::Unauthorized, Self::RateLimited, Self::Unavailable];
+
+    /// The refusal of a handshake whose token could not be taken for its account's: what the
+    /// token says against the client (`UNAUTHORIZED`, and the app signs in again), or a failure
+    /// of the node's, which says nothing of the token (`SERVICE_UNAVAILABLE`).
+    pub fn of(err: AppError) -> Self {
+        match err.code() {
+            ErrorCode::ServiceUnavailable | ErrorCode::InternalError => Self::Unavailable,
+            _ => Self::Unauthorized,
+        }
+    }
 
     /// The message of the refusal, exactly: the contract's error code.
     pub const fn message(self) -> &'static str {
         match self {
             Self::Unauthorized => "UNAUTHORIZED",
             Self::RateLimited => "RATE_LIMITED",
+            Self::Unavailable => "SERVICE_UNAVAILABLE",
         }
     }
 }

@@ -66,7 +66,7 @@ fn the_payloads_keep_their_wire_names() {
     assert_eq!(required("Handshake"), ["token"]);
     assert_eq!(
         schemas["ConnectError"]["properties"]["message"]["enum"],
-        serde_json::json!(["UNAUTHORIZED", "RATE_LIMITED"])
+        serde_json::json!(["UNAUTHORIZED", "RATE_LIMITED", "SERVICE_UNAVAILABLE"])
     );
     assert_eq!(required("SessionExpired"), ["code", "message"]);
     assert_eq!(required("ClockUpdate"), ["tournamentId", "version", "serverTime", "clock", "status"]);

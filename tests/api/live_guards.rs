@@ -225,3 +225,29 @@ async fn a_flood_of_unknown_joins_starts_no_actor_and_is_paced() {
     app.get(&format!("/tournaments/{}/live", Uuid::new_v4()), None).await.assert_error(404, "NOT_FOUND");
     assert!(app.refusals("live_joins").await >= 40);
 }
+
+/// A handshake whose account cannot be read (the node's database blackholed) is refused as
+/// `SERVICE_UNAVAILABLE`, which says nothing against the token, never `UNAUTHORIZED`, which
+/// would send the app to sign in again; once the database answers, the same token connects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handshake_the_node_cannot_check_is_unavailable_not_unauthorized() {
+    let Some(first) = spawn_app(Backend::Postgres).await else { return };
+    let proxy = crate::fault_proxy::FaultProxy::start("127.0.0.1:5432").await;
+    let node = crate::helpers::spawn_on_with(&proxy.in_front_of_postgres(&first.database_url, 5432), &[]).await;
+    let player = node.sign_in_players(731, 1).await.remove(0);
+    proxy.blackhole();
+    let mut refused = node.watch(Some(&player.access_token), TransportType::Websocket).await;
+    let refusal = refused.connected().await.expect_err("no account read, no admission");
+    assert!(refusal.contains("SERVICE_UNAVAILABLE"), "{refusal}");
+    proxy.heal();
+    let mut admitted = false;
+    for _ in 0..50 {
+        let mut again = node.watch(Some(&player.access_token), TransportType::Websocket).await;
+        if again.connected().await.is_ok() {
+            admitted = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert!(admitted, "the same token connects once the database answers");
+}

@@ -47,7 +47,7 @@ pub(super) async fn authenticate<A: Adapter>(
     State(hub): State<LiveHub>,
 ) -> Result<(), ConnectRefused> {
     let handshake = handshake.map_err(|_| ConnectRefused::Unauthorized)?;
-    let (user_id, ends) = hub.account_of(&handshake.token).await.map_err(|_| ConnectRefused::Unauthorized)?;
+    let (user_id, ends) = hub.account_of(&handshake.token).await.map_err(ConnectRefused::of)?;
     hub.guards.admit(&socket, user_id, ends)?;
     socket.on_disconnect(gone::<A>);
     socket.join(user_room(user_id));
