@@ -149,10 +149,16 @@ pub(super) async fn command_actor(app: &AppState, tournament_id: Uuid, order: Or
     let label = outcome.as_ref().map_or_else(|err| err.code().as_str(), |_| "ok");
     app.metrics.live_command(name, label, started.elapsed());
     match outcome {
+        // The refusal is what is known: the state it carries is a courtesy, left out when it
+        // cannot be read now rather than turning a sure refusal into an unknown.
         Err(AppError::Api { code: ErrorCode::ConflictingChange, message, .. }) => {
-            let state = app.live.snapshot(tournament_id).await?;
-            let details = ErrorDetails::State { state: Box::new(current(&state)) };
-            Err(AppError::Api { code: ErrorCode::ConflictingChange, message, details: Some(details) })
+            let details = app
+                .live
+                .snapshot(tournament_id)
+                .await
+                .ok()
+                .map(|state| ErrorDetails::State { state: Box::new(current(&state)) });
+            Err(AppError::Api { code: ErrorCode::ConflictingChange, message, details })
         }
         outcome => outcome,
     }

@@ -160,6 +160,15 @@ async fn replay_queue(
     } else {
         let order = Order::Queue(to_run.iter().map(|(_, timed)| timed.clone()).collect());
         let outcome = command_actor(&app, tournament_id, order, by).await?;
+        // One answer per command run (an owner of another version could answer fewer): a
+        // command left without one would be dropped from the results, its outcome untold.
+        if outcome.answers.len() != to_run.len() {
+            return Err(AppError::Internal(anyhow::anyhow!(
+                "the queue of {} commands was answered {} times; read the live state for their effect",
+                to_run.len(),
+                outcome.answers.len()
+            )));
+        }
         for ((index, _), answer) in to_run.iter().zip(outcome.answers) {
             results[*index] = Some(result_of(queue[*index].idempotency_key.clone(), answer));
         }

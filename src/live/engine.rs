@@ -141,15 +141,21 @@ impl Live {
                         }
                         return done;
                     }
+                    Sent::Refused(why) => {
+                        tracing::warn!(%tournament_id, %owner, "{why}");
+                        return Err(LiveError::refused(Refusal::Unavailable, format!("{why}; nothing was applied")));
+                    }
                     Sent::Lost(why) => {
                         return Err(LiveError::Internal(anyhow::anyhow!("{why}; read the live state for its effect")));
                     }
                 }
             }
+            // Nothing was handed to an owner that took it: nothing was applied.
             if Instant::now() >= deadline {
-                return Err(LiveError::Internal(anyhow::anyhow!(
-                    "no node took the tournament over in time; try again"
-                )));
+                return Err(LiveError::refused(
+                    Refusal::Unavailable,
+                    "no node took the tournament over in time; nothing was applied, try again",
+                ));
             }
             tokio::time::sleep(ASK_AGAIN).await;
         }

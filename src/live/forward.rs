@@ -225,6 +225,9 @@ pub enum Sent {
     NotDelivered,
     /// The owner was found frozen lately: it is sent nothing, and nothing was done there.
     NotAnswering,
+    /// The owner turned the call away before running it (a refusal of the call itself: its
+    /// key, its route, its body): nothing was done there, and sending again will not help.
+    Refused(String),
     /// The owner was reached and did not answer: the work may have been done.
     Lost(String),
 }
@@ -379,8 +382,7 @@ impl Forwarder {
         };
         let status = response.status();
         if !status.is_success() {
-            let hint = if status == reqwest::StatusCode::FORBIDDEN { "; do all nodes share JWT_SECRET?" } else { "" };
-            return Sent::Lost(format!("the owner of the tournament refused the call ({status}){hint}"));
+            return unanswered(status);
         }
         match response.json::<Answered>().await {
             Ok(answered) => Sent::Answered(answered),
@@ -390,10 +392,45 @@ impl Forwarder {
     }
 }
 
+/// What a call that reached the owner and came back with `status`, not its answer, tells. The
+/// internal route answers every outcome of the work itself with `200`; anything else came
+/// from before the work ran (the owner's connection limits, its check of the nodes' key, the
+/// reading of the body), except a `500`, which a failure in the middle of it may give.
+fn unanswered(status: reqwest::StatusCode) -> Sent {
+    use reqwest::StatusCode;
+    match status {
+        // Busy, or leaving: as if not reached; another try, or another owner, may take it.
+        StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE => Sent::NotDelivered,
+        StatusCode::FORBIDDEN => Sent::Refused(format!(
+            "the owner of the tournament refused this node ({status}); do all nodes share JWT_SECRET?"
+        )),
+        status if status.is_client_error() => Sent::Refused(format!(
+            "the owner of the tournament refused the call ({status}); are the nodes of one version?"
+        )),
+        status => Sent::Lost(format!("the owner of the tournament failed the call ({status})")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use floor_actors::rules::clock::Direction;
+
+    #[test]
+    fn only_a_failure_in_the_middle_of_the_work_leaves_it_unknown() {
+        use reqwest::StatusCode;
+        for status in [StatusCode::TOO_MANY_REQUESTS, StatusCode::SERVICE_UNAVAILABLE] {
+            assert!(matches!(unanswered(status), Sent::NotDelivered), "{status}");
+        }
+        for status in
+            [StatusCode::FORBIDDEN, StatusCode::NOT_FOUND, StatusCode::PAYLOAD_TOO_LARGE, StatusCode::BAD_REQUEST]
+        {
+            assert!(matches!(unanswered(status), Sent::Refused(_)), "{status}");
+        }
+        for status in [StatusCode::INTERNAL_SERVER_ERROR, StatusCode::BAD_GATEWAY] {
+            assert!(matches!(unanswered(status), Sent::Lost(_)), "{status}");
+        }
+    }
 
     #[test]
     fn work_reads_back_as_written() {

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::failover::version;
 use crate::helpers::{Backend, spawn_app_with, test_redis_url};
+use crate::live::version;
 use crate::live::{Ready, ready};
 use crate::load_balancer::{Balancer, haproxy};
 use crate::nodes::{Node, press};

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::helpers::{Backend, TestApp, spawn_app_with, test_redis_url};
-use crate::live::{Ready, ready};
+use crate::live::{Ready, ready, version};
 use crate::nodes::{Node, live_actors, press};
 
 /// Prepares a tournament of `players` checked in, and two nodes beside it; `None` when
@@ -29,10 +29,6 @@ async fn two_nodes(phone: &str, prefix: u32, players: u32) -> Option<(TestApp, R
     let first = Node::start(&setup.database_url, Some(redis), logs.path(), "first").await;
     let second = Node::start(&setup.database_url, Some(redis), logs.path(), "second").await;
     Some((setup, game, first, second, logs))
-}
-
-pub(crate) fn version(state: &Value) -> i64 {
-    state["version"].as_i64().expect("a version")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

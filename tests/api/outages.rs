@@ -20,7 +20,7 @@ use uuid::Uuid;
 
 use crate::fault_proxy::FaultProxy;
 use crate::helpers::{Reply, TestApp, spawn_on, test_redis_url};
-use crate::live::{Ready, ready};
+use crate::live::{Ready, ready, version};
 use crate::nodes::{Node, live_actors, send_press};
 use crate::staffing::id_of;
 
@@ -209,10 +209,6 @@ fn run(command: &mut Command) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-fn version(state: &Value) -> i64 {
-    state["version"].as_i64().expect("a version")
 }
 
 /// A tournament of two players whose structure is [`LEVELS`] hour-long levels, started on

@@ -12,9 +12,9 @@ use rust_socketio::TransportType;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::failover::version;
 use crate::fault_proxy::FaultProxy;
 use crate::helpers::{Backend, spawn_app_with};
+use crate::live::version;
 use crate::live::{Ready, ready};
 use crate::nodes::{Node, metric, press};
 use crate::own_redis::OwnRedis;

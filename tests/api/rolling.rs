@@ -18,8 +18,8 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use uuid::Uuid;
 
-use crate::failover::version;
 use crate::helpers::{Backend, spawn_app_with};
+use crate::live::version;
 use crate::live::{Ready, ready};
 use crate::load_balancer::{Balancer, haproxy};
 use crate::nodes::{Node, press};
@@ -224,13 +224,7 @@ async fn a_rolling_restart_strands_no_socket_io_client_watcher_of_two_thousand()
         let terminated = Instant::now();
         node.terminate();
         let mut node = node;
-        let exit = loop {
-            if let Some(exit) = node.child.try_wait().expect("a status") {
-                break exit;
-            }
-            assert!(terminated.elapsed() < Duration::from_secs(30), "node {} exits within 30 s", n + 1);
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        };
+        let exit = node.exit_within(terminated, Duration::from_secs(30)).await;
         assert!(exit.success(), "node {} exits gracefully: {exit:?}", n + 1);
         let exited = terminated.elapsed();
         drop(node);

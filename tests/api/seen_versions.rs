@@ -8,16 +8,12 @@
 use std::time::{Duration, Instant};
 
 use reqwest::Method;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::fault_proxy::FaultProxy;
 use crate::helpers::{Backend, Reply, spawn_app_with, spawn_on_with};
-use crate::live::{ready, staff};
+use crate::live::{ready, staff, version};
 use crate::own_redis::OwnRedis;
-
-fn version(state: &Value) -> i64 {
-    state["version"].as_i64().expect("a version")
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_behind_a_version_the_client_has_seen_refuses_rather_than_go_back() {

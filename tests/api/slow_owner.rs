@@ -11,9 +11,9 @@ use sea_orm::{ConnectionTrait, DatabaseTransaction, Statement, TransactionTrait}
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::failover::version;
 use crate::helpers::{Backend, Reply, TestApp, spawn_app_with, test_redis_url};
 use crate::live::Ready;
+use crate::live::version;
 use crate::nodes::{Node, live_actors, send_press};
 
 /// `DATABASE_DEADLINE` as the nodes run it (the default).

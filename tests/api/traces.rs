@@ -11,10 +11,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::failover::version;
 use crate::fake_collector::{Collector, Span, SpanKind};
 use crate::helpers::{Backend, spawn_app_with, test_redis_url};
 use crate::live::ready;
+use crate::live::version;
 use crate::nodes::{Node, live_actors, press, send_press_with};
 
 // What the server's spans are called and carry. Kept together so that renaming a span in
