@@ -103,6 +103,11 @@ impl LiveStore for SeaOrmStore {
         }
     }
 
+    /// Several nodes hold leases; one alone has none.
+    fn shared(&self) -> bool {
+        self.leases.is_some()
+    }
+
     async fn load(&self, tournament_id: Uuid) -> LiveResult<Option<Game>> {
         self.breaker.guard(async { load_game(&self.db, tournament_id).await.map_err(AppError::into_live) }).await
     }

@@ -78,6 +78,13 @@ pub trait LiveStore: Send + Sync + 'static {
     /// The stored `live_version`: whether a game held in memory is still current.
     fn version(&self, tournament_id: Uuid) -> impl Future<Output = LiveResult<Option<i64>>> + Send;
 
+    /// Whether other nodes write the tournaments too. A node alone makes every change itself
+    /// and publishes it before it answers, so what it holds is current and a read is served
+    /// without looking at the stored version ([`super::registry`]'s `fresh`).
+    fn shared(&self) -> bool {
+        true
+    }
+
     /// Writes `changes` in order, in one transaction, each with its audit record and the
     /// command it came from (`None` for the clock's own moves), and `keys` with what their
     /// commands came to, only if the stored version is still `game.version`, the tournament

@@ -27,6 +27,8 @@ const SENDINGS: usize = 6;
 /// What the clients share with the run: the nodes, the nemesis now, the counts and the stop.
 /// How far behind now a command's `occurredAt` is stamped ([`Shared::stamp`]).
 const STAMP_BEHIND_MS: i64 = 1000;
+/// The least a command's `occurredAt` is behind now ([`Shared::stamp`]).
+const STAMP_BEHIND_AT_LEAST_MS: i64 = 500;
 
 pub struct Shared {
     /// `http://127.0.0.1:port` of each node.
@@ -69,10 +71,22 @@ impl Shared {
     /// handed out, so no two commands share one. In the past, because a node takes a moment
     /// ahead of its clock as its now (`applied_as_of`): a stamp a few milliseconds ahead of a
     /// node would be written as another command's moment, and the two could not be told apart.
-    fn stamp(&self) -> i64 {
-        let mut last = self.last_stamp.lock().unwrap_or_else(PoisonError::into_inner);
-        *last = (chrono::Utc::now().timestamp_millis() - STAMP_BEHIND_MS).max(*last + 1);
-        *last
+    /// Never closer to now than [`STAMP_BEHIND_AT_LEAST_MS`]: clients asking faster than one
+    /// command a millisecond (a release build does) wait for the clock rather than run ahead
+    /// of it.
+    async fn stamp(&self) -> i64 {
+        loop {
+            let now = chrono::Utc::now().timestamp_millis();
+            {
+                let mut last = self.last_stamp.lock().unwrap_or_else(PoisonError::into_inner);
+                let next = (now - STAMP_BEHIND_MS).max(*last + 1);
+                if next <= now - STAMP_BEHIND_AT_LEAST_MS {
+                    *last = next;
+                    return next;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
     }
 
     fn node(&self) -> usize {
@@ -324,7 +338,7 @@ pub async fn play(shared: Arc<Shared>, client: usize, game: Game, token: String)
 async fn live(shared: &Shared, client: usize, game: &Game, token: &str, keyed: bool, recorded: &mut Recorded) {
     let making = Making::begin(shared, client);
     let (name, path, mut body) = command(game);
-    let stamp = shared.stamp();
+    let stamp = shared.stamp().await;
     body["occurredAt"] = json!(rfc3339(stamp));
     let key = keyed.then(|| Uuid::new_v4().to_string());
     let op = Op::Live { tournament: game.id, command: name.to_owned(), stamp, key: key.clone(), queued: false };
@@ -363,7 +377,7 @@ async fn queue(shared: &Shared, client: usize, game: &Game, token: &str, recorde
         if let Some(body) = body.as_object_mut() {
             body.remove("tournamentId");
         }
-        let stamp = shared.stamp();
+        let stamp = shared.stamp().await;
         let key = Uuid::new_v4().to_string();
         commands.push(json!({ "command": name, "body": body, "occurredAt": rfc3339(stamp), "idempotencyKey": key }));
         ops.push(Op::Live { tournament: game.id, command: name.to_owned(), stamp, key: Some(key), queued: true });

@@ -22,8 +22,9 @@ pub(super) struct Entry {
     pub(super) role: Role,
     pub(super) snapshot: watch::Receiver<Snapshot>,
     pub(super) last_used: Instant,
-    /// What a read holds the state against before it is served.
-    checks: Checks,
+    /// What a read holds the state against before it is served; `None` on a node alone,
+    /// whose state is current by construction ([`LiveStore::shared`]).
+    checks: Option<Checks>,
 }
 
 impl Entry {
@@ -35,14 +36,17 @@ impl Entry {
         role: Role,
         snapshot: watch::Receiver<Snapshot>,
     ) -> Self {
-        let checks = checks(store.clone(), now, tournament_id, role.clone(), snapshot.clone());
+        let checks = store.shared().then(|| checks(store.clone(), now, tournament_id, role.clone(), snapshot.clone()));
         Self { role, snapshot, last_used: Instant::now(), checks }
     }
 
     /// The state to serve: the latest held, once held against the stored version, and never
     /// older than `seen`, the version the client has seen.
     pub(super) async fn current(&self, seen: Option<i64>) -> LiveResult<Snapshot> {
-        served(&self.checks, &self.snapshot, seen, || self.catch_up()).await
+        match &self.checks {
+            Some(checks) => served(checks, &self.snapshot, seen, || self.catch_up()).await,
+            None => Ok(self.snapshot.borrow().clone()),
+        }
     }
 
     pub(super) fn actor(&self) -> Option<&ActorRef<TournamentMsg>> {
