@@ -21,29 +21,42 @@ use crate::error::AppResult;
 
 /// This node's reads of the count of erasures.
 pub struct Erasures {
-    rounds: Arc<Rounds<Option<i64>>>,
+    /// The reads of the stored count; `None` on a node alone, which makes every deletion itself
+    /// and counts it here ([`Erasures::erased_here`]).
+    rounds: Option<Arc<Rounds<Option<i64>>>>,
     /// The latest count read, for a read while the database cannot be asked.
     last: Arc<AtomicI64>,
 }
 
 impl Erasures {
-    /// Reads of the count on `db`.
-    pub fn new(db: DatabaseConnection) -> Self {
+    /// Reads of the count on `db`, when other nodes erase too (`shared`).
+    pub fn new(db: DatabaseConnection, shared: bool) -> Self {
         let last = Arc::new(AtomicI64::new(0));
-        let rounds = Rounds::new(CHECK_WITHIN, {
-            let last = last.clone();
-            move || {
-                let (db, last) = (db.clone(), last.clone());
-                async move {
-                    let read = count(&db).await;
-                    if let Ok(count) = &read {
-                        last.fetch_max(*count, Ordering::AcqRel);
+        let rounds = shared.then(|| {
+            Rounds::new(CHECK_WITHIN, {
+                let last = last.clone();
+                move || {
+                    let (db, last) = (db.clone(), last.clone());
+                    async move {
+                        let read = count(&db).await;
+                        if let Ok(count) = &read {
+                            last.fetch_max(*count, Ordering::AcqRel);
+                        }
+                        read.ok()
                     }
-                    read.ok()
                 }
-            }
+            })
         });
         Self { rounds, last }
+    }
+
+    /// A deletion on this node has ended, committed or not (a commit whose answer was lost may
+    /// have been made): on a node alone the count moves on here, so no answer built before it
+    /// is served after it. With other nodes the stored count tells.
+    pub fn erased_here(&self) {
+        if self.rounds.is_none() {
+            self.last.fetch_add(1, Ordering::AcqRel);
+        }
     }
 
     /// The count as stored after this call began. While the database cannot be asked (or does
@@ -51,7 +64,8 @@ impl Erasures {
     /// meanwhile, and the kept answers are what still answers (`docs/operations.md`, "When
     /// PostgreSQL blinks").
     pub async fn count(&self) -> i64 {
-        match self.rounds.read().await.flatten() {
+        let Some(rounds) = &self.rounds else { return self.last.load(Ordering::Acquire) };
+        match rounds.read().await.flatten() {
             Some(count) => count,
             None => self.last.load(Ordering::Acquire),
         }

@@ -102,6 +102,7 @@ impl Application {
         let listener = listen(address).with_context(|| format!("binding {address}"))?;
         let port = listener.local_addr().map(|addr| addr.port()).unwrap_or(config.port);
         let nodes = join_the_nodes(&config, port, &db, &metrics)?;
+        let several_nodes = nodes.is_some();
         let (live, broadcaster) = live::start(&db, &kept_reads, notifier.clone(), metrics.clone(), nodes, link.clone())
             .await
             .context("starting the live engine")?;
@@ -110,7 +111,7 @@ impl Application {
         let shutdown = CancellationToken::new();
         watch_the_database(&db_watch, &db, link.as_ref(), &shutdown).await;
         let known_tournaments = Arc::new(KnownTournaments::new(reads.clone()));
-        let erasures = Erasures::new(kept_reads.clone());
+        let erasures = Erasures::new(kept_reads.clone(), several_nodes);
         let desk_commits = DeskCommits { read_cache: read_cache.clone(), bus: bus.clone(), metrics: metrics.clone() };
         let desks = Desks::new(db.clone(), notifier.clone(), Arc::new(desk_commits));
         let screen_streams = ScreenStreams::new(&config.connections);

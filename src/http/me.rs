@@ -141,7 +141,8 @@ async fn delete_me(
     let code = otp::parse_code(&body.code)?;
     let phone = Phone::parse(&user.phone)
         .map_err(|err| AppError::Internal(anyhow::anyhow!("account {} has an unreadable phone: {err}", user.id)))?;
-    let deleted = deletion::delete_account(&app.db, &app.notifier, &phone, code, Asked::InTheApp).await?;
+    let deleted =
+        deletion::delete_account(&app.db, &app.erasures, &app.notifier, &phone, code, Asked::InTheApp).await?;
     after_deletion(&app, deleted).await;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -29,6 +29,7 @@ use uuid::Uuid;
 use crate::accounts::{DELETED_PHONE_PREFIX, ensure_not_banned};
 use crate::auth::otp::spend_code;
 use crate::domain::Phone;
+use crate::erasures::Erasures;
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::notifications::{Journaled, Notifier};
 use crate::tournaments::lifecycle::advance_live_versions;
@@ -92,6 +93,7 @@ pub struct Deleted {
 /// change it allows.
 pub async fn delete_account(
     db: &DatabaseConnection,
+    counted: &Erasures,
     notifier: &Notifier,
     phone: &Phone,
     code: &str,
@@ -137,7 +139,9 @@ pub async fn delete_account(
             "mergedAccounts": duplicates.iter().map(|duplicate| duplicate.id).collect::<Vec<_>>()}),
     )
     .await?;
-    tx.commit().await?;
+    let committed = tx.commit().await;
+    counted.erased_here();
+    committed?;
     Ok(Deleted { user_id: user.id, promoted, avatar_urls, restated })
 }
 

@@ -23,6 +23,7 @@ on_both_databases!(
     a_walk_in_whose_phone_signed_up_and_deleted_leaves_the_live_picture,
     a_deleted_name_is_gone_from_the_other_node_once_answered,
     a_deleted_name_is_gone_from_the_other_node_once_answered_without_redis,
+    a_deleted_name_is_gone_from_a_node_alone_s_kept_leaderboards_once_answered,
 );
 
 const ANNA: &str = "+79997400002";
@@ -567,5 +568,31 @@ async fn deleted_name_gone_from_the_other_node(backend: Backend, redis_down: boo
         let after = pictures(&second, tournament, None, &token).await;
         after.name("Anna Petrova", false);
         after.name("Удалённый игрок", true);
+    }
+}
+
+/// A node alone counts its own deletions, reading no stored count: right after the `204`, a
+/// leaderboard it kept naming the person is built again without her, and its old tag gets a new
+/// answer, not `304`.
+async fn a_deleted_name_is_gone_from_a_node_alone_s_kept_leaderboards_once_answered(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else { return };
+    let club = app.create_club("Aces", "+79997400081").await;
+    let anna = app.sign_in(ANNA).await;
+    app.patch("/me", Some(&anna.access_token), json!({"name": "Anna Petrova"})).await.assert_ok();
+    let boris = app.sign_in("+79997400082").await;
+    play(&app, &club, &[&boris, &anna]).await;
+    let mut tags = Vec::new();
+    for board in BOARDS {
+        let before = read_since(&app, board, None).await;
+        assert!(before.assert_ok().to_string().contains("Anna Petrova"), "{board} names her: {before:?}");
+        tags.push((board, tag_of(&before)));
+    }
+
+    assert_deleted(&delete_with_a_fresh_code(&app, &anna, ANNA).await);
+
+    for (board, tag) in &tags {
+        let after = read_since(&app, board, Some(tag)).await;
+        assert_eq!(after.status, 200, "{board}: a new answer, not 304: {after:?}");
+        assert!(!after.body.to_string().contains("Anna Petrova"), "{board} still names her: {after:?}");
     }
 }

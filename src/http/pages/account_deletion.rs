@@ -169,7 +169,7 @@ async fn send_code(app: &AppState, lang: Lang, phone: &Phone) -> Response {
 
 async fn delete(app: &AppState, lang: Lang, phone: &Phone, code: &str) -> Response {
     let Ok(code) = otp::parse_code(code) else { return refuse(lang, &Step::Code(phone), Problem::NotACode) };
-    match deletion::delete_account(&app.db, &app.notifier, phone, code, Asked::OnTheWeb).await {
+    match deletion::delete_account(&app.db, &app.erasures, &app.notifier, phone, code, Asked::OnTheWeb).await {
         Ok(deleted) => {
             after_deletion(app, deleted).await;
             respond(lang, StatusCode::OK, &Step::Done, None)
