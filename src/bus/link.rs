@@ -32,8 +32,12 @@ const RETRY_AT_MOST: Duration = Duration::from_secs(2);
 /// Redis counts as gone.
 const ANSWER_WITHIN: Duration = Duration::from_secs(1);
 /// The longest a publish may hold its sender (the fan-out of a tournament, before its own
-/// sockets hear the change): past it Redis counts as gone and the message is dropped.
+/// sockets hear the change): past it the link is in doubt (see [`Health::doubt`]).
 const PUBLISH_WITHIN: Duration = Duration::from_millis(500);
+/// How many checks in a row may go unanswered (each within [`ANSWER_WITHIN`]) before Redis
+/// counts as gone: a node too busy to read the answers (a thousand phones reconnecting to it)
+/// must not take itself for cut off. A refused or closed connection is an outage at once.
+const DOUBT_CHECKS: u32 = 3;
 
 type Channels = RwLock<HashMap<String, mpsc::Sender<ChanItem>>>;
 
@@ -61,6 +65,11 @@ struct Inner {
 struct Health {
     up: AtomicBool,
     outages: AtomicU64,
+    /// A publish was not answered in time and the check that tells a slow Redis (or a node too
+    /// busy to hear it) from a gone one has not answered yet: publishes are dropped meanwhile.
+    doubting: AtomicBool,
+    /// How many times the link was in doubt: what was sent before may not have arrived.
+    doubts: AtomicU64,
     /// Which connection is the link's now: a closing connection the link has already
     /// replaced says nothing of the new one.
     connection: AtomicU64,
@@ -78,16 +87,39 @@ impl Health {
                 "lost Redis: live changes reach only this node's own watchers until it is back"
             );
         }
+        self.doubting.store(false, Ordering::SeqCst);
         self.check_now.notify_one();
+    }
+
+    /// A publish or a check was not answered in time: whether a publish reached Redis is
+    /// unknown. Not an outage yet (a node busy with a thousand phones reconnecting reads the
+    /// answers late, and Redis is fine): the link drops publishes, so this node's own sockets
+    /// are not held up, and the node follows the other nodes' tournaments from the database,
+    /// until the keeper's checks say which it was. Said once per doubt.
+    fn doubt(&self, why: &dyn std::fmt::Display) {
+        if self.up.load(Ordering::SeqCst) && !self.doubting.swap(true, Ordering::SeqCst) {
+            self.doubts.fetch_add(1, Ordering::SeqCst);
+            tracing::warn!(
+                error = %why,
+                "Redis was slow to take a publish: the other nodes may miss changes until a check answers"
+            );
+        }
+        self.check_now.notify_one();
+    }
+
+    /// Whether messages go to Redis now: the link is up and not in doubt.
+    fn carries(&self) -> bool {
+        self.up.load(Ordering::SeqCst) && !self.doubting.load(Ordering::SeqCst)
     }
 }
 
-/// When a message was sent, as [`Link::mark`] took it: whether the link then worked, and how
-/// many outages it had had.
+/// When a message was sent, as [`Link::mark`] took it: whether the link then carried messages,
+/// and how many outages and doubts it had had.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mark {
-    up: bool,
+    carried: bool,
     outages: u64,
+    doubts: u64,
 }
 
 impl Link {
@@ -116,6 +148,11 @@ impl Link {
         self.0.health.up.load(Ordering::SeqCst)
     }
 
+    /// Whether a message sent now goes to Redis: it answers and the link is not in doubt.
+    pub fn carries(&self) -> bool {
+        self.0.health.carries()
+    }
+
     /// How many times the link has been lost so far.
     pub fn outages(&self) -> u64 {
         self.0.health.outages.load(Ordering::SeqCst)
@@ -124,15 +161,20 @@ impl Link {
     /// The link's state before a message is sent: [`Self::carried_since`] then tells whether
     /// the other nodes can have missed it.
     pub fn mark(&self) -> Mark {
-        // Outages first: a loss in between then shows as a changed count.
-        let outages = self.outages();
-        Mark { up: self.is_up(), outages }
+        // The counts first: a loss or a doubt in between then shows as a changed count.
+        let (outages, doubts) = self.counts();
+        Mark { carried: self.carries(), outages, doubts }
     }
 
-    /// Whether everything sent since `mark` reached Redis: the link worked then, works now,
-    /// and was not lost in between.
+    /// Whether everything sent since `mark` reached Redis: the link carried messages then and
+    /// now, and was neither lost nor in doubt in between.
     pub fn carried_since(&self, mark: Mark) -> bool {
-        mark.up && self.is_up() && self.outages() == mark.outages
+        mark.carried && self.carries() && self.counts() == (mark.outages, mark.doubts)
+    }
+
+    fn counts(&self) -> (u64, u64) {
+        let health = &self.0.health;
+        (health.outages.load(Ordering::SeqCst), health.doubts.load(Ordering::SeqCst))
     }
 
     /// Changes each time Redis answers again after an outage (and when it first answers, if
@@ -150,16 +192,21 @@ impl Link {
         self.0.connection.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
     }
 
-    /// Publishes `message` on `channel`, or drops it at once while Redis is unreachable (a
-    /// sender that must know takes a [`Self::mark`] first).
+    /// Publishes `message` on `channel`, or drops it at once while Redis is unreachable or the
+    /// link is in doubt (a sender that must know takes a [`Self::mark`] first).
     pub async fn send(&self, channel: String, message: Vec<u8>) {
+        if !self.carries() {
+            return;
+        }
         let Some(mut connection) = self.connection() else { return };
         let mut command = redis::cmd("PUBLISH");
         command.arg(channel).arg(message);
         match tokio::time::timeout(PUBLISH_WITHIN, command.query_async::<i64>(&mut connection)).await {
             Ok(Ok(_)) => {}
-            Ok(Err(err)) => self.0.health.lost(&err),
-            Err(_) => self.0.health.lost(&"a publish was not answered in time"),
+            Ok(Err(err)) if !err.is_timeout() => self.0.health.lost(&err),
+            Ok(Err(_)) | Err(_) => {
+                self.0.health.doubt(&format_args!("a publish was not answered within {PUBLISH_WITHIN:?}"));
+            }
         }
     }
 
@@ -260,23 +307,54 @@ impl Link {
         }
     }
 
-    /// Checks the link every [`CHECK_EVERY`] (at once when the connection is lost), and while
-    /// Redis is gone connects again with a growing pause; when it answers, tells the node.
+    /// Checks the link every [`CHECK_EVERY`] (at once when the connection is lost or in doubt),
+    /// and while Redis is gone connects again with a growing pause; when it answers again, or
+    /// answers a doubt, tells the node.
     async fn keep(self) {
         let health = self.0.health.clone();
         let mut retry = RETRY_FIRST;
         let mut lost_at = (!self.is_up()).then(Instant::now);
+        // Checks gone unanswered in a row, for a doubt.
+        let mut unanswered = 0;
         loop {
             if let Some(mut connection) = self.connection() {
                 tokio::select! {
                     () = tokio::time::sleep(CHECK_EVERY) => {}
                     () = health.check_now.notified() => {}
                 }
-                if let Err(err) = within(redis::cmd("PING").query_async::<String>(&mut connection)).await {
-                    health.lost(&err);
+                // A doubt raised while this check was on its way is not answered by it: the
+                // publish may have gone after the PING.
+                let doubts = health.doubts.load(Ordering::SeqCst);
+                let ping = redis::cmd("PING");
+                match tokio::time::timeout(ANSWER_WITHIN, ping.query_async::<String>(&mut connection)).await {
+                    Ok(Err(err)) if !err.is_timeout() => {
+                        unanswered = 0;
+                        health.lost(&err);
+                    }
+                    Ok(Err(_)) | Err(_) => {
+                        unanswered += 1;
+                        if unanswered >= DOUBT_CHECKS {
+                            unanswered = 0;
+                            health.lost(&format_args!(
+                                "{DOUBT_CHECKS} checks in a row unanswered within {ANSWER_WITHIN:?}"
+                            ));
+                        } else {
+                            health.doubt(&format_args!("a check was not answered within {ANSWER_WITHIN:?}"));
+                        }
+                    }
+                    Ok(Ok(_)) => {
+                        unanswered = 0;
+                        if health.doubts.load(Ordering::SeqCst) == doubts
+                            && health.doubting.swap(false, Ordering::SeqCst)
+                        {
+                            tracing::warn!("Redis answers: it was slow, not gone; the other nodes catch up");
+                            self.0.recoveries.send_modify(|count| *count += 1);
+                        }
+                    }
                 }
                 continue;
             }
+            unanswered = 0;
             let since = *lost_at.get_or_insert_with(Instant::now);
             tokio::time::sleep(retry).await;
             match self.connect().await {
@@ -422,6 +500,105 @@ mod tests {
             .await
             .map_err(|_| anyhow::anyhow!("a channel listened to during the reconnection is never subscribed"))??;
         assert_eq!(message, b"hello");
+        Ok(())
+    }
+
+    /// A `redis-server` of the test's own on a free port, so that pausing it holds up no other
+    /// test; `None` outside CI when it is not installed. Killed when dropped.
+    struct OwnServer(std::process::Child, u16);
+
+    impl OwnServer {
+        async fn start() -> Option<Self> {
+            let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).ok()?.port();
+            let child = std::process::Command::new("redis-server")
+                .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
+                .stdout(std::process::Stdio::null())
+                .spawn();
+            let Ok(child) = child else {
+                assert!(std::env::var_os("CI").is_none(), "redis-server must be installed in CI");
+                return None;
+            };
+            let server = Self(child, port);
+            for _ in 0..100 {
+                if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+                    return Some(server);
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            panic!("redis-server did not listen on {port}");
+        }
+
+        fn client(&self) -> redis::Client {
+            redis::Client::open(with_resp3(&format!("redis://127.0.0.1:{}/", self.1))).expect("a URL")
+        }
+
+        /// Holds every client's writes (PUBLISH among them) for `millis`; PING still answers.
+        async fn pause_writes(&self, millis: u64) -> anyhow::Result<()> {
+            let mut connection = self.client().get_multiplexed_async_connection().await?;
+            redis::cmd("CLIENT").arg("PAUSE").arg(millis).arg("WRITE").query_async::<()>(&mut connection).await?;
+            Ok(())
+        }
+    }
+
+    impl Drop for OwnServer {
+        fn drop(&mut self) {
+            self.0.kill().ok();
+            self.0.wait().ok();
+        }
+    }
+
+    /// Waits for the link's next recovery, at most `within`.
+    async fn recovered(link: &Link, recoveries: &mut watch::Receiver<u64>, within: Duration) -> anyhow::Result<()> {
+        tokio::time::timeout(within, recoveries.changed())
+            .await
+            .map_err(|_| anyhow::anyhow!("no recovery within {within:?}; up: {}", link.is_up()))??;
+        Ok(())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_publish_redis_is_slow_to_take_puts_the_link_in_doubt_not_out() -> anyhow::Result<()> {
+        let Some(server) = OwnServer::start().await else { return Ok(()) };
+        let link = Link::start(server.client()).await?;
+        let mut recoveries = link.recoveries();
+        let before = link.mark();
+        server.pause_writes(900).await?;
+        link.send("floor:test:slow".into(), b"one".to_vec()).await;
+
+        assert!(link.is_up(), "a slow publish is no outage");
+        assert_eq!(link.outages(), 0);
+        assert!(!link.carries(), "in doubt, the link drops what it is given");
+        assert!(!link.carried_since(before), "what was sent may not have arrived");
+        let during = link.mark();
+        link.send("floor:test:slow".into(), b"two".to_vec()).await;
+        assert!(!link.carried_since(during), "a message dropped in doubt is not carried");
+
+        recovered(&link, &mut recoveries, Duration::from_secs(5)).await?;
+        assert!(link.carries(), "Redis answered the check: the doubt is cleared");
+        assert_eq!(link.outages(), 0, "and it was never counted as lost");
+        let after = link.mark();
+        link.send("floor:test:slow".into(), b"three".to_vec()).await;
+        assert!(link.carried_since(after));
+        Ok(())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_doubt_the_checks_cannot_clear_is_an_outage_and_heals_when_redis_answers() -> anyhow::Result<()> {
+        let Some(server) = OwnServer::start().await else { return Ok(()) };
+        let link = Link::start(server.client()).await?;
+        let mut recoveries = link.recoveries();
+        // The checks' PINGs wait behind the held publish on the same connection.
+        server.pause_writes(6_000).await?;
+        link.send("floor:test:frozen".into(), b"one".to_vec()).await;
+        assert!(!link.carries());
+
+        let deadline = Instant::now() + Duration::from_secs(6);
+        while link.outages() == 0 {
+            assert!(Instant::now() < deadline, "checks that go unanswered make the doubt an outage");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(!link.is_up());
+        recovered(&link, &mut recoveries, Duration::from_secs(10)).await?;
+        assert!(link.carries(), "the link is back once Redis answers");
         Ok(())
     }
 }

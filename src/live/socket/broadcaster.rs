@@ -204,8 +204,9 @@ impl SocketBroadcaster {
     async fn fell_behind(&self, state: Snapshot, link: &Link) {
         self.metrics.broadcast_error();
         self.recovery.keep_behind(state);
-        // Redis may have come back since the state was sent, after the recovery looked.
-        if link.is_up() {
+        // Redis may have come back (or a doubt cleared) since the state was sent, after the
+        // recovery looked.
+        if link.carries() {
             self.send_behind().await;
         }
     }

@@ -147,7 +147,7 @@ pub fn recover_after_outages(broadcaster: Arc<SocketBroadcaster>, live: LiveRegi
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(FOLLOW_WHILE_DOWN).await;
-            if !link.is_up() {
+            if !link.carries() {
                 broadcaster.catch_up_followed_rooms(&during).await;
             }
         }
