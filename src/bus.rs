@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 pub use self::link::Link;
+use crate::metrics::Metrics;
 
 /// The channel every node listens on.
 const CHANNEL: &str = "floor:changes";
@@ -48,15 +49,26 @@ pub enum Change {
     /// venue screens listening on the other nodes.
     #[serde(rename_all = "camelCase")]
     Screen { tournament_id: Uuid, event: String, data: String },
+    /// A kind of note this release does not know, from a newer one (during a rolling deploy or
+    /// after a rollback): never sent, passed over and counted. A newer release sends a kind
+    /// that an older one must act on only once every node runs it (docs/operations.md#upgrading).
+    #[serde(other)]
+    Unknown,
 }
 
-/// One note on the channel: a change, from node `node`, and the `traceparent` of the span
-/// that made it when that was traced (what the note starts on the other nodes links to it).
+/// One note on the channel: a change, from node `node` of release `release`, and the
+/// `traceparent` of the span that made it when that was traced (what the note starts on the
+/// other nodes links to it). Read tolerantly across releases: a field a reader does not know
+/// is passed over, and a kind it does not know is [`Change::Unknown`]; a release never drops
+/// or renames a field the release before reads (tests/compat keeps each release's notes).
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
 struct Note {
     #[serde(flatten)]
     change: Change,
     node: Uuid,
+    /// The sender's release; empty from a build before releases were named.
+    #[serde(default)]
+    release: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     traceparent: Option<String>,
 }
@@ -87,17 +99,22 @@ impl Drop for Bus {
 impl Bus {
     /// Starts handing the other nodes' notes to `hearer`, from now on: the subscription is
     /// made before serving when Redis answers, so no note after start is missed.
-    pub async fn start(link: Link, hearer: Arc<dyn Hearer>) -> Self {
+    pub async fn start(link: Link, hearer: Arc<dyn Hearer>, metrics: Arc<Metrics>) -> Self {
         let node = Uuid::new_v4();
         let notes = link.listen(CHANNEL.to_owned(), WAITING_NOTES).await;
-        let listener = tokio::spawn(listen(notes, link.recoveries(), node, hearer));
+        let listener = tokio::spawn(listen(notes, link.recoveries(), node, hearer, metrics));
         Self { node, link, listener }
     }
 
     /// Tells the other nodes that this one made `change`; dropped while Redis is unreachable
     /// (they take everything as changed when it is back).
     pub async fn announce(&self, change: Change) {
-        let note = Note { change, node: self.node, traceparent: crate::trace_context::current_traceparent() };
+        let note = Note {
+            change,
+            node: self.node,
+            release: crate::release::VERSION.to_owned(),
+            traceparent: crate::trace_context::current_traceparent(),
+        };
         let Ok(payload) = serde_json::to_vec(&note) else { return };
         self.link.send(CHANNEL.to_owned(), payload).await;
     }
@@ -110,15 +127,23 @@ async fn listen(
     mut recoveries: tokio::sync::watch::Receiver<u64>,
     node: Uuid,
     hearer: Arc<dyn Hearer>,
+    metrics: Arc<Metrics>,
 ) {
     loop {
         tokio::select! {
             note = notes.next() => {
                 let Some((_, payload)) = note else { return };
                 match serde_json::from_slice::<Note>(&payload) {
-                    Ok(note) if note.node != node => hear(hearer.as_ref(), note),
-                    Ok(_) => {}
-                    Err(_) => tracing::warn!("an unreadable note on the bus"),
+                    Ok(note) if note.node == node => {}
+                    Ok(Note { change: Change::Unknown, release, .. }) => {
+                        metrics.bus_note_ignored("unknown_kind");
+                        tracing::debug!(%release, "passed over a note of a kind this release does not know");
+                    }
+                    Ok(note) => hear(hearer.as_ref(), note),
+                    Err(err) => {
+                        metrics.bus_note_ignored("unreadable");
+                        tracing::warn!(error = %err, "an unreadable note on the bus");
+                    }
                 }
             }
             recovered = recoveries.changed() => {
@@ -157,7 +182,7 @@ mod tests {
             Change::HandedOver,
             screen,
         ] {
-            let note = Note { change: change.clone(), node, traceparent: None };
+            let note = Note { change: change.clone(), node, release: "0.2.0".to_owned(), traceparent: None };
             let text = serde_json::to_string(&note).expect("json");
             assert!(!text.contains("traceparent"), "{text}");
             assert_eq!(serde_json::from_str::<Note>(&text).expect("a note"), note);
@@ -168,11 +193,87 @@ mod tests {
     fn a_tournament_note_keeps_its_wire_names() {
         let traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".to_owned();
         let change = Change::Tournament { tournament_id: Uuid::nil(), version: 3 };
-        let note = Note { change, node: Uuid::nil(), traceparent: Some(traceparent.clone()) };
+        let note = Note { change, node: Uuid::nil(), release: String::new(), traceparent: Some(traceparent.clone()) };
         let text = serde_json::to_value(&note).expect("json");
         assert_eq!(text["kind"], "tournament");
         assert_eq!(text["tournamentId"], Uuid::nil().to_string());
         assert_eq!(text["version"], 3);
         assert_eq!(text["traceparent"], traceparent);
+    }
+
+    /// One note of each kind this release sends, as it sends them.
+    fn samples() -> Vec<Note> {
+        let tournament_id = Uuid::from_u128(0x5eed);
+        let changes = [
+            Change::Tournament { tournament_id, version: 7 },
+            Change::Reads,
+            Change::HandedOver,
+            Change::Missed { tournament_id, version: 8 },
+            Change::Restated { tournament_id, version: 9 },
+            Change::Screen { tournament_id, event: "level".to_owned(), data: r#"{"levelIdx":1}"#.to_owned() },
+        ];
+        // A kind added here is added to the samples above (and to tests/compat at the release).
+        let covered: std::collections::BTreeSet<u8> = changes
+            .iter()
+            .map(|change| match change {
+                Change::Tournament { .. } => 0,
+                Change::Reads => 1,
+                Change::HandedOver => 2,
+                Change::Missed { .. } => 3,
+                Change::Restated { .. } => 4,
+                Change::Screen { .. } => 5,
+                Change::Unknown => u8::MAX,
+            })
+            .collect();
+        assert_eq!(covered, (0..6).collect(), "a sample of every kind that is sent");
+        let traceparent = Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".to_owned());
+        changes
+            .into_iter()
+            .map(|change| Note {
+                change,
+                node: Uuid::from_u128(1),
+                release: crate::release::VERSION.to_owned(),
+                traceparent: traceparent.clone(),
+            })
+            .collect()
+    }
+
+    fn today() -> Vec<serde_json::Value> {
+        samples().iter().map(|note| serde_json::to_value(note).expect("json")).collect()
+    }
+
+    #[test]
+    fn compat_every_kept_release_s_notes_read_as_they_meant() {
+        for (release, notes) in crate::wire_compat::kept("notes.json") {
+            for sample in notes {
+                let note: Note =
+                    serde_json::from_value(sample.clone()).unwrap_or_else(|err| panic!("{release}: {err}"));
+                assert_ne!(note.change, Change::Unknown, "{release}: {sample}");
+                let again = serde_json::to_value(&note).expect("json");
+                let lost = crate::wire_compat::keeps_fields(&sample, &again, &release.to_string());
+                assert_eq!(lost, Ok(()), "today reads all of {release}'s {sample}");
+            }
+        }
+    }
+
+    #[test]
+    fn compat_the_release_before_reads_today_s_notes() {
+        crate::wire_compat::the_release_before_reads("notes.json", &today());
+    }
+
+    #[test]
+    fn compat_this_release_keeps_what_it_sends() {
+        crate::wire_compat::this_release_keeps("notes.json", &today());
+    }
+
+    #[test]
+    fn a_note_of_a_kind_a_newer_release_sends_is_read_as_unknown_and_new_fields_are_passed_over() {
+        let newer = r#"{"kind":"seatsChanged","tournamentId":"00000000-0000-0000-0000-000000005eed","node":"00000000-0000-0000-0000-000000000001","release":"9.0.0"}"#;
+        let note: Note = serde_json::from_str(newer).expect("a note");
+        assert_eq!((note.change, note.release.as_str()), (Change::Unknown, "9.0.0"));
+        let more = r#"{"kind":"tournament","tournamentId":"00000000-0000-0000-0000-000000005eed","version":3,"shard":2,"node":"00000000-0000-0000-0000-000000000001"}"#;
+        let note: Note = serde_json::from_str(more).expect("a note");
+        assert_eq!(note.change, Change::Tournament { tournament_id: Uuid::from_u128(0x5eed), version: 3 });
+        assert_eq!(note.release, "", "a note from before releases were named");
     }
 }

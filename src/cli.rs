@@ -4,7 +4,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser, Debug)]
-#[command(name = "floor", version, about = "Floor: the backend for sport-poker clubs")]
+#[command(name = "floor", version = crate::release::DESCRIBED, about = "Floor: the backend for sport-poker clubs")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

@@ -18,6 +18,7 @@ pub use crate::db_unreachable::{Unreachable, db_err_is_unreachable, is_unreachab
 pub use floor_migrations::Migrator;
 
 use floor_migrations::MigratorTrait;
+use floor_migrations::compat::{self, Standing};
 
 /// Ids per `IN (...)` list, far below the bind-parameter limits of SQLite and PostgreSQL.
 pub const IDS_PER_STATEMENT: usize = 500;
@@ -252,21 +253,50 @@ fn is_in_memory(url: &str) -> bool {
     url.contains(":memory:") || url.contains("mode=memory")
 }
 
-/// Applies every pending migration; idempotent. Run it under [`with_schema_lock`] where
-/// other nodes may start at the same moment.
-pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbErr> {
-    Migrator::up(db, None).await
+/// Applies every pending migration and records what each declares of older releases;
+/// idempotent. On a database a newer release migrated it changes nothing, and fails when one
+/// of that release's migrations does not allow this one (see [`compat`]). Run it under
+/// [`with_schema_lock`] where other nodes may start at the same moment.
+pub async fn migrate(db: &DatabaseConnection) -> anyhow::Result<()> {
+    match compat::standing(db).await? {
+        Standing::Known => {
+            Migrator::up(db, None).await?;
+            compat::record(db).await?;
+        }
+        Standing::Ahead { newer } => tracing::warn!(
+            release = compat::RELEASE,
+            ?newer,
+            "a newer release migrated this database, and each of its migrations allows this release: serving \
+             without migrating"
+        ),
+        Standing::Refused(why) => anyhow::bail!(why),
+    }
+    Ok(())
 }
 
-/// Each migration, oldest first, and whether it is applied. Reads only: a database never
-/// migrated lists every migration as pending.
-pub async fn migration_status(db: &DatabaseConnection) -> Result<Vec<(String, bool)>, DbErr> {
-    use floor_migrations::MigrationStatus;
-    Ok(Migrator::get_migration_with_status_read_only(db)
-        .await?
-        .into_iter()
-        .map(|migration| (migration.name().to_owned(), migration.status() == MigrationStatus::Applied))
-        .collect())
+/// Where a migration stands in the database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MigrationState {
+    Applied,
+    Pending,
+    /// Applied by a newer release: this one has no file for it.
+    Newer,
+}
+
+/// Each migration this release knows, oldest first, then those only a newer release knows.
+/// Reads only: a database never migrated lists every migration as pending.
+pub async fn migration_status(db: &DatabaseConnection) -> Result<Vec<(String, MigrationState)>, DbErr> {
+    let applied = compat::applied(db).await?;
+    let known: Vec<String> = Migrator::migrations().iter().map(|migration| migration.name().to_owned()).collect();
+    let mut status: Vec<(String, MigrationState)> = known
+        .iter()
+        .map(|name| {
+            let state = if applied.contains(name) { MigrationState::Applied } else { MigrationState::Pending };
+            (name.clone(), state)
+        })
+        .collect();
+    status.extend(applied.into_iter().filter(|name| !known.contains(name)).map(|name| (name, MigrationState::Newer)));
+    Ok(status)
 }
 
 /// When this database was made: the moment its first migration was applied (`None` before

@@ -30,6 +30,7 @@ pub mod places;
 pub mod players;
 pub mod rating;
 pub mod read_cache;
+pub mod release;
 pub mod schema_formats;
 pub mod seasons;
 pub mod seed;
@@ -40,6 +41,8 @@ pub mod telemetry;
 pub mod tournaments;
 pub mod trace_context;
 pub mod uploads;
+#[cfg(test)]
+mod wire_compat;
 
 pub use app::AppState;
 pub use config::Config;

@@ -6,6 +6,7 @@ use anyhow::Context;
 use chrono::Utc;
 use clap::Parser;
 use floor::cli::{Cli, Command};
+use floor::db::MigrationState;
 use floor::notifications::Notifier;
 use floor::telemetry::{self, TelemetrySettings};
 use floor::{Application, Config, db, jobs, seed};
@@ -61,11 +62,20 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         Command::Migrate { status: true } => {
             let db = db::connect(&config.database_url).await?;
             let migrations = db::migration_status(&db).await.context("reading the applied migrations")?;
-            let pending = migrations.iter().filter(|(_, applied)| !applied).count();
-            for (name, applied) in &migrations {
-                println!("{} {name}", if *applied { "applied" } else { "pending" });
+            let count = |state| migrations.iter().filter(|(_, of)| *of == state).count();
+            for (name, state) in &migrations {
+                let word = match state {
+                    MigrationState::Applied => "applied",
+                    MigrationState::Pending => "pending",
+                    MigrationState::Newer => "newer",
+                };
+                println!("{word} {name}");
             }
-            println!("{} applied, {pending} pending", migrations.len() - pending);
+            let (applied, pending) = (count(MigrationState::Applied), count(MigrationState::Pending));
+            match count(MigrationState::Newer) {
+                0 => println!("{applied} applied, {pending} pending"),
+                newer => println!("{applied} applied, {pending} pending, {newer} from a newer release"),
+            }
             Ok(())
         }
         Command::Migrate { status: false } => {

@@ -34,6 +34,19 @@ pub struct Metrics {
     db_up: Gauge,
     /// Registered only on a node of several (`REDIS_URL`).
     bus_up: Option<Gauge>,
+    bus_notes_ignored: Option<Family<IgnoredLabels, Counter>>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct BuildLabels {
+    release: &'static str,
+    commit: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct IgnoredLabels {
+    /// `unknown_kind` (a newer release's) or `unreadable`.
+    reason: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -133,6 +146,11 @@ impl Metrics {
     /// The fields are written in the order a scrape lists them: registering is that order.
     pub fn new(several_nodes: bool) -> Self {
         let mut registry = Registry::default();
+        // Always 1: the release and the commit are its labels (the registry keeps it).
+        let build_info: Family<BuildLabels, Gauge> = registered(&mut registry, series::BUILD_INFO, Family::default());
+        build_info
+            .get_or_create(&BuildLabels { release: crate::release::VERSION, commit: crate::release::COMMIT })
+            .set(1);
         Self {
             requests: registered(&mut registry, series::HTTP_REQUESTS, Family::default()),
             request_seconds: registered(
@@ -159,6 +177,8 @@ impl Metrics {
             db_connections: registered(&mut registry, series::DB_CONNECTIONS, Family::default()),
             db_up: registered(&mut registry, series::DB_UP, Gauge::default()),
             bus_up: several_nodes.then(|| registered(&mut registry, series::BUS_UP, Gauge::default())),
+            bus_notes_ignored: several_nodes
+                .then(|| registered(&mut registry, series::BUS_NOTES_IGNORED, Family::default())),
             registry,
         }
     }
@@ -172,6 +192,7 @@ fn registered<M: Metric + Clone>(registry: &mut Registry, (name, help): (&str, &
 
 /// Each series' name and help, as a scrape shows them (a counter's name gains `_total`).
 mod series {
+    pub const BUILD_INFO: (&str, &str) = ("floor_build_info", "1, labelled with this node's release and commit");
     pub const HTTP_REQUESTS: (&str, &str) =
         ("floor_http_requests", "HTTP requests of the API answered, by route and status");
     pub const HTTP_REQUEST_DURATION_SECONDS: (&str, &str) =
@@ -214,6 +235,10 @@ mod series {
     pub const DB_UP: (&str, &str) = ("floor_db_up", "1 while the database answers this node's probe (every second)");
     pub const BUS_UP: (&str, &str) =
         ("floor_bus_up", "1 while this node's link to Redis works: its changes reach the other nodes' watchers");
+    pub const BUS_NOTES_IGNORED: (&str, &str) = (
+        "floor_bus_notes_ignored",
+        "Notes from the other nodes passed over: of a kind this release does not know (a newer release's), or unreadable",
+    );
 }
 
 impl Metrics {
@@ -245,6 +270,13 @@ impl Metrics {
     /// A LiveState did not reach every watcher (see `floor_broadcast_errors`).
     pub fn broadcast_error(&self) {
         self.broadcast_errors.inc();
+    }
+
+    /// A note from another node was passed over, for `reason` (`unknown_kind`, `unreadable`).
+    pub fn bus_note_ignored(&self, reason: &'static str) {
+        if let Some(ignored) = &self.bus_notes_ignored {
+            ignored.get_or_create(&IgnoredLabels { reason }).inc();
+        }
     }
 
     /// This node took a tournament over (`taken`), or another node took it (`lost`).

@@ -107,7 +107,7 @@ impl Application {
             .await
             .context("starting the live engine")?;
         let read_cache = Arc::new(ReadCache::default());
-        let bus = start_bus(link.as_ref(), &live, &read_cache, &broadcaster).await;
+        let bus = start_bus(link.as_ref(), &live, &read_cache, &broadcaster, &metrics).await;
         let shutdown = CancellationToken::new();
         watch_the_database(&db_watch, &db, link.as_ref(), &shutdown).await;
         let known_tournaments = Arc::new(KnownTournaments::new(reads.clone()));
@@ -171,7 +171,12 @@ impl Application {
     /// the requests in flight (those on a handed-over tournament go to its new owner) and the
     /// job ticks under way finish.
     pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
-        tracing::info!(port = self.port(), "serving");
+        tracing::info!(
+            port = self.port(),
+            release = crate::release::VERSION,
+            commit = crate::release::COMMIT,
+            "serving"
+        );
         let token = self.state.shutdown.clone();
         self.tasks.spawn(live::keeper::keep(self.state.live.clone(), token.clone()));
         let state = self.state.clone();
@@ -263,11 +268,12 @@ async fn start_bus(
     live: &Live,
     read_cache: &Arc<ReadCache>,
     broadcaster: &Arc<SocketBroadcaster>,
+    metrics: &Arc<Metrics>,
 ) -> Option<Arc<Bus>> {
     let link = link?;
     let hearer =
         Arc::new(NodeHearer { live: live.clone(), read_cache: read_cache.clone(), sockets: broadcaster.clone() });
-    Some(Arc::new(Bus::start(link.clone(), hearer).await))
+    Some(Arc::new(Bus::start(link.clone(), hearer, metrics.clone()).await))
 }
 
 /// Starts watching the database until `shutdown`, and with other nodes (`link`) compares
@@ -369,6 +375,8 @@ impl Hearer for NodeHearer {
                     nodes.keeper.notify_one();
                 }
             }
+            // The bus passes these over before they reach a hearer.
+            Change::Unknown => {}
         }
     }
 

@@ -32,6 +32,9 @@ mod m20261128_000021_keep_offline_commands;
 mod m20261128_000022_create_registration_groups;
 mod m20261128_000023_keep_keys_with_their_commands;
 mod m20261129_000024_create_erasures;
+mod m20261129_000025_create_schema_compat;
+
+pub mod compat;
 
 /// Every table the migrations create, in creation order.
 pub const TABLES: &[&str] = &[
@@ -73,6 +76,7 @@ pub const TABLES: &[&str] = &[
     "phone_bans",
     "registration_groups",
     "erasures",
+    "schema_compat",
 ];
 
 pub struct Migrator;
@@ -104,6 +108,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000022_create_registration_groups::Migration),
             Box::new(m20261128_000023_keep_keys_with_their_commands::Migration),
             Box::new(m20261129_000024_create_erasures::Migration),
+            Box::new(m20261129_000025_create_schema_compat::Migration),
         ]
     }
 }

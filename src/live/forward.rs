@@ -516,4 +516,154 @@ mod tests {
             other => panic!("unexpected {other:?}"),
         }
     }
+
+    /// A LiveState with something in every list, as an owner answers it.
+    fn sample_state() -> LiveState {
+        serde_json::from_value(serde_json::json!({
+            "tournamentId": "00000000-0000-0000-0000-000000005eed",
+            "version": 12,
+            "status": "running",
+            "serverTime": "2026-11-29T12:00:00Z",
+            "clock": {
+                "currentLevelIdx": 1,
+                "levelStartedAt": "2026-11-29T11:40:00Z",
+                "pausedAt": null,
+                "levels": [
+                    {"kind": "level", "durationMin": 20, "smallBlind": 100, "bigBlind": 200, "ante": 25, "note": "colour up"},
+                    {"kind": "break", "durationMin": 10}
+                ]
+            },
+            "remaining": 2,
+            "entrants": 3,
+            "chipsInPlay": 30000,
+            "avgStack": 15000,
+            "tables": [{"tableNo": 1, "seats": [{"seatNo": 1, "registrationId": "00000000-0000-0000-0000-0000000000a1", "name": "Анна"}]}],
+            "eliminations": [{"registrationId": "00000000-0000-0000-0000-0000000000a3", "name": "Борис", "place": 3, "eliminatedAt": "2026-11-29T11:55:00Z"}]
+        }))
+        .expect("a LiveState")
+    }
+
+    /// One of each kind of work handed to an owner (every command), as this release hands it.
+    fn handed_samples() -> Vec<Handed> {
+        use floor_actors::live::Seat;
+        let (by, player) = (Uuid::from_u128(0xb1), Uuid::from_u128(0xa1));
+        let at = "2026-11-29T11:58:00Z".parse().ok();
+        let seat = Seat { table_no: 2, seat_no: 5 };
+        let commands = [
+            Command::Start,
+            Command::Pause,
+            Command::Resume,
+            Command::Level(Direction::Next),
+            Command::Level(Direction::Prev),
+            Command::Eliminate(player),
+            Command::Undo,
+            Command::Reorder(vec![player, by]),
+            Command::Reseat(player, seat),
+            Command::ReseatBatch(vec![(player, seat)]),
+            Command::ConfirmResults,
+        ];
+        // A command added to the game is added to the samples above.
+        let named: std::collections::BTreeSet<&str> = commands.iter().map(Command::name).collect();
+        assert_eq!(named.len(), 10, "a sample of every command");
+        let mut samples: Vec<Handed> = commands
+            .into_iter()
+            .map(|command| Handed::Command { command, by, occurred_at: at, key: Some("k-1".to_owned()) })
+            .collect();
+        let queue = vec![Timed::at(Command::Pause, at).keyed(Some("q-1".to_owned())), Command::Resume.into()];
+        samples.extend([Handed::Replay { commands: queue, by }, Handed::Announce]);
+        samples
+    }
+
+    /// One of each kind of answer (every refusal), as this release answers.
+    fn answered_samples() -> Vec<Answered> {
+        use floor_actors::live::Recorded;
+        use floor_actors::rules::balance::Move;
+        use strum::IntoEnumIterator;
+        let player = Uuid::from_u128(0xa1);
+        let eliminated_at = "2026-11-29T11:55:00Z".parse().expect("a moment");
+        let elimination = Elimination { registration_id: player, place: 3, eliminated_at };
+        let moves = vec![Move { registration_id: player, from_table: 2, from_seat: 5, to_table: 1, to_seat: 3 }];
+        let answers = vec![
+            Answer {
+                recorded: Recorded::Applied { version: Some(12), elimination: Some(elimination.clone()) },
+                replayed: true,
+            },
+            Answer {
+                recorded: Recorded::Refused {
+                    refusal: Refusal::InvalidLevel,
+                    message: "no level before the first".to_owned(),
+                },
+                replayed: false,
+            },
+            Answer {
+                recorded: Recorded::Invalid { field: "seat".to_owned(), problem: "taken".to_owned() },
+                replayed: false,
+            },
+        ];
+        let mut samples = vec![
+            Answered::Done {
+                state: Box::new(sample_state()),
+                elimination: Some(elimination),
+                balance: Some(BalanceHint::Move { moves: moves.clone() }),
+                answers,
+            },
+            Answered::Done {
+                state: Box::new(sample_state()),
+                elimination: None,
+                balance: Some(BalanceHint::FinalTable { moves }),
+                answers: Vec::new(),
+            },
+            Answered::Announced,
+            Answered::Invalid { field: "seat".to_owned(), problem: "taken".to_owned() },
+            Answered::Elsewhere { owner: Some("http://10.0.0.2:8080".to_owned()) },
+            Answered::unfinished(Duration::from_secs(8)),
+        ];
+        samples.extend(Refusal::iter().map(|refusal| Answered::Refused { refusal, message: "refused".to_owned() }));
+        samples
+    }
+
+    /// What crosses for each sample: the work, then the answers.
+    fn forwarded_today() -> Vec<serde_json::Value> {
+        let handed = handed_samples().into_iter().map(|work| serde_json::to_value(work).expect("json"));
+        let answered = answered_samples().into_iter().map(|answer| serde_json::to_value(answer).expect("json"));
+        handed.chain(answered).collect()
+    }
+
+    #[test]
+    fn compat_every_kept_release_s_forwarded_work_and_answers_read_as_they_meant() {
+        for (release, samples) in crate::wire_compat::kept("forwarded.json") {
+            for sample in samples {
+                // Work and answers share the `kind` tag and none of its values.
+                let again = match serde_json::from_value::<Handed>(sample.clone()) {
+                    Ok(work) => serde_json::to_value(work),
+                    Err(_) => match serde_json::from_value::<Answered>(sample.clone()) {
+                        Ok(answer) => serde_json::to_value(answer),
+                        Err(err) => panic!("{release}: {err}: {sample}"),
+                    },
+                }
+                .expect("json");
+                let lost = crate::wire_compat::keeps_fields(&sample, &again, &release.to_string());
+                assert_eq!(lost, Ok(()), "today reads all of {release}'s {sample}");
+            }
+        }
+    }
+
+    #[test]
+    fn compat_the_release_before_reads_today_s_forwarded_work_and_answers() {
+        let today = forwarded_today();
+        crate::wire_compat::the_release_before_reads("forwarded.json", &today);
+        // A refusal is a value, not a kind: the release before must know each one answered.
+        let Some((before, kept)) = crate::wire_compat::before_this("forwarded.json") else { return };
+        for refusal in today.iter().filter(|sample| sample["kind"] == "refused").map(|sample| &sample["refusal"]) {
+            assert!(
+                kept.iter().any(|old| old["kind"] == "refused" && old["refusal"] == *refusal),
+                "floor {before} does not know the refusal {refusal}: an owner must not answer it while floor {before} may forward"
+            );
+        }
+    }
+
+    #[test]
+    fn compat_this_release_keeps_what_it_forwards() {
+        crate::wire_compat::this_release_keeps("forwarded.json", &forwarded_today());
+    }
 }

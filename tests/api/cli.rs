@@ -280,6 +280,19 @@ async fn nodes_started_together_on_an_empty_database_all_come_up() {
 }
 
 #[test]
+fn floor_version_names_the_release_and_the_commit() {
+    let output = floor().arg("--version").output().expect("floor runs");
+    assert!(output.status.success());
+    let said = String::from_utf8(output.stdout).expect("text");
+    let release = env!("CARGO_PKG_VERSION");
+    let commit = said
+        .strip_prefix(&format!("floor {release} (commit "))
+        .and_then(|rest| rest.strip_suffix(")\n"))
+        .unwrap_or_else(|| panic!("{said:?}"));
+    assert!(commit == "unknown" || (commit.len() >= 7 && commit.chars().all(|c| c.is_ascii_hexdigit())), "{said}");
+}
+
+#[test]
 fn migrate_status_lists_what_is_applied_and_pending() {
     let folder = tempfile::tempdir().expect("a temporary folder");
     let url = format!("sqlite://{}?mode=rwc", folder.path().join("floor.db").display());

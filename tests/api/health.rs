@@ -39,6 +39,9 @@ async fn a_node_that_cannot_reach_its_redis_starts_degraded() {
     let metrics = app.client.get(format!("{}/metrics", app.base)).send().await.expect("an answer");
     let text = metrics.text().await.expect("text");
     assert!(text.lines().any(|line| line == "floor_bus_up 0"), "{text}");
+    let build =
+        format!("floor_build_info{{release=\"{}\",commit=\"{}\"}} 1", floor::release::VERSION, floor::release::COMMIT);
+    assert!(text.lines().any(|line| line == build), "the scrape names the node's release: {text}");
 }
 
 /// `GET /ready` at the bare origin: ready while the database answers and no shutdown has
