@@ -6,7 +6,8 @@
 //! whole cluster's release yet, so a new kind fails the test until there is), and no field it
 //! reads is dropped, renamed or changes type (docs/operations.md#upgrading).
 //!
-//! Cutting a release writes its samples: `FLOOR_WRITE_COMPAT=1 cargo test -p floor --lib compat`.
+//! Cutting a release writes its samples: `FLOOR_WRITE_COMPAT=1 cargo test --workspace
+//! compat_this_release` (the migrations' names too).
 
 use std::path::{Path, PathBuf};
 
@@ -45,7 +46,8 @@ pub(crate) fn this_release_keeps(file: &str, today: &[Value]) {
     let path = folder().join(crate::release::VERSION).join(file);
     if std::env::var_os("FLOOR_WRITE_COMPAT").is_some() {
         let text = serde_json::to_string_pretty(today).expect("json") + "\n";
-        std::fs::write(&path, text).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+        let written = path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| std::fs::write(&path, text));
+        written.unwrap_or_else(|err| panic!("{}: {err}", path.display()));
         return;
     }
     let Ok(text) = std::fs::read_to_string(&path) else { return };

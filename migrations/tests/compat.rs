@@ -117,3 +117,19 @@ fn the_release_before_this_one_runs_on_todays_schema() {
         assert!(needs <= before, "{name} needs floor {needs}: floor {before} could not run beside this release");
     }
 }
+
+/// Cutting a release keeps its migrations' names: with `FLOOR_WRITE_COMPAT` set this writes
+/// them to `tests/compat/<release>/migrations.txt`; otherwise, for a kept release, they are
+/// today's.
+#[test]
+fn compat_this_release_keeps_its_migrations() {
+    let path = repository().join("tests/compat").join(RELEASE).join("migrations.txt");
+    let today = known().join("\n") + "\n";
+    if std::env::var_os("FLOOR_WRITE_COMPAT").is_some() {
+        let written =
+            path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| std::fs::write(&path, &today));
+        written.unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+    } else if let Ok(kept) = std::fs::read_to_string(&path) {
+        assert_eq!(kept, today, "{} lists release {RELEASE}'s migrations", path.display());
+    }
+}
