@@ -100,7 +100,9 @@ pub struct DeskCommits {
 impl crate::tournaments::desk::Committed for DeskCommits {
     fn renew(&self, tournament_id: Uuid) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            tell_reads_changed(self.bus.as_ref());
+            if let Some(bus) = self.bus.clone() {
+                tokio::spawn(async move { bus.announce(Change::Renewed { tournament_id }).await });
+            }
             self.read_cache.renew(tournament_id).await;
         })
     }

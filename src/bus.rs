@@ -8,6 +8,7 @@
 //! outage, the notes sent meanwhile are lost and every node takes everything as changed.
 
 pub mod link;
+pub mod releases;
 
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 pub use self::link::Link;
+use self::releases::Releases;
 use crate::metrics::Metrics;
 
 /// The channel every node listens on.
@@ -49,11 +51,28 @@ pub enum Change {
     /// venue screens listening on the other nodes.
     #[serde(rename_all = "camelCase")]
     Screen { tournament_id: Uuid, event: String, data: String },
+    /// A registration desk committed a group of tournament `tournament_id`: a node builds again
+    /// its kept answers that show the tournament's registrations (and drops the others), as
+    /// the deciding node did, so readers of the agenda in a rush wait for no build. Sent only
+    /// once every node runs 0.3.0 ([`Change::gate`]); [`Change::Reads`] until then.
+    #[serde(rename_all = "camelCase")]
+    Renewed { tournament_id: Uuid },
     /// A kind of note this release does not know, from a newer one (during a rolling deploy or
     /// after a rollback): never sent, passed over and counted. A newer release sends a kind
     /// that an older one must act on only once every node runs it (docs/operations.md#upgrading).
     #[serde(other)]
     Unknown,
+}
+
+impl Change {
+    /// For a kind an older release passes over: the release every node must run before it is
+    /// sent, and what is sent instead until then.
+    pub fn gate(&self) -> Option<(&'static str, Change)> {
+        match self {
+            Self::Renewed { .. } => Some(("0.3.0", Self::Reads)),
+            _ => None,
+        }
+    }
 }
 
 /// One note on the channel: a change, from node `node` of release `release`, and the
@@ -86,6 +105,8 @@ pub trait Hearer: Send + Sync + 'static {
 pub struct Bus {
     node: Uuid,
     link: Link,
+    /// Which releases the nodes run, for the kinds an older one passes over.
+    releases: Releases,
     /// The task hearing the other nodes; it ends with the bus.
     listener: tokio::task::JoinHandle<()>,
 }
@@ -103,12 +124,17 @@ impl Bus {
         let node = Uuid::new_v4();
         let notes = link.listen(CHANNEL.to_owned(), WAITING_NOTES).await;
         let listener = tokio::spawn(listen(notes, link.recoveries(), node, hearer, metrics));
-        Self { node, link, listener }
+        let releases = Releases::start(link.clone(), node, crate::release::VERSION);
+        Self { node, link, releases, listener }
     }
 
     /// Tells the other nodes that this one made `change`; dropped while Redis is unreachable
     /// (they take everything as changed when it is back).
     pub async fn announce(&self, change: Change) {
+        let change = match change.gate() {
+            Some((release, instead)) if !self.releases.lowest().all_run(&gate_release(release)) => instead,
+            _ => change,
+        };
         let note = Note {
             change,
             node: self.node,
@@ -118,6 +144,11 @@ impl Bus {
         let Ok(payload) = serde_json::to_vec(&note) else { return };
         self.link.send(CHANNEL.to_owned(), payload).await;
     }
+}
+
+/// A gate's release, written as a version in [`Change::gate`].
+fn gate_release(release: &str) -> semver::Version {
+    semver::Version::parse(release).unwrap_or_else(|_| semver::Version::new(u64::MAX, 0, 0))
 }
 
 /// Hands every other node's note to `hearer`, and tells it when Redis came back after notes
@@ -211,6 +242,7 @@ mod tests {
             Change::Missed { tournament_id, version: 8 },
             Change::Restated { tournament_id, version: 9 },
             Change::Screen { tournament_id, event: "level".to_owned(), data: r#"{"levelIdx":1}"#.to_owned() },
+            Change::Renewed { tournament_id },
         ];
         // A kind added here is added to the samples above (and to tests/compat at the release).
         let covered: std::collections::BTreeSet<u8> = changes
@@ -222,10 +254,11 @@ mod tests {
                 Change::Missed { .. } => 3,
                 Change::Restated { .. } => 4,
                 Change::Screen { .. } => 5,
+                Change::Renewed { .. } => 6,
                 Change::Unknown => u8::MAX,
             })
             .collect();
-        assert_eq!(covered, (0..6).collect(), "a sample of every kind that is sent");
+        assert_eq!(covered, (0..7).collect(), "a sample of every kind that is sent");
         let traceparent = Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".to_owned());
         changes
             .into_iter()
@@ -258,7 +291,27 @@ mod tests {
 
     #[test]
     fn compat_the_release_before_reads_today_s_notes() {
-        crate::wire_compat::the_release_before_reads("notes.json", &today());
+        // A kind gated on a release after the one before is not sent while that one runs.
+        let before = crate::wire_compat::before_this("notes.json").map(|(release, _)| release);
+        let gated: Vec<String> = samples()
+            .iter()
+            .filter(|note| {
+                note.change
+                    .gate()
+                    .is_some_and(|(release, _)| before.as_ref().is_some_and(|b| gate_release(release) > *b))
+            })
+            .map(|note| crate::wire_compat::kind_of(&serde_json::to_value(note).expect("json")))
+            .collect();
+        crate::wire_compat::the_release_before_reads("notes.json", &today(), &gated);
+    }
+
+    #[test]
+    fn a_gated_kind_names_a_release_and_falls_back_on_one_every_release_reads() {
+        for note in samples() {
+            let Some((release, instead)) = note.change.gate() else { continue };
+            assert!(semver::Version::parse(release).is_ok(), "{release}");
+            assert!(instead.gate().is_none(), "{instead:?} is sent as it is");
+        }
     }
 
     #[test]

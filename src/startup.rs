@@ -367,6 +367,10 @@ impl Hearer for NodeHearer {
                 });
             }
             Change::Reads => self.read_cache.invalidate(),
+            Change::Renewed { tournament_id } => {
+                let read_cache = self.read_cache.clone();
+                tokio::spawn(async move { read_cache.renew(tournament_id).await });
+            }
             Change::Screen { tournament_id, event, data } => {
                 self.sockets.screens().send(ScreenEvent { tournament_id, name: event, data: data.into() });
             }

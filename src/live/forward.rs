@@ -651,7 +651,7 @@ mod tests {
     #[test]
     fn compat_the_release_before_reads_today_s_forwarded_work_and_answers() {
         let today = forwarded_today();
-        crate::wire_compat::the_release_before_reads("forwarded.json", &today);
+        crate::wire_compat::the_release_before_reads("forwarded.json", &today, &[]);
         // A refusal is a value, not a kind: the release before must know each one answered.
         let Some((before, kept)) = crate::wire_compat::before_this("forwarded.json") else { return };
         for refusal in today.iter().filter(|sample| sample["kind"] == "refused").map(|sample| &sample["refusal"]) {

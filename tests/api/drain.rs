@@ -44,6 +44,7 @@ async fn press_on(client: &reqwest::Client, node: &Node, game: &Ready, n: usize)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_drained_behind_haproxy_strands_no_socket_io_client_watcher() {
+    let _crowd = crate::helpers::one_crowd_at_a_time().await;
     let Some(binary) = haproxy() else { return };
     let Some(script) = watchers_script() else { return };
     let Some(redis) = test_redis_url().await else { return };

@@ -138,6 +138,15 @@ impl TestApp {
     }
 }
 
+/// Held by the tests that each run two nodes under a crowd of real clients or nemeses
+/// (`rolling`, `history`, `drain`), so that no two of them share the CI box's two cores: what
+/// they assert (no ERROR line, every watcher current) is about the nodes, not about a box
+/// loaded twice over. The other tests run beside them as usual.
+pub async fn one_crowd_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
+    static CROWD: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    CROWD.lock().await
+}
+
 /// The test Redis, when reachable; outside CI an unreachable Redis skips (in CI it fails).
 pub async fn test_redis_url() -> Option<&'static str> {
     const URL: &str = "redis://127.0.0.1:6379/?protocol=resp3";

@@ -3,9 +3,12 @@
 
 use std::time::Duration;
 
+use futures::StreamExt;
+use serde_json::json;
 use uuid::Uuid;
 
 use crate::helpers::{Backend, spawn_app_with, test_redis_url};
+use crate::own_redis::OwnRedis;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_note_of_a_newer_release_s_kind_is_passed_over_and_counted() {
@@ -37,4 +40,67 @@ async fn a_note_of_a_newer_release_s_kind_is_passed_over_and_counted() {
     }
     let health = app.get("/health", None).await;
     assert_eq!(health.status, 200, "and serves on");
+}
+
+/// The kinds of the notes heard on `notes` within `within`.
+async fn kinds_heard(notes: &mut redis::aio::PubSubStream, within: Duration) -> Vec<String> {
+    let mut kinds = Vec::new();
+    let until = tokio::time::Instant::now() + within;
+    while let Ok(Some(message)) = tokio::time::timeout_at(until, notes.next()).await {
+        let Ok(payload) = message.get_payload::<String>() else { continue };
+        if let Ok(note) = serde_json::from_str::<serde_json::Value>(&payload)
+            && let Some(kind) = note["kind"].as_str()
+        {
+            kinds.push(kind.to_owned());
+        }
+    }
+    kinds
+}
+
+/// A desk's commit tells the other nodes to build again the reads it changed (`renewed`), a
+/// kind 0.2.0 passes over: while a node that says no release (0.2.0) listens, it sends `reads`
+/// instead, which every release acts on; once every listener runs 0.3.0, `renewed`; and after a
+/// rollback brings an old node back, `reads` again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kind_older_releases_pass_over_is_sent_only_while_every_listener_reads_it() {
+    let Some(redis) = OwnRedis::start() else { return };
+    let url = redis.url();
+    let Some(app) = spawn_app_with(Backend::Sqlite, &[("REDIS_URL", url.as_str())]).await else { return };
+    let client = redis::Client::open(format!("redis://127.0.0.1:{}/", redis.port)).expect("a URL");
+    // An older node: it listens on the bus and says nothing of its release.
+    let mut listener = client.get_async_pubsub().await.expect("Redis");
+    listener.subscribe("floor:changes").await.expect("subscribed");
+    let mut notes = listener.into_on_message();
+    let mut redis = client.get_multiplexed_async_connection().await.expect("Redis");
+
+    let club = app.create_club("Mixed club", "+79990088300").await;
+    let tournament = app.create_tournament(&club, 50, chrono::Duration::days(2)).await;
+    let mut players = app.sign_in_players(883, 40).await.into_iter();
+    let mut register_until = async |wanted: &str, unwanted: &str| {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+        loop {
+            assert!(tokio::time::Instant::now() < deadline, "a desk's commit sent {wanted}");
+            let player = players.next().expect("a player left");
+            let path = format!("/tournaments/{tournament}/register");
+            app.post(&path, Some(&player.access_token), json!({})).await.assert_ok();
+            let kinds = kinds_heard(&mut notes, Duration::from_millis(700)).await;
+            if kinds.iter().any(|kind| kind == wanted) {
+                assert!(!kinds.iter().any(|kind| kind == unwanted), "{kinds:?}");
+                return;
+            }
+        }
+    };
+    register_until("reads", "renewed").await;
+    // Still `reads` a few seconds on: the node keeps reading who listens.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    register_until("reads", "renewed").await;
+
+    // The old node is replaced by one of 0.3.0.
+    let key = format!("floor:release:{}", Uuid::new_v4());
+    redis::cmd("SET").arg(&key).arg("0.3.0").arg("PX").arg(60_000).query_async::<()>(&mut redis).await.expect("said");
+    register_until("renewed", "reads").await;
+
+    // Rolled back: a node listens again that says nothing.
+    redis::cmd("DEL").arg(&key).query_async::<()>(&mut redis).await.expect("gone");
+    register_until("reads", "renewed").await;
 }

@@ -182,6 +182,7 @@ async fn current_after(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rolling_restart_strands_no_socket_io_client_watcher_of_two_thousand() {
+    let _crowd = crate::helpers::one_crowd_at_a_time().await;
     let Some(binary) = haproxy() else { return };
     let Some(script) = watchers_script() else { return };
     let Some(mut redis) = OwnRedis::start() else { return };
