@@ -204,6 +204,10 @@ struct Rolling {
     /// Watchers join compact: the presses (pause, resume) reach them as a small `clock` event.
     #[arg(long)]
     compact: bool,
+    /// Start each restarted node on this binary instead of `--floor`: the run is then an
+    /// upgrade (a newer release) or a rollback (an older one), node by node.
+    #[arg(long)]
+    restart_as: Option<PathBuf>,
     /// Also write the report to this file, as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -323,6 +327,10 @@ struct Reads {
     /// (`--burst-redis-url ''` skips it).
     #[arg(long, default_value = "redis://127.0.0.1:6379")]
     burst_redis_url: String,
+    /// Serve the routes from a node of several (with `--burst-redis-url`): its live reads
+    /// each check the stored version first, as on any node of a cluster.
+    #[arg(long)]
+    routes_on_a_cluster: bool,
     /// Also write the reports to this file, as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -430,7 +438,11 @@ async fn bench_reads(cli: Reads) -> anyhow::Result<bool> {
             readers: cli.burst_readers,
         },
         redis_url: Some(cli.burst_redis_url.clone()).filter(|url| !url.is_empty()),
+        routes_on_a_cluster: cli.routes_on_a_cluster,
     };
+    if cli.routes_on_a_cluster && settings.redis_url.is_none() {
+        bail!("--routes-on-a-cluster needs --burst-redis-url: a node of several meets the others in Redis");
+    }
     if cli.connections == 0 || cli.seconds == 0 || cli.burst_clients == 0 || cli.burst_readers == 0 {
         bail!("--connections, --seconds, --burst-clients and --burst-readers want numbers above 0");
     }
@@ -500,6 +512,7 @@ async fn bench_rolling(cli: Rolling) -> anyhow::Result<bool> {
         haproxy: cli.haproxy,
         haproxy_config: cli.haproxy_config,
         compact: cli.compact,
+        restart_as: cli.restart_as,
     };
     let report = rolling::measure(&settings).await?;
     print!("{}", report.text());

@@ -39,6 +39,9 @@ pub struct Settings {
     pub burst: Burst,
     /// With a Redis: the burst again, split between two nodes.
     pub redis_url: Option<String>,
+    /// The routes served by a node of several (through `redis_url`), whose live reads check
+    /// the stored version first.
+    pub routes_on_a_cluster: bool,
 }
 
 #[derive(Clone, Copy, Serialize)]
@@ -117,6 +120,8 @@ pub struct BurstReport {
 #[derive(Serialize)]
 pub struct Report {
     pub database: &'static str,
+    /// Whether the routes were served by a node of several.
+    pub on_a_cluster: bool,
     pub live_bytes: usize,
     pub routes: Vec<RouteLoad>,
     pub burst: BurstReport,
@@ -150,10 +155,11 @@ pub async fn measure(settings: &Settings, database: &Database) -> anyhow::Result
     let server_settings = ServerSettings {
         floor: &settings.floor,
         port: settings.port,
-        redis_url: None,
+        redis_url: settings.redis_url.as_deref().filter(|_| settings.routes_on_a_cluster),
         database_url: made.url.as_deref(),
         env: &UNLIMITED_RATES,
     };
+    let on_a_cluster = server_settings.redis_url.is_some();
     let mut server = Server::start(&server_settings).await?;
     let origin = format!("http://127.0.0.1:{}", settings.port);
     let addr = address_of(&origin)?;
@@ -211,7 +217,7 @@ pub async fn measure(settings: &Settings, database: &Database) -> anyhow::Result
         }
         None => None,
     };
-    Ok(Report { database: database.name(), live_bytes: live.live_bytes, routes, burst, two_nodes })
+    Ok(Report { database: database.name(), on_a_cluster, live_bytes: live.live_bytes, routes, burst, two_nodes })
 }
 
 /// The burst again, on a fresh database shared by two nodes (and Redis), the registrations
@@ -423,7 +429,8 @@ fn address_of(origin: &str) -> anyhow::Result<SocketAddr> {
 impl Report {
     /// The figures as a text table.
     pub fn text(&self) -> String {
-        let mut text = format!("== reads on {} (LiveState {} bytes)\n", self.database, self.live_bytes);
+        let node = if self.on_a_cluster { ", a node of several" } else { "" };
+        let mut text = format!("== reads on {}{node} (LiveState {} bytes)\n", self.database, self.live_bytes);
         text.push_str(&format!(
             "{:<38} {:>10} {:>9} {:>9} {:>8} {:>9} {:>7}  {}\n",
             "route", "req/s", "p50 ms", "p99 ms", "/health", "bytes", "cores", "statuses"

@@ -8,8 +8,8 @@
 //! final, and the watcher is counted stranded), and a share of them the official
 //! socket.io-client itself, half starting on long-polling (`official`); the club pressing pause
 //! or resume through HAProxy every 500 ms (one press in flight at a time). The timeline:
-//! steady; node 1 restarted (SIGTERM, its exit, then started again until `/ready` answers);
-//! node 2 the same; Redis killed for 5 s and started again. Per event: how long after its end
+//! steady; node 1 restarted (SIGTERM, its exit, then started again until `/ready` answers, on
+//! `--restart-as` when given: an upgrade or a rollback); node 2 the same; Redis killed for 5 s and started again. Per event: how long after its end
 //! until every watcher held the latest version acknowledged by then (the official ones apart);
 //! the watchers' reconnects; the join acks' latency from the event's start to 5 s after its end
 //! (the reconnect burst); the presses' answers by status; the ERROR lines the nodes logged; and
@@ -74,6 +74,8 @@ pub struct Settings {
     pub haproxy_config: PathBuf,
     /// Watchers join compact (a press of the clock reaches them as a small `clock` event).
     pub compact: bool,
+    /// The binary each restarted node runs (an upgrade or a rollback); `floor` when `None`.
+    pub restart_as: Option<PathBuf>,
 }
 
 impl Settings {
@@ -92,6 +94,9 @@ const EVENTS: [&str; 3] = ["restart node 1", "restart node 2", "kill Redis for 5
 /// The whole run's report.
 #[derive(Serialize)]
 pub struct Report {
+    /// What the nodes ran at first and after their restart (`floor --version`).
+    pub started_as: String,
+    pub restarted_as: String,
     pub watchers: usize,
     pub official_watchers: usize,
     pub balancers: usize,
@@ -172,7 +177,10 @@ async fn measure_on(settings: &Settings, database_url: &str) -> anyhow::Result<R
     };
     let ok = none_lost && stranded == 0 && official_stranded == 0 && events.iter().all(Event::passed);
     drop(cluster);
+    let restarted = settings.restart_as.as_ref().unwrap_or(&settings.floor);
     Ok(Report {
+        started_as: version_of(&settings.floor).await?,
+        restarted_as: version_of(restarted).await?,
         watchers: settings.watchers,
         official_watchers: settings.official,
         balancers: settings.balancers,
@@ -187,6 +195,12 @@ async fn measure_on(settings: &Settings, database_url: &str) -> anyhow::Result<R
         official_stranded,
         ok,
     })
+}
+
+/// What `floor` says it is.
+async fn version_of(floor: &std::path::Path) -> anyhow::Result<String> {
+    let output = tokio::process::Command::new(floor).arg("--version").output().await?;
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
 }
 
 /// Where the watchers of balancer `n` connect: the tournament's room, through that HAProxy,

@@ -1,6 +1,7 @@
 //! The rolling run's moving parts: two floor nodes, HAProxy before them and a `redis-server`
 //! of the benchmark's own; started, and restarted or killed as the events ask.
 
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -28,8 +29,8 @@ impl<'run> Cluster<'run> {
     pub(super) async fn start(settings: &'run Settings, database_url: &'run str) -> anyhow::Result<Self> {
         let redis = start_redis(settings.port + 3)?;
         wait_for_port(settings.port + 3).await?;
-        let first = start_node(settings, database_url, 0).await?;
-        let second = start_node(settings, database_url, 1).await?;
+        let first = start_node(settings, &settings.floor, database_url, 0).await?;
+        let second = start_node(settings, &settings.floor, database_url, 1).await?;
         let mut haproxies = Vec::with_capacity(settings.balancers);
         for n in 0..settings.balancers {
             haproxies.push(start_haproxy(settings, settings.balancer_port(n))?);
@@ -58,7 +59,8 @@ impl<'run> Cluster<'run> {
         }
         drop(server);
         let port_node = u16::try_from(node)?;
-        self.nodes[node] = Some(start_node(self.settings, self.database_url, port_node).await?);
+        let binary = self.settings.restart_as.as_ref().unwrap_or(&self.settings.floor);
+        self.nodes[node] = Some(start_node(self.settings, binary, self.database_url, port_node).await?);
         Ok(error_lines)
     }
 
@@ -95,10 +97,10 @@ fn redis_url(port: u16) -> String {
     format!("redis://127.0.0.1:{port}/?protocol=resp3")
 }
 
-async fn start_node(settings: &Settings, database_url: &str, node: u16) -> anyhow::Result<Server> {
+async fn start_node(settings: &Settings, floor: &Path, database_url: &str, node: u16) -> anyhow::Result<Server> {
     let redis = redis_url(settings.port + 3);
     let server_settings = ServerSettings {
-        floor: &settings.floor,
+        floor,
         port: settings.port + node,
         redis_url: Some(&redis),
         database_url: Some(database_url),

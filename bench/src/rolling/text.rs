@@ -52,8 +52,13 @@ impl OfficialFigures {
 impl Report {
     /// The run's figures: a line per event, then the presses' outcome.
     pub fn text(&self) -> String {
+        let restart = if self.started_as == self.restarted_as {
+            format!("rolling restart of {}", self.started_as)
+        } else {
+            format!("rolling restart from {} to {}", self.started_as, self.restarted_as)
+        };
         let mut text = format!(
-            "rolling restart, {} {}watchers ({} of them official socket.io-client) through {} HAProxy, LiveState {} \
+            "{restart}, {} {}watchers ({} of them official socket.io-client) through {} HAProxy, LiveState {} \
              bytes, connected in {:.1} s\n",
             self.watchers,
             if self.compact { "compact " } else { "" },
