@@ -76,15 +76,15 @@ pub struct App {
 /// Drops the cached public reads here at once, and tells the other nodes to drop theirs.
 pub fn drop_reads(read_cache: &ReadCache, bus: Option<&Arc<Bus>>) {
     read_cache.invalidate();
-    tell_reads_changed(bus);
+    tell_others(bus, Change::Reads);
 }
 
-/// Tells the other nodes to drop their cached reads, without waiting for Redis (a Redis that
-/// stopped answering must not hold a write's answer).
-fn tell_reads_changed(bus: Option<&Arc<Bus>>) {
+/// Tells the other nodes of `change`, without waiting for Redis (a Redis that stopped
+/// answering must not hold a write's answer).
+fn tell_others(bus: Option<&Arc<Bus>>, change: Change) {
     if let Some(bus) = bus {
         let bus = bus.clone();
-        tokio::spawn(async move { bus.announce(Change::Reads).await });
+        tokio::spawn(async move { bus.announce(change).await });
     }
 }
 
@@ -100,9 +100,7 @@ pub struct DeskCommits {
 impl crate::tournaments::desk::Committed for DeskCommits {
     fn renew(&self, tournament_id: Uuid) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            if let Some(bus) = self.bus.clone() {
-                tokio::spawn(async move { bus.announce(Change::Renewed { tournament_id }).await });
-            }
+            tell_others(self.bus.as_ref(), Change::Renewed { tournament_id });
             self.read_cache.renew(tournament_id).await;
         })
     }

@@ -287,7 +287,7 @@ pub enum MigrationState {
 /// Reads only: a database never migrated lists every migration as pending.
 pub async fn migration_status(db: &DatabaseConnection) -> Result<Vec<(String, MigrationState)>, DbErr> {
     let applied = compat::applied(db).await?;
-    let known: Vec<String> = Migrator::migrations().iter().map(|migration| migration.name().to_owned()).collect();
+    let known = compat::known();
     let mut status: Vec<(String, MigrationState)> = known
         .iter()
         .map(|name| {

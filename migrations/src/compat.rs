@@ -14,6 +14,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use sea_orm_migration::SchemaManager;
+use sea_orm_migration::prelude::{OnConflict, Query};
 use sea_orm_migration::sea_orm::{ConnectionTrait, DatabaseConnection, DbErr, Statement};
 use semver::Version;
 
@@ -123,34 +124,29 @@ pub async fn applied(db: &DatabaseConnection) -> Result<Vec<String>, DbErr> {
 pub async fn standing(db: &DatabaseConnection) -> Result<Standing, DbErr> {
     let manager = SchemaManager::new(db);
     let applied = applied(db).await?;
-    let known: Vec<String> = Migrator::migrations().iter().map(|migration| migration.name().to_owned()).collect();
     let declared = if manager.has_table("schema_compat").await? { read_declared(db).await? } else { BTreeMap::new() };
-    Ok(judge(&applied, &known, &declared, RELEASE))
+    Ok(judge(&applied, &known(), &declared, RELEASE))
 }
 
 /// Records what each migration this binary knows declares, where nothing is recorded for it
-/// yet (the release that applied it said it first). Run after migrating.
+/// yet (the release that applied it said it first), in one statement. Run after migrating.
 pub async fn record(db: &DatabaseConnection) -> Result<(), DbErr> {
-    let backend = db.get_database_backend();
-    for migration in Migrator::migrations() {
-        let name = migration.name();
-        let insert = Statement::from_sql_and_values(
-            backend,
-            match backend {
-                sea_orm_migration::sea_orm::DbBackend::Postgres => {
-                    "INSERT INTO schema_compat (migration, oldest_release, applied_by) VALUES ($1, $2, $3) \
-                     ON CONFLICT (migration) DO NOTHING"
-                }
-                _ => {
-                    "INSERT INTO schema_compat (migration, oldest_release, applied_by) VALUES (?, ?, ?) \
-                     ON CONFLICT (migration) DO NOTHING"
-                }
-            },
-            [name.into(), oldest_release(name).into(), RELEASE.into()],
-        );
-        db.execute_raw(insert).await?;
+    let mut insert = Query::insert();
+    insert
+        .into_table("schema_compat")
+        .columns(["migration", "oldest_release", "applied_by"])
+        .on_conflict(OnConflict::column("migration").do_nothing().to_owned());
+    for name in known() {
+        let oldest = oldest_release(&name);
+        insert.values_panic([name.into(), oldest.into(), RELEASE.into()]);
     }
+    db.execute(&insert).await?;
     Ok(())
+}
+
+/// The migrations this release knows, oldest first.
+pub fn known() -> Vec<String> {
+    Migrator::migrations().iter().map(|migration| migration.name().to_owned()).collect()
 }
 
 async fn read_strings(db: &DatabaseConnection, sql: &str) -> Result<Vec<String>, DbErr> {
@@ -241,7 +237,7 @@ mod tests {
 
     #[test]
     fn every_breaking_migration_is_one_of_ours_and_names_a_release() {
-        let known: Vec<String> = Migrator::migrations().iter().map(|migration| migration.name().to_owned()).collect();
+        let known = known();
         for (name, oldest) in BREAKING {
             assert!(known.iter().any(|known| known == name), "{name} is a migration");
             assert!(Version::parse(oldest).is_ok(), "{name} names a release: {oldest}");

@@ -5,8 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use floor_migrations::compat::{BREAKING, RELEASE, oldest_release};
-use floor_migrations::{Migrator, MigratorTrait};
+use floor_migrations::compat::{BREAKING, RELEASE, known, oldest_release};
 use semver::Version;
 
 /// What, in a migration's `up`, takes away something older code may use.
@@ -25,10 +24,6 @@ const TAKES_AWAY: &[&str] = &[
 
 fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn known() -> Vec<String> {
-    Migrator::migrations().iter().map(|migration| migration.name().to_owned()).collect()
 }
 
 /// Each release kept in `tests/compat`, oldest first, with its migrations.
