@@ -101,7 +101,7 @@ impl Health {
             self.doubts.fetch_add(1, Ordering::SeqCst);
             tracing::warn!(
                 error = %why,
-                "Redis was slow to take a publish: the other nodes may miss changes until a check answers"
+                "Redis was slow to answer: the other nodes may miss changes until a check answers"
             );
         }
         self.check_now.notify_one();
@@ -211,13 +211,17 @@ impl Link {
     }
 
     /// Runs `command` and reads its answer; `None` while Redis is unreachable, when it does not
-    /// answer within [`ANSWER_WITHIN`] (the link then counts as lost, as for a publish), or
-    /// when it refuses the command (logged).
+    /// answer within [`ANSWER_WITHIN`] (a doubt, as for a publish: a busy node reads answers
+    /// late), or when it refuses the command (logged).
     pub async fn ask<T: redis::FromRedisValue>(&self, command: &redis::Cmd) -> Option<T> {
         let mut connection = self.connection()?;
         match tokio::time::timeout(ANSWER_WITHIN, command.query_async::<T>(&mut connection)).await {
             Ok(Ok(answer)) => Some(answer),
-            Ok(Err(err)) if err.is_io_error() || err.is_connection_dropped() || err.is_timeout() => {
+            Ok(Err(err)) if err.is_timeout() => {
+                self.0.health.doubt(&err);
+                None
+            }
+            Ok(Err(err)) if err.is_io_error() || err.is_connection_dropped() => {
                 self.0.health.lost(&err);
                 None
             }
@@ -226,7 +230,7 @@ impl Link {
                 None
             }
             Err(_) => {
-                self.0.health.lost(&"a command was not answered in time");
+                self.0.health.doubt(&format_args!("a command was not answered within {ANSWER_WITHIN:?}"));
                 None
             }
         }
@@ -534,8 +538,17 @@ mod tests {
 
         /// Holds every client's writes (PUBLISH among them) for `millis`; PING still answers.
         async fn pause_writes(&self, millis: u64) -> anyhow::Result<()> {
+            self.pause(millis, "WRITE").await
+        }
+
+        /// Holds every client's commands, reads and PING too, for `millis`.
+        async fn pause_all(&self, millis: u64) -> anyhow::Result<()> {
+            self.pause(millis, "ALL").await
+        }
+
+        async fn pause(&self, millis: u64, which: &str) -> anyhow::Result<()> {
             let mut connection = self.client().get_multiplexed_async_connection().await?;
-            redis::cmd("CLIENT").arg("PAUSE").arg(millis).arg("WRITE").query_async::<()>(&mut connection).await?;
+            redis::cmd("CLIENT").arg("PAUSE").arg(millis).arg(which).query_async::<()>(&mut connection).await?;
             Ok(())
         }
     }
@@ -578,6 +591,25 @@ mod tests {
         let after = link.mark();
         link.send("floor:test:slow".into(), b"three".to_vec()).await;
         assert!(link.carried_since(after));
+        Ok(())
+    }
+
+    /// The nodes' release heartbeat asks Redis every second: a busy node reading the answer
+    /// late took it for an outage, an ERROR in the rolling restart (2026-11-29).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_question_redis_is_slow_to_answer_is_a_doubt_not_an_outage() -> anyhow::Result<()> {
+        let Some(server) = OwnServer::start().await else { return Ok(()) };
+        let link = Link::start(server.client()).await?;
+        let mut recoveries = link.recoveries();
+        server.pause_all(1_500).await?;
+        let answer: Option<(u64, Vec<String>)> = link.ask(redis::cmd("SCAN").arg(0)).await;
+
+        assert_eq!(answer, None, "no answer within {ANSWER_WITHIN:?}");
+        assert!(link.is_up(), "a slow answer is no outage");
+        assert!(!link.carries(), "in doubt until a check answers");
+        recovered(&link, &mut recoveries, Duration::from_secs(5)).await?;
+        assert!(link.carries(), "Redis answered the check: the doubt is cleared");
+        assert_eq!(link.outages(), 0, "and it was never counted as lost");
         Ok(())
     }
 
