@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::helpers::{Backend, spawn_app_with, test_redis_url};
+use crate::helpers::{Backend, test_redis_url};
 use crate::live::version;
 use crate::live::{Ready, ready};
 use crate::load_balancer::{Balancer, haproxy};
@@ -44,11 +44,11 @@ async fn press_on(client: &reqwest::Client, node: &Node, game: &Ready, n: usize)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_drained_behind_haproxy_strands_no_socket_io_client_watcher() {
-    let _crowd = crate::helpers::one_crowd_at_a_time().await;
+    let the_box = crate::the_box::whole().await;
     let Some(binary) = haproxy() else { return };
     let Some(script) = watchers_script() else { return };
     let Some(redis) = test_redis_url().await else { return };
-    let Some(setup) = spawn_app_with(Backend::Postgres, &[]).await else { return };
+    let Some(setup) = the_box.spawn_app_with(Backend::Postgres, &[]).await else { return };
     let game = ready(&setup, "+79990048000", 480, 2).await;
     let logs = tempfile::tempdir().expect("a folder for the logs");
     let first = Node::start(&setup.database_url, Some(redis), logs.path(), "first").await;

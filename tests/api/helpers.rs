@@ -9,6 +9,8 @@ use sea_orm::{ConnectionTrait, Database, DatabaseConnection, Statement};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+use crate::the_box::Share;
+
 /// The phone listed in `PLATFORM_ADMIN_PHONES` of every test app.
 pub const PLATFORM_ADMIN_PHONE: &str = "+79000000001";
 const POSTGRES_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
@@ -84,8 +86,13 @@ pub async fn spawn_app(backend: Backend) -> Option<TestApp> {
 /// Like [`spawn_app`], with extra environment variables.
 pub async fn spawn_app_with(backend: Backend, extra: &[(&str, &str)]) -> Option<TestApp> {
     let database = TestDatabase::create(backend).await?;
+    Some(start_on_database(database, extra).await)
+}
+
+/// A node on `database`, which it drops when it is dropped.
+pub async fn start_on_database(database: TestDatabase, extra: &[(&str, &str)]) -> TestApp {
     let url = database.url.clone();
-    Some(start_node(&url, extra, Some(database)).await)
+    start_node(&url, extra, Some(database)).await
 }
 
 /// The configuration of a test node on `database_url`, with `extra` variables.
@@ -136,15 +143,6 @@ impl TestApp {
     pub async fn second_node(&self, extra: &[(&str, &str)]) -> TestApp {
         start_node(&self.database_url, extra, None).await
     }
-}
-
-/// Held by the tests that each run two nodes under a crowd of real clients or nemeses
-/// (`rolling`, `history`, `drain`), so that no two of them share the CI box's two cores: what
-/// they assert (no ERROR line, every watcher current) is about the nodes, not about a box
-/// loaded twice over. The other tests run beside them as usual.
-pub async fn one_crowd_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
-    static CROWD: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-    CROWD.lock().await
 }
 
 /// The test Redis, when reachable; outside CI an unreachable Redis skips (in CI it fails).
@@ -351,17 +349,26 @@ pub struct TestDatabase {
     pub url: String,
     postgres_name: Option<String>,
     _folder: Option<tempfile::TempDir>,
+    /// The test's share of the box, given back after the database is dropped (none under a
+    /// crowd test, which holds the whole box).
+    _share: Option<Share>,
 }
 
 impl TestDatabase {
-    /// An empty database of `backend`, nothing migrated. `None` only when PostgreSQL is
-    /// unreachable outside CI (in CI that is a failure).
+    /// An empty database of `backend`, nothing migrated, once the test has its share of the
+    /// box. `None` only when PostgreSQL is unreachable outside CI (in CI that is a failure).
     pub async fn create(backend: Backend) -> Option<Self> {
+        let share = crate::the_box::share().await;
+        Self::create_within(backend, Some(share)).await
+    }
+
+    /// An empty database of `backend`, holding `share` (see [`crate::the_box`]).
+    pub async fn create_within(backend: Backend, share: Option<Share>) -> Option<Self> {
         match backend {
             Backend::Sqlite => {
                 let folder = tempfile::tempdir().expect("a temporary folder");
                 let url = format!("sqlite://{}?mode=rwc", folder.path().join("floor.db").display());
-                Some(Self { url, postgres_name: None, _folder: Some(folder) })
+                Some(Self { url, postgres_name: None, _folder: Some(folder), _share: share })
             }
             Backend::Postgres => {
                 let admin = match Database::connect(POSTGRES_ADMIN_URL).await {
@@ -376,7 +383,7 @@ impl TestDatabase {
                 admin.execute_unprepared(&format!("CREATE DATABASE {name}")).await.expect("database created");
                 admin.close().await.ok();
                 let url = format!("postgres://postgres@127.0.0.1:5432/{name}");
-                Some(Self { url, postgres_name: Some(name), _folder: None })
+                Some(Self { url, postgres_name: Some(name), _folder: None, _share: share })
             }
         }
     }

@@ -11,8 +11,8 @@ use floor_bench::history::{Settings, run};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_nemesis_leaves_each_command_applied_as_answered() {
-    let _crowd = crate::helpers::one_crowd_at_a_time().await;
-    let Some(_database) = crate::helpers::TestDatabase::create(crate::helpers::Backend::Postgres).await else { return };
+    let the_box = crate::the_box::whole().await;
+    let Some(_database) = the_box.database(crate::helpers::Backend::Postgres).await else { return };
     // Below the ephemeral range, where a client's connection never takes Redis's port.
     let port = 26000 + u16::try_from(std::process::id() % 500).expect("small") * 4;
     let settings = Settings {

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use uuid::Uuid;
 
-use crate::helpers::{Backend, spawn_app_with};
+use crate::helpers::Backend;
 use crate::live::version;
 use crate::live::{Ready, ready};
 use crate::load_balancer::{Balancer, haproxy};
@@ -182,11 +182,11 @@ async fn current_after(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rolling_restart_strands_no_socket_io_client_watcher_of_two_thousand() {
-    let _crowd = crate::helpers::one_crowd_at_a_time().await;
+    let the_box = crate::the_box::whole().await;
     let Some(binary) = haproxy() else { return };
     let Some(script) = watchers_script() else { return };
     let Some(mut redis) = OwnRedis::start() else { return };
-    let Some(setup) = spawn_app_with(Backend::Postgres, &[]).await else { return };
+    let Some(setup) = the_box.spawn_app_with(Backend::Postgres, &[]).await else { return };
     raise_open_files(OPEN_FILES);
     let began = Instant::now();
     let game = ready(&setup, "+79990049000", 490, 2).await;
