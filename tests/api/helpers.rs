@@ -5,15 +5,14 @@ use std::collections::HashMap;
 use floor::auth::delivery::FakeOutbox;
 use floor::{AppState, Application, Config};
 use reqwest::{Method, StatusCode};
-use sea_orm::{ConnectionTrait, Database, DatabaseConnection, Statement};
+use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::the_box::Share;
+pub use crate::test_database::TestDatabase;
 
 /// The phone listed in `PLATFORM_ADMIN_PHONES` of every test app.
 pub const PLATFORM_ADMIN_PHONE: &str = "+79000000001";
-const POSTGRES_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
 pub const TEST_JWT_SECRET: &str = "test-secret-test-secret-test-secret!";
 /// The abuse limits of a test app: far more than any test sends.
 const GENEROUS_LIMIT: &str = "1000000/1s";
@@ -85,7 +84,7 @@ pub async fn spawn_app(backend: Backend) -> Option<TestApp> {
 
 /// Like [`spawn_app`], with extra environment variables.
 pub async fn spawn_app_with(backend: Backend, extra: &[(&str, &str)]) -> Option<TestApp> {
-    let database = TestDatabase::create(backend).await?;
+    let database = TestDatabase::migrated(backend).await?;
     Some(start_on_database(database, extra).await)
 }
 
@@ -340,70 +339,6 @@ impl TestApp {
         match self.db().get_database_backend() {
             sea_orm::DbBackend::Postgres => format!("'{id}'::uuid"),
             _ => format!("X'{}'", id.simple()),
-        }
-    }
-}
-
-/// A database made for one test and dropped after it.
-pub struct TestDatabase {
-    pub url: String,
-    postgres_name: Option<String>,
-    _folder: Option<tempfile::TempDir>,
-    /// The test's share of the box, given back after the database is dropped (none under a
-    /// crowd test, which holds the whole box).
-    _share: Option<Share>,
-}
-
-impl TestDatabase {
-    /// An empty database of `backend`, nothing migrated, once the test has its share of the
-    /// box. `None` only when PostgreSQL is unreachable outside CI (in CI that is a failure).
-    pub async fn create(backend: Backend) -> Option<Self> {
-        let share = crate::the_box::share().await;
-        Self::create_within(backend, Some(share)).await
-    }
-
-    /// An empty database of `backend`, holding `share` (see [`crate::the_box`]).
-    pub async fn create_within(backend: Backend, share: Option<Share>) -> Option<Self> {
-        match backend {
-            Backend::Sqlite => {
-                let folder = tempfile::tempdir().expect("a temporary folder");
-                let url = format!("sqlite://{}?mode=rwc", folder.path().join("floor.db").display());
-                Some(Self { url, postgres_name: None, _folder: Some(folder), _share: share })
-            }
-            Backend::Postgres => {
-                let admin = match Database::connect(POSTGRES_ADMIN_URL).await {
-                    Ok(admin) => admin,
-                    Err(err) if std::env::var_os("CI").is_none() => {
-                        eprintln!("skipping: PostgreSQL is unreachable ({err}) and CI is not set");
-                        return None;
-                    }
-                    Err(err) => panic!("PostgreSQL must be reachable in CI: {err}"),
-                };
-                let name = format!("floor_test_{}", Uuid::new_v4().simple());
-                admin.execute_unprepared(&format!("CREATE DATABASE {name}")).await.expect("database created");
-                admin.close().await.ok();
-                let url = format!("postgres://postgres@127.0.0.1:5432/{name}");
-                Some(Self { url, postgres_name: Some(name), _folder: None, _share: share })
-            }
-        }
-    }
-}
-
-impl Drop for TestDatabase {
-    fn drop(&mut self) {
-        let Some(name) = self.postgres_name.take() else { return };
-        // Drop is synchronous: drop the database from a thread with its own runtime.
-        let dropped = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
-            runtime.block_on(async {
-                let admin = Database::connect(POSTGRES_ADMIN_URL).await.ok()?;
-                admin.execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await.ok()?;
-                admin.close().await.ok()
-            })
-        })
-        .join();
-        if !matches!(dropped, Ok(Some(()))) {
-            eprintln!("warning: a test database could not be dropped");
         }
     }
 }

@@ -2,6 +2,7 @@
 //! on a fresh SQLite file and a fresh PostgreSQL database per test.
 
 mod helpers;
+mod test_database;
 mod the_box;
 
 mod fake_collector;

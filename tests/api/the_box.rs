@@ -101,7 +101,7 @@ impl Whole {
 
     /// [`crate::helpers::spawn_app_with`] under the box the crowd test holds.
     pub async fn spawn_app_with(&self, backend: Backend, extra: &[(&str, &str)]) -> Option<TestApp> {
-        let database = self.database(backend).await?;
+        let database = TestDatabase::migrated_within(backend, None).await?;
         Some(crate::helpers::start_on_database(database, extra).await)
     }
 }
