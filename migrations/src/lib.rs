@@ -33,6 +33,7 @@ mod m20261128_000022_create_registration_groups;
 mod m20261128_000023_keep_keys_with_their_commands;
 mod m20261129_000024_create_erasures;
 mod m20261129_000025_create_schema_compat;
+mod m20261129_000026_index_audit_log_by_actor;
 
 pub mod compat;
 
@@ -109,6 +110,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000023_keep_keys_with_their_commands::Migration),
             Box::new(m20261129_000024_create_erasures::Migration),
             Box::new(m20261129_000025_create_schema_compat::Migration),
+            Box::new(m20261129_000026_index_audit_log_by_actor::Migration),
         ]
     }
 }
