@@ -4,10 +4,12 @@
 //! gate closes again by itself, since nothing but hints travels on the bus).
 //!
 //! Every [`ANNOUNCE_EVERY`] each node sets `floor:release:<node>` to its release for
-//! [`ANNOUNCED_FOR`], then reads every node's key and how many connections listen on the
-//! bus's channel. A listener that announces nothing runs a release from before announcements
-//! (0.2.0 and earlier): while there is one, or while Redis cannot say, the lowest release is
-//! unknown and every gate stays closed.
+//! [`ANNOUNCED_FOR`] and adds itself to the set `floor:releases`, then reads the key of every
+//! node in the set (dropping from it those whose word expired) and how many connections listen
+//! on the bus's channel. The set keeps the reading to the nodes' own keys: a scan of the
+//! keyspace would cost each node a pass over every key in Redis each second. A listener that
+//! announces nothing runs a release from before announcements (0.2.0 and earlier): while there
+//! is one, or while Redis cannot say, the lowest release is unknown and every gate stays closed.
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -22,6 +24,8 @@ const ANNOUNCE_EVERY: Duration = Duration::from_secs(1);
 const ANNOUNCED_FOR: Duration = Duration::from_secs(5);
 /// Where each node says its release.
 const KEY_PREFIX: &str = "floor:release:";
+/// The nodes that said their release, each until its word expires.
+const NODES: &str = "floor:releases";
 
 /// The lowest release among the nodes listening on the bus.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,22 +88,17 @@ async fn read(link: &Link, node: uuid::Uuid, release: &str) -> Option<Lowest> {
     let mut say = redis::cmd("SET");
     say.arg(format!("{KEY_PREFIX}{node}")).arg(release).arg("PX").arg(ANNOUNCED_FOR.as_millis().to_string());
     link.ask::<()>(&say).await?;
-    let mut keys: Vec<String> = Vec::new();
-    let mut cursor = 0_u64;
-    loop {
-        let mut scan = redis::cmd("SCAN");
-        scan.arg(cursor).arg("MATCH").arg(format!("{KEY_PREFIX}*")).arg("COUNT").arg(1000);
-        let (next, found): (u64, Vec<String>) = link.ask(&scan).await?;
-        keys.extend(found);
-        if next == 0 {
-            break;
-        }
-        cursor = next;
+    link.ask::<()>(redis::cmd("SADD").arg(NODES).arg(node.to_string())).await?;
+    let nodes: Vec<String> = link.ask(redis::cmd("SMEMBERS").arg(NODES)).await?;
+    let keys: Vec<String> = nodes.iter().map(|node| format!("{KEY_PREFIX}{node}")).collect();
+    let words: Vec<Option<String>> = link.ask(redis::cmd("MGET").arg(&keys)).await?;
+    // A node whose word expired is gone: not counted, and no longer read.
+    let gone: Vec<&String> =
+        nodes.iter().zip(&words).filter(|(_, word)| word.is_none()).map(|(node, _)| node).collect();
+    if !gone.is_empty() {
+        link.ask::<()>(redis::cmd("SREM").arg(NODES).arg(gone)).await?;
     }
-    let mut values = redis::cmd("MGET");
-    values.arg(&keys);
-    // A key that expired between the two questions is a node gone: not counted.
-    let announced: Vec<String> = link.ask::<Vec<Option<String>>>(&values).await?.into_iter().flatten().collect();
+    let announced: Vec<String> = words.into_iter().flatten().collect();
     let mut numsub = redis::cmd("PUBSUB");
     numsub.arg("NUMSUB").arg(super::CHANNEL);
     let (_, listening): (String, usize) = link.ask(&numsub).await?;

@@ -95,12 +95,17 @@ async fn a_kind_older_releases_pass_over_is_sent_only_while_every_listener_reads
     tokio::time::sleep(Duration::from_secs(2)).await;
     register_until("reads", "renewed").await;
 
-    // The old node is replaced by one of 0.3.0.
-    let key = format!("floor:release:{}", Uuid::new_v4());
+    // The old node is replaced by one of 0.3.0, which says its release as every node does.
+    let node = Uuid::new_v4().to_string();
+    let key = format!("floor:release:{node}");
     redis::cmd("SET").arg(&key).arg("0.3.0").arg("PX").arg(60_000).query_async::<()>(&mut redis).await.expect("said");
+    redis::cmd("SADD").arg("floor:releases").arg(&node).query_async::<()>(&mut redis).await.expect("said");
     register_until("renewed", "reads").await;
 
-    // Rolled back: a node listens again that says nothing.
+    // Rolled back: a node listens again that says nothing. Its word expires; the node stops
+    // reading it.
     redis::cmd("DEL").arg(&key).query_async::<()>(&mut redis).await.expect("gone");
     register_until("reads", "renewed").await;
+    let nodes: Vec<String> = redis::cmd("SMEMBERS").arg("floor:releases").query_async(&mut redis).await.expect("read");
+    assert!(!nodes.contains(&node), "a node whose word expired is no longer read: {nodes:?}");
 }
