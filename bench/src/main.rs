@@ -86,6 +86,10 @@ struct History {
     /// Seconds each nemesis lasts.
     #[arg(long, default_value_t = 5)]
     window: u64,
+    /// Each rolling restart starts the nodes on this binary and `--floor` in turn: an upgrade
+    /// and a rollback (or the reverse) under the whole workload.
+    #[arg(long)]
+    restart_as: Option<PathBuf>,
     /// Also write the report to this file, as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -532,6 +536,7 @@ fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> anyhow::
 async fn bench_history(cli: History) -> anyhow::Result<bool> {
     let settings = history::Settings {
         floor: floor_binary(cli.floor.as_ref())?,
+        restart_as: cli.restart_as.as_ref().map(|floor| floor_binary(Some(floor))).transpose()?,
         port: cli.port,
         postgres_url: cli.postgres_url,
         operations: cli.operations,

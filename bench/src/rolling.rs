@@ -179,8 +179,8 @@ async fn measure_on(settings: &Settings, database_url: &str) -> anyhow::Result<R
     drop(cluster);
     let restarted = settings.restart_as.as_ref().unwrap_or(&settings.floor);
     Ok(Report {
-        started_as: version_of(&settings.floor).await?,
-        restarted_as: version_of(restarted).await?,
+        started_as: crate::server::version_of(&settings.floor).await?,
+        restarted_as: crate::server::version_of(restarted).await?,
         watchers: settings.watchers,
         official_watchers: settings.official,
         balancers: settings.balancers,
@@ -195,12 +195,6 @@ async fn measure_on(settings: &Settings, database_url: &str) -> anyhow::Result<R
         official_stranded,
         ok,
     })
-}
-
-/// What `floor` says it is.
-async fn version_of(floor: &std::path::Path) -> anyhow::Result<String> {
-    let output = tokio::process::Command::new(floor).arg("--version").output().await?;
-    Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
 }
 
 /// Where the watchers of balancer `n` connect: the tournament's room, through that HAProxy,

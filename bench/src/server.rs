@@ -228,6 +228,13 @@ impl Drop for Server {
     }
 }
 
+/// What a `floor` binary says it is (`floor --version`).
+pub async fn version_of(floor: &Path) -> anyhow::Result<String> {
+    let output =
+        Command::new(floor).arg("--version").output().await.with_context(|| format!("running {}", floor.display()))?;
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
 /// Resident memory of a process, KiB.
 pub fn process_rss_kib(pid: u32) -> anyhow::Result<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).context("reading /proc/<pid>/status")?;

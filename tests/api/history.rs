@@ -17,6 +17,7 @@ async fn every_nemesis_leaves_each_command_applied_as_answered() {
     let port = 26000 + u16::try_from(std::process::id() % 500).expect("small") * 4;
     let settings = Settings {
         floor: env!("CARGO_BIN_EXE_floor").into(),
+        restart_as: None,
         port,
         postgres_url: "postgres://postgres@127.0.0.1:5432/postgres".to_owned(),
         operations: 600,

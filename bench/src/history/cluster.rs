@@ -67,7 +67,12 @@ impl Nemesis {
 
 /// The running cluster.
 pub struct Cluster {
+    /// The binary the nodes start on now.
     floor: PathBuf,
+    /// The binary the next rolling restart starts them on (then the two swap).
+    other: Option<PathBuf>,
+    /// The releases the nodes ran, in turn.
+    pub releases: Vec<String>,
     port: u16,
     nodes: [Option<Server>; 2],
     redis: Option<Child>,
@@ -92,8 +97,9 @@ mod tempfile_dir {
 }
 
 impl Cluster {
-    /// Starts Redis on `port + 3` and nodes on `port` and `port + 1`, on `database_url`.
-    pub async fn start(floor: &Path, port: u16, database_url: &str) -> anyhow::Result<Self> {
+    /// Starts Redis on `port + 3` and nodes on `port` and `port + 1` of `floor`, on
+    /// `database_url`; each rolling restart then starts them on `restart_as` and `floor` in turn.
+    pub async fn start(floor: &Path, restart_as: Option<&Path>, port: u16, database_url: &str) -> anyhow::Result<Self> {
         if !Path::new(LIBFAKETIME).exists() {
             bail!("{LIBFAKETIME} is missing (Debian's libfaketime): the clock nemesis needs it");
         }
@@ -108,6 +114,8 @@ impl Cluster {
         wait_for_port(port + 3).await?;
         let mut cluster = Self {
             floor: floor.to_owned(),
+            other: restart_as.map(Path::to_owned),
+            releases: vec![crate::server::version_of(floor).await?],
             port,
             nodes: [None, None],
             redis: Some(redis),
@@ -220,6 +228,10 @@ impl Cluster {
                 std::fs::write(&self.clock_file, "+0").context("the clock's offset")?;
             }
             Nemesis::RollingRestart => {
+                if let Some(other) = self.other.as_mut() {
+                    std::mem::swap(&mut self.floor, other);
+                    self.releases.push(crate::server::version_of(&self.floor).await?);
+                }
                 for node in 0..2 {
                     if let Some(mut server) = self.nodes[node].take() {
                         server.terminate().await?;

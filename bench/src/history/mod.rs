@@ -32,6 +32,9 @@ use crate::setup::Api;
 /// What a run is made of.
 pub struct Settings {
     pub floor: PathBuf,
+    /// Each rolling restart starts the nodes on the other binary, this one first: the run
+    /// then holds an upgrade and a rollback (`floor-bench history --restart-as`).
+    pub restart_as: Option<PathBuf>,
     /// Nodes on `port` and `port + 1`, Redis on `port + 3`.
     pub port: u16,
     pub postgres_url: String,
@@ -80,6 +83,9 @@ pub struct Report {
     /// Per nemesis, the reads and joins that said nothing of what their client had seen and
     /// were answered older than it ([`check::unsaid_behind`]): what the contract allows them.
     pub unsaid_behind: BTreeMap<String, usize>,
+    /// The releases the nodes ran, in turn (`floor --version`): one, or the two of an upgrade
+    /// and rollback run.
+    pub releases: Vec<String>,
 }
 
 /// Runs the workload under every nemesis, resolves, reads the database and checks.
@@ -87,7 +93,7 @@ pub async fn run(settings: &Settings) -> anyhow::Result<Report> {
     let database = FreshDatabase::make(Some(&settings.postgres_url)).await?;
     let url = database.url.clone().context("a PostgreSQL database")?;
     let outcome = async {
-        let mut cluster = Cluster::start(&settings.floor, settings.port, &url).await?;
+        let mut cluster = Cluster::start(&settings.floor, settings.restart_as.as_deref(), settings.port, &url).await?;
         let report = run_on(settings, &mut cluster).await;
         cluster.stop().await;
         report
@@ -176,6 +182,7 @@ async fn run_on(settings: &Settings, cluster: &mut Cluster) -> anyhow::Result<Re
     report.explained = explained;
     report.bites = bites(&history, &windows, &seen_by_cluster);
     report.unsaid_behind = unsaid_behind;
+    report.releases = cluster.releases.clone();
     Ok(report)
 }
 
@@ -361,17 +368,19 @@ fn report(
         explained: Vec::new(),
         bites: BTreeMap::new(),
         unsaid_behind: BTreeMap::new(),
+        releases: Vec::new(),
     }
 }
 
 impl Report {
     /// The report as the benchmark prints it.
     pub fn text(&self) -> String {
-        let mut text = format!(
+        let mut text = format!("nodes ran: {}\n", self.releases.join(", then "));
+        text.push_str(&format!(
             "history: {} operations in {:.1} s; {} unknown at first and resolved by sending again, {} left \
              unknown (with a key); {} transactions cut at COMMIT\n",
             self.operations, self.seconds, self.resolved, self.unresolved, self.commit_cuts
-        );
+        ));
         let counts = |counts: &BTreeMap<&str, usize>| {
             ["ok", "refused", "unknown"].map(|kind| format!("{kind} {}", counts.get(kind).unwrap_or(&0))).join(", ")
         };
@@ -417,6 +426,7 @@ impl Report {
     /// Counts by nemesis and outcome, as JSON.
     pub fn json(&self) -> Value {
         json!({
+            "releases": self.releases,
             "operations": self.operations,
             "seconds": self.seconds,
             "byNemesis": self.by_nemesis,
