@@ -48,7 +48,7 @@ mod uploads;
 mod validate;
 pub mod views;
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use axum::http::{HeaderName, Request};
 use axum::response::{IntoResponse, Response};
@@ -137,8 +137,14 @@ fn api() -> OpenApiRouter<AppState> {
 }
 
 /// The routes and the contract generated from them, with the abuse limits documented on the
-/// operations they guard.
+/// operations they guard. Built once per process: generating the contract is most of a server's
+/// start in a debug build (about 0.3 s), which the tests paid for every server they started.
 fn api_parts() -> (Router<AppState>, OpenApiDoc) {
+    static PARTS: LazyLock<(Router<AppState>, OpenApiDoc)> = LazyLock::new(build_api_parts);
+    PARTS.clone()
+}
+
+fn build_api_parts() -> (Router<AppState>, OpenApiDoc) {
     let (api, mut openapi) = api().split_for_parts();
     limits::document(&mut openapi);
     idempotency::document(&mut openapi);
