@@ -178,11 +178,15 @@ struct Rolling {
     /// Watchers, through HAProxy, reconnecting as the apps do.
     #[arg(long, default_value_t = 10_000)]
     watchers: usize,
-    /// Of the watchers, this many run the official socket.io-client 4.x (in one Node process,
-    /// half starting on long-polling, through the first balancer); 0 for none. They need
-    /// `node` and `npm ci --prefix tests/contract`.
+    /// Of the watchers, this many run the official socket.io-client 4.x (half starting on
+    /// long-polling, through the first balancer); 0 for none. They need `node` and
+    /// `npm ci --prefix tests/contract`.
     #[arg(long, default_value_t = 1_000)]
     official: usize,
+    /// At most this many official watchers share one Node process (one thread, where a phone
+    /// has a processor of its own).
+    #[arg(long, default_value_t = 500)]
+    official_per_process: usize,
     /// The script that runs the official watchers.
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/contract/drain-watchers.mjs"))]
     official_script: PathBuf,
@@ -495,6 +499,9 @@ async fn bench_rolling(cli: Rolling) -> anyhow::Result<bool> {
     if cli.official > cli.watchers {
         bail!("--official counts among --watchers: at most {}", cli.watchers);
     }
+    if cli.official_per_process == 0 {
+        bail!("--official-per-process wants a number above 0");
+    }
     // Each balancer holds two open files per watcher it carries, and some of its own.
     let balancers = cli
         .balancers
@@ -506,6 +513,7 @@ async fn bench_rolling(cli: Rolling) -> anyhow::Result<bool> {
         floor: floor_binary(cli.floor.as_ref())?,
         watchers: cli.watchers,
         official: cli.official,
+        official_processes: cli.official.div_ceil(cli.official_per_process),
         official_script: cli.official_script,
         balancers,
         players: cli.crowd.players,

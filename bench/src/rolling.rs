@@ -54,9 +54,10 @@ pub struct Settings {
     pub floor: PathBuf,
     /// Every watcher, the official ones included.
     pub watchers: usize,
-    /// Of them, the official socket.io-client's, in one Node process through the first
-    /// balancer.
+    /// Of them, the official socket.io-client's, through the first balancer.
     pub official: usize,
+    /// Node processes the official watchers are spread over.
+    pub official_processes: usize,
     /// `tests/contract/drain-watchers.mjs`, which runs them.
     pub official_script: PathBuf,
     pub players: usize,
@@ -145,6 +146,7 @@ async fn measure_on(settings: &Settings, database_url: &str) -> anyhow::Result<R
                 token: &api.token,
                 tournament_id: &tournament.id,
                 watchers,
+                processes: settings.official_processes,
                 compact: settings.compact,
             };
             let started = std::time::Instant::now();

@@ -23,8 +23,13 @@
 // Each line on standard input asks for a report, printed as one JSON line:
 //   {"watchers", "joined", "stranded", "versions": [last version of each, null if none yet],
 //    "errors": {connect_error message: count}, "disconnects": {reason: count},
-//    "failedJoins": {error code: count}}
+//    "failedJoins": {error code: count}, "lagMaxMs", "rejoinMaxMs"}
+// where, since the report before, "lagMaxMs" is the longest this process's event loop was held
+// (a loaded box delays every watcher in it by as much: the rig's part of a figure, not the
+// server's), and "rejoinMaxMs" the longest from a watcher's disconnect to the ack of its next
+// join (null: none rejoined).
 // Ends when its standard input closes.
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import { io } from "socket.io-client";
 
@@ -37,9 +42,12 @@ const errors = new Map();
 const disconnects = new Map();
 const failedJoins = new Map();
 const count = (counts, key) => counts.set(key, (counts.get(key) ?? 0) + 1);
+const loop = monitorEventLoopDelay({ resolution: 10 });
+loop.enable();
+let rejoinMaxMs = null;
 
 for (let n = 0; n < Number(watcherCount); n += 1) {
-  const watcher = { version: null, joined: false, stranded: false };
+  const watcher = { version: null, joined: false, stranded: false, disconnectedAt: null };
   const transports = n % 2 === 0 ? ["websocket"] : ["polling", "websocket"];
   const socket = io(`${origin}/live`, {
     auth: { token },
@@ -58,12 +66,17 @@ for (let n = 0; n < Number(watcherCount); n += 1) {
     socket.emit("join", joining, (ack) => {
       watcher.joined = Boolean(ack?.ok);
       if (!watcher.joined) count(failedJoins, ack?.error?.code ?? "no ack");
+      if (watcher.joined && watcher.disconnectedAt !== null) {
+        rejoinMaxMs = Math.max(rejoinMaxMs ?? 0, performance.now() - watcher.disconnectedAt);
+        watcher.disconnectedAt = null;
+      }
       heard(ack?.state?.version);
     });
   });
   for (const change of ["state", "clock", "patch"]) socket.on(change, (event) => heard(event?.version));
   socket.on("disconnect", (reason) => {
     watcher.joined = false;
+    watcher.disconnectedAt ??= performance.now();
     count(disconnects, reason);
     // "io server disconnect": socket.io-client does not reconnect (a transport's close it does).
     if (!socket.active) watcher.stranded = true;
@@ -76,15 +89,22 @@ for (let n = 0; n < Number(watcherCount); n += 1) {
   watchers.push({ watcher, socket });
 }
 
-const report = () => ({
-  watchers: watchers.length,
-  joined: watchers.filter(({ watcher }) => watcher.joined).length,
-  stranded: watchers.filter(({ watcher }) => watcher.stranded).length,
-  versions: watchers.map(({ watcher }) => watcher.version),
-  errors: Object.fromEntries(errors),
-  disconnects: Object.fromEntries(disconnects),
-  failedJoins: Object.fromEntries(failedJoins),
-});
+const report = () => {
+  const figures = {
+    watchers: watchers.length,
+    joined: watchers.filter(({ watcher }) => watcher.joined).length,
+    stranded: watchers.filter(({ watcher }) => watcher.stranded).length,
+    versions: watchers.map(({ watcher }) => watcher.version),
+    errors: Object.fromEntries(errors),
+    disconnects: Object.fromEntries(disconnects),
+    failedJoins: Object.fromEntries(failedJoins),
+    lagMaxMs: loop.max / 1e6,
+    rejoinMaxMs,
+  };
+  loop.reset();
+  rejoinMaxMs = null;
+  return figures;
+};
 
 const lines = createInterface({ input: process.stdin });
 lines.on("line", () => process.stdout.write(`${JSON.stringify(report())}\n`));

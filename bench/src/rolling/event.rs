@@ -73,6 +73,11 @@ pub struct OfficialFigures {
     pub invalid_namespace: usize,
     /// Every `connect_error` message (the handshakes it retries among them), each time.
     pub connect_errors: BTreeMap<String, usize>,
+    /// The longest from a watcher's disconnect to its next join's ack, in ms.
+    pub rejoin_max_ms: Option<f64>,
+    /// The longest a Node process running them held its event loop, in ms: a delay the rig
+    /// added to every watcher in it, which phones each on their own processor do not have.
+    pub client_lag_max_ms: f64,
 }
 
 impl OfficialFigures {
@@ -172,6 +177,8 @@ pub(super) async fn measure(
                 stranded: heard.stranded - before.stranded,
                 invalid_namespace: heard.invalid_namespace() - before.invalid_namespace(),
                 connect_errors,
+                rejoin_max_ms: heard.rejoin_max_ms,
+                client_lag_max_ms: heard.lag_max_ms,
             })
         }
         _ => None,

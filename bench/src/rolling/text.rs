@@ -39,12 +39,15 @@ impl OfficialFigures {
     fn text(&self) -> String {
         format!(
             "\n    official socket.io-client: every one current {} after its end ({} behind, {} stranded, \
-             {} refused \"Invalid namespace\"); connect errors {:?}",
+             {} refused \"Invalid namespace\"); connect errors {:?}; slowest rejoin {}, their \
+             client's event loop held up to {:.0} ms",
             self.every_watcher_current_after_s.map_or_else(|| "never".to_owned(), |s| format!("{s:.2} s")),
             self.behind,
             self.stranded,
             self.invalid_namespace,
             self.connect_errors,
+            self.rejoin_max_ms.map_or_else(|| "none".to_owned(), |ms| format!("{ms:.0} ms")),
+            self.client_lag_max_ms,
         )
     }
 }
