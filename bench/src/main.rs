@@ -35,6 +35,8 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Parser;
 
+use floor_bench::peer::Peer;
+use floor_bench::ratios::{self, Ratios};
 use floor_bench::run::Settings;
 use floor_bench::watcher::Transport;
 use floor_bench::{cost, history, reads, replay, rolling, run, server};
@@ -267,6 +269,19 @@ struct Fanout {
     /// The port floor serves on (the first node's).
     #[arg(long, default_value_t = 29125)]
     port: u16,
+    /// Also measure the Node peer of the shared performance kit (its `peer-node` folder): for
+    /// each N and repetition a fresh floor, then a fresh peer (plain socket.io defaults), and
+    /// floor's figures as ratios to the peer's. Packages it lacks are installed in a copy.
+    #[arg(long)]
+    peer: Option<PathBuf>,
+    /// The peer's LiveState: players (500 and 100 out give 64 KB, floor's 470 and 100 65 KB).
+    #[arg(long, default_value_t = 500)]
+    peer_players: usize,
+    #[arg(long, default_value_t = 100)]
+    peer_eliminated: usize,
+    /// Measure each N this many times (with `--peer`, floor then the peer each time).
+    #[arg(long, default_value_t = 1)]
+    reps: usize,
 }
 
 /// The tournament the watchers watch, and how they first connect.
@@ -370,18 +385,50 @@ async fn bench(cli: Cli) -> anyhow::Result<bool> {
     }
 }
 
-/// Runs every N; whether all were perfect.
+/// Runs every N, `--reps` times each (floor, then the peer with `--peer`); whether all were
+/// perfect.
 async fn bench_fanout(cli: Fanout) -> anyhow::Result<bool> {
     let settings = settings(&cli)?;
-    let mut reports = Vec::with_capacity(cli.watchers.len());
-    for &n in &cli.watchers {
-        let report = run::measure(&settings, n).await.with_context(|| format!("N={n}"))?;
-        print!("{}", report.text());
-        reports.push(report);
-        if let Some(path) = &cli.json {
-            // Rewritten after each N, so a later failure keeps the earlier figures.
-            write_json(path, &reports)?;
+    let peer = match &cli.peer {
+        Some(dir) => {
+            if cli.nodes > 1 || cli.compact {
+                bail!("--peer compares one node's fan-out of whole states: not with --nodes or --compact");
+            }
+            Some(Peer::prepare(dir, cli.peer_players, cli.peer_eliminated)?)
         }
+        None => None,
+    };
+    let mut reports = Vec::new();
+    let mut ratios = Vec::new();
+    for &n in &cli.watchers {
+        for rep in 1..=cli.reps {
+            let report = run::measure(&settings, n).await.with_context(|| format!("N={n}"))?;
+            print!("{}", report.text());
+            let theirs = match &peer {
+                Some(peer) => {
+                    let theirs =
+                        run::measure_peer(&settings, n, peer).await.with_context(|| format!("the peer at N={n}"))?;
+                    print!("{}", theirs.text());
+                    let these = Ratios::of(&report, &theirs, rep);
+                    print!("{}", these.text());
+                    ratios.push(these);
+                    Some(theirs)
+                }
+                None => None,
+            };
+            reports.push(report);
+            reports.extend(theirs);
+            if let Some(path) = &cli.json {
+                // Rewritten after each run, so a later failure keeps the earlier figures.
+                match peer {
+                    Some(_) => write_json(path, &serde_json::json!({ "reports": reports, "ratios": ratios }))?,
+                    None => write_json(path, &reports)?,
+                }
+            }
+        }
+    }
+    if peer.is_some() {
+        print!("{}", ratios::summary(&ratios));
     }
     Ok(reports.iter().all(|report| report.ok))
 }
@@ -579,6 +626,9 @@ fn settings(cli: &Fanout) -> anyhow::Result<Settings> {
     cli.crowd.check()?;
     if cli.rounds == 0 {
         bail!("--rounds wants a number above 0");
+    }
+    if cli.reps == 0 {
+        bail!("--reps wants a number above 0");
     }
     if cli.nodes == 0 {
         bail!("--nodes wants a number above 0");

@@ -70,6 +70,8 @@ impl Round {
 /// One N: a fresh server, N watchers, the rounds.
 #[derive(Debug, Serialize)]
 pub struct Report {
+    /// `floor`, or `node peer` (the Node server it is compared with, `--peer`).
+    pub server: &'static str,
     pub watchers: usize,
     /// Nodes of floor the watchers were spread over (the presses go to the first).
     pub nodes: usize,
@@ -181,7 +183,8 @@ impl Report {
         };
         let _ = writeln!(
             out,
-            "== N={} over {}, {} node(s) on {}, {} adapter{compact}; LiveState {} bytes ({} players, {} out); {} rounds",
+            "== {}: N={} over {}, {} node(s) on {}, {} adapter{compact}; LiveState {} bytes ({} players, {} out); {} rounds",
+            self.server,
             self.watchers,
             self.transport.name(),
             self.nodes,

@@ -14,9 +14,10 @@ use tokio::task::JoinSet;
 use tokio::time::timeout_at;
 
 use crate::database::FreshDatabase;
+use crate::peer::{self, Peer};
 use crate::report::{self, Report, Round};
 use crate::server::{self, Server, ServerSettings};
-use crate::setup::{Api, Tournament};
+use crate::setup::Api;
 use crate::tally::{self, Counts};
 use crate::watcher::{self, Report as Heard, Target, Transport};
 
@@ -132,6 +133,17 @@ pub async fn measure(settings: &Settings, n: usize) -> anyhow::Result<Report> {
     measured
 }
 
+/// Measures N watchers against a fresh Node peer, as [`measure`] does floor.
+pub async fn measure_peer(settings: &Settings, n: usize, peer: &Peer) -> anyhow::Result<Report> {
+    let server = Server::start_peer(peer, settings.port).await?;
+    let origin = format!("http://127.0.0.1:{}", settings.port);
+    let api = Api::holding(&origin, peer::TOKEN)?;
+    let room = Room::read(&api, peer::TOURNAMENT).await.context("reading the peer's LiveState")?;
+    eprintln!("N={n}: the Node peer's LiveState {} bytes; connecting", room.live_bytes);
+    let measured = measure_started(settings, n, vec![server], &api, &api, &room).await?;
+    Ok(measured.report(settings, &Measuring::Peer(peer)))
+}
+
 async fn measure_on(settings: &Settings, n: usize, database_url: Option<&str>) -> anyhow::Result<Report> {
     let mut servers = start_nodes(settings, database_url).await?;
     let origin = format!("http://127.0.0.1:{}", settings.port);
@@ -139,34 +151,67 @@ async fn measure_on(settings: &Settings, n: usize, database_url: Option<&str>) -
     let tournament = api.prepare(settings.players, settings.eliminated).await.context("preparing the tournament")?;
     eprintln!("N={n}: tournament {} ready, LiveState {} bytes; connecting", tournament.id, tournament.live_bytes);
     let presses = api.at(&format!("http://127.0.0.1:{}", node_port(settings, settings.press_node)?));
+    let room = Room { id: tournament.id, live_bytes: tournament.live_bytes, version: tournament.version };
+    let measured = measure_started(settings, n, servers, &api, &presses, &room).await?;
+    Ok(measured.report(settings, &Measuring::Floor))
+}
 
+/// The room the watchers join: its tournament, the size of its LiveState, its version before
+/// the rounds.
+struct Room {
+    id: String,
+    live_bytes: usize,
+    version: i64,
+}
+
+impl Room {
+    async fn read(api: &Api, id: &str) -> anyhow::Result<Self> {
+        let (live_bytes, version) = api.live(id).await?;
+        Ok(Self { id: id.to_owned(), live_bytes, version })
+    }
+}
+
+/// Which server a run measured.
+enum Measuring<'a> {
+    Floor,
+    Peer(&'a Peer),
+}
+
+/// Connects N watchers to `servers`, plays the rounds through `presses`, and stops the servers.
+async fn measure_started(
+    settings: &Settings,
+    n: usize,
+    servers: Vec<Server>,
+    api: &Api,
+    presses: &Api,
+    room: &Room,
+) -> anyhow::Result<Measured> {
     let log_from: Vec<usize> = servers.iter().map(Server::log_len).collect();
     let rss_before = total(&servers, Server::rss_kib)?;
-    let targets = targets(settings, &api, &tournament)?;
+    let targets = targets(settings, servers.len(), api, &room.id)?;
     let mut crowd = Crowd::connect(settings, n, &targets).await?;
     let joined = crowd.watchers.joined();
     let connect_wall = crowd.watchers.last_join.map_or(Duration::ZERO, |last| last - crowd.first_attempt);
     let rss_connected = total(&servers, Server::rss_kib)?;
     eprintln!("N={n}: {joined} joined in {:.2} s; {} rounds", connect_wall.as_secs_f64(), settings.rounds);
 
-    let played = play_rounds(settings, &servers, &presses, &tournament, &mut crowd, joined).await?;
+    let played = play_rounds(settings, &servers, presses, room, &mut crowd, joined).await?;
     let rss_after_rounds = total(&servers, Server::rss_kib)?;
     let watchers = crowd.stop().await;
-    let server_log = server_log(settings, &servers, &log_from);
+    let server_log = server_log(&servers, &log_from);
     for server in servers {
         server.stop().await?;
     }
-    let measured = Measured {
+    Ok(Measured {
         n,
-        live_state_bytes: tournament.live_bytes,
+        live_state_bytes: room.live_bytes,
         joined,
         connect_wall,
         rss: Rss { before: rss_before, connected: rss_connected, after_rounds: rss_after_rounds },
         watchers,
         played,
         server_log,
-    };
-    Ok(measured.report(settings))
+    })
 }
 
 /// Starts a fresh server per node, on `database_url` (a SQLite file each when `None`).
@@ -186,10 +231,10 @@ async fn start_nodes(settings: &Settings, database_url: Option<&str>) -> anyhow:
     Ok(servers)
 }
 
-/// Where the watchers connect: the tournament's room on each node.
-fn targets(settings: &Settings, api: &Api, tournament: &Tournament) -> anyhow::Result<Vec<Arc<Target>>> {
+/// Where the watchers connect: the tournament's room on each of the `nodes`.
+fn targets(settings: &Settings, nodes: usize, api: &Api, tournament_id: &str) -> anyhow::Result<Vec<Arc<Target>>> {
     let http = reqwest::Client::builder().build()?;
-    (0..settings.nodes)
+    (0..nodes)
         .map(|node| {
             let port = node_port(settings, node)?;
             Ok(Arc::new(Target {
@@ -198,7 +243,7 @@ fn targets(settings: &Settings, api: &Api, tournament: &Tournament) -> anyhow::R
                 transport: settings.transport,
                 http: http.clone(),
                 token: api.token.clone(),
-                tournament_id: tournament.id.clone(),
+                tournament_id: tournament_id.to_owned(),
                 compact: settings.compact,
                 deflate: settings.deflate,
             }))
@@ -274,7 +319,7 @@ async fn play_rounds(
     settings: &Settings,
     servers: &[Server],
     presses: &Api,
-    tournament: &Tournament,
+    room: &Room,
     crowd: &mut Crowd,
     joined: usize,
 ) -> anyhow::Result<Played> {
@@ -283,10 +328,10 @@ async fn play_rounds(
         made: Vec::with_capacity(settings.rounds),
         version_gaps: 0,
     };
-    let mut previous = tournament.version;
+    let mut previous = room.version;
     for i in 0..settings.rounds {
         let trigger = if i % 2 == 0 { "pause" } else { "resume" };
-        let path = format!("/tournaments/{}/{trigger}", tournament.id);
+        let path = format!("/tournaments/{}/{trigger}", room.id);
         crowd.watchers.has_current.fill(false);
         let (server_cpu, bench_cpu) = (total(servers, Server::cpu_seconds)?, server::process_cpu_seconds("self")?);
         let sent = Instant::now();
@@ -304,8 +349,8 @@ async fn play_rounds(
             total(servers, Server::cpu_seconds)? - server_cpu,
             server::process_cpu_seconds("self")? - bench_cpu,
         );
-        if settings.nodes > 1 {
-            round.p99_by_node_ms = p99_by_node(&deliveries, settings.nodes);
+        if servers.len() > 1 {
+            round.p99_by_node_ms = p99_by_node(&deliveries, servers.len());
         }
         played.rounds.push(round);
     }
@@ -327,7 +372,8 @@ fn p99_by_node(deliveries: &[(usize, f64)], nodes: usize) -> Vec<Option<f64>> {
 
 /// What the servers logged from `log_from` on, each line named by its node when there are
 /// several.
-fn server_log(settings: &Settings, servers: &[Server], log_from: &[usize]) -> Vec<String> {
+fn server_log(servers: &[Server], log_from: &[usize]) -> Vec<String> {
+    let several = servers.len() > 1;
     servers
         .iter()
         .zip(log_from)
@@ -336,7 +382,7 @@ fn server_log(settings: &Settings, servers: &[Server], log_from: &[usize]) -> Ve
             server
                 .log_since(*from)
                 .into_iter()
-                .map(move |line| if settings.nodes > 1 { format!("node {}: {line}", node + 1) } else { line })
+                .map(move |line| if several { format!("node {}: {line}", node + 1) } else { line })
         })
         .collect()
 }
@@ -362,22 +408,34 @@ struct Measured {
 
 impl Measured {
     /// The report, its deliveries judged and its medians filled.
-    fn report(self, settings: &Settings) -> Report {
+    fn report(self, settings: &Settings, measuring: &Measuring<'_>) -> Report {
         let Self { n, live_state_bytes, joined, connect_wall, rss, watchers, played, server_log } = self;
         let correctness = watchers.judge(&played.made);
         let ok = joined == n && watchers.closed.is_empty() && correctness.is_perfect() && correctness.expected > 0;
+        let (server, nodes, database, adapter, players, eliminated) = match measuring {
+            Measuring::Floor => (
+                "floor",
+                settings.nodes,
+                if settings.postgres_url.is_some() { "postgres" } else { "sqlite" },
+                if settings.redis_url.is_some() { "redis" } else { "local" },
+                settings.players,
+                settings.eliminated,
+            ),
+            Measuring::Peer(peer) => ("node peer", 1, "none", "local", peer.players, peer.eliminated),
+        };
         let mut report = Report {
+            server,
             watchers: n,
-            nodes: settings.nodes,
-            database: if settings.postgres_url.is_some() { "postgres" } else { "sqlite" },
+            nodes,
+            database,
             transport: settings.transport,
-            adapter: if settings.redis_url.is_some() { "redis" } else { "local" },
+            adapter,
             compact: settings.compact,
             deflate_offered: settings.deflate,
             deflating: watchers.deflating,
             median_wire_bytes: median_wire_bytes(&watchers.wire),
-            players: settings.players,
-            eliminated: settings.eliminated,
+            players,
+            eliminated,
             live_state_bytes,
             joined,
             lost: n - joined,

@@ -1,5 +1,6 @@
-//! The floor under measurement: a fresh `floor serve` in a fresh directory (SQLite, uploads),
-//! its sign-in codes caught from its stdout, and its memory and CPU read from `/proc`.
+//! The server under measurement: a fresh `floor serve` in a fresh directory (SQLite, uploads),
+//! its sign-in codes caught from its stdout, and its memory and CPU read from `/proc`; or the
+//! Node peer it is compared with ([`crate::peer`]), measured the same way.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -12,6 +13,8 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
+
+use crate::peer::Peer;
 
 /// The per-account and per-address caps of a benchmark's server: all of its load comes from
 /// one account on one machine.
@@ -44,7 +47,7 @@ pub struct ServerSettings<'a> {
     pub env: &'a [(&'a str, &'a str)],
 }
 
-/// A running `floor serve`; killed when dropped.
+/// A running `floor serve` (or the Node peer); killed when dropped.
 pub struct Server {
     child: Child,
     pid: u32,
@@ -64,11 +67,8 @@ impl Server {
     /// Starts floor and waits until its port accepts connections.
     pub async fn start(settings: &ServerSettings<'_>) -> anyhow::Result<Self> {
         let port = settings.port;
-        if TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-            bail!("port {port} is already taken: stop what listens there, or pass another --port");
-        }
-        let dir = std::env::temp_dir().join(format!("floor-bench-{}-{}", std::process::id(), uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        refuse_a_taken_port(port).await?;
+        let dir = fresh_dir()?;
         let database_url = settings
             .database_url
             .map_or_else(|| format!("sqlite://{}/db.sqlite?mode=rwc", dir.display()), str::to_owned);
@@ -89,17 +89,46 @@ impl Server {
             .env("MAX_LIVE_SOCKETS_PER_ACCOUNT", BENCH_CAP)
             .env("MAX_LIVE_SOCKETS_PER_ADDRESS", BENCH_CAP)
             .env("MAX_CONNECTIONS_PER_ADDRESS", BENCH_CAP)
-            .env_remove("REDIS_URL")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .kill_on_drop(true);
+            .env_remove("REDIS_URL");
         if let Some(url) = settings.redis_url {
             command.env("REDIS_URL", url);
         }
         command.envs(settings.env.iter().copied());
-        let mut child = command.spawn().with_context(|| format!("starting {}", settings.floor.display()))?;
-        let pid = child.id().context("floor exited at once")?;
-        let stdout = child.stdout.take().context("floor's stdout")?;
+        Self::spawn(command, dir, database_url, port, &settings.floor.display().to_string()).await
+    }
+
+    /// Starts the Node peer of the shared performance kit ([`Peer`]) with its defaults (no
+    /// permessage-deflate), its LiveState sized as `peer` says, and waits until its port
+    /// accepts connections.
+    pub async fn start_peer(peer: &Peer, port: u16) -> anyhow::Result<Self> {
+        refuse_a_taken_port(port).await?;
+        let dir = fresh_dir()?;
+        let mut command = Command::new("node");
+        command
+            .arg(peer.script())
+            .current_dir(&dir)
+            .env("PORT", port.to_string())
+            .env("HOST", "127.0.0.1")
+            .env("PLAYERS", peer.players.to_string())
+            .env("ELIMS", peer.eliminated.to_string())
+            .env_remove("PEER_DEFLATE")
+            .env_remove("PEER_DEFLATE_NO_CONTEXT");
+        Self::spawn(command, dir, String::new(), port, "the Node peer (node)").await
+    }
+
+    /// Runs `command` (its output read for sign-in codes and the log) in `dir`, and waits
+    /// until `port` accepts connections.
+    async fn spawn(
+        mut command: Command,
+        dir: PathBuf,
+        database_url: String,
+        port: u16,
+        what: &str,
+    ) -> anyhow::Result<Self> {
+        command.stdin(Stdio::null()).stdout(Stdio::piped()).kill_on_drop(true);
+        let mut child = command.spawn().with_context(|| format!("starting {what}"))?;
+        let pid = child.id().with_context(|| format!("{what} exited at once"))?;
+        let stdout = child.stdout.take().context("the server's stdout")?;
         let (codes_tx, codes) = mpsc::unbounded_channel();
         let log = Arc::new(Mutex::new(Vec::new()));
         let log_tx = log.clone();
@@ -130,10 +159,10 @@ impl Server {
                 return Ok(self);
             }
             if let Some(status) = self.child.try_wait()? {
-                bail!("floor exited before serving: {status}");
+                bail!("the server exited before serving: {status}");
             }
             if Instant::now() > deadline {
-                bail!("floor did not serve port {port} within 60 s");
+                bail!("the server did not serve port {port} within 60 s");
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -226,6 +255,22 @@ impl Drop for Server {
         // The child is killed by `kill_on_drop`; a file it still holds goes with the directory.
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Fails when something listens on `port` already: a server of another run, which the
+/// watchers would measure instead.
+async fn refuse_a_taken_port(port: u16) -> anyhow::Result<()> {
+    if TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+        bail!("port {port} is already taken: stop what listens there, or pass another --port");
+    }
+    Ok(())
+}
+
+/// A fresh directory for one server (its database, uploads), removed with it.
+fn fresh_dir() -> anyhow::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("floor-bench-{}-{}", std::process::id(), uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    Ok(dir)
 }
 
 /// What a `floor` binary says it is (`floor --version`).

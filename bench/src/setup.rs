@@ -101,9 +101,8 @@ impl Api {
             self.call(Method::POST, "/eliminations", Some(elimination)).await?;
         }
 
-        let live = self.request(Method::GET, &format!("/tournaments/{id}/live"), None).await?;
-        let version = serde_json::from_slice::<Versioned>(&live).context("the LiveState has no version")?.version;
-        Ok(Tournament { id, venue, live_bytes: live.len(), version })
+        let (live_bytes, version) = self.live(&id).await?;
+        Ok(Tournament { id, venue, live_bytes, version })
     }
 
     /// Schedules a tournament at `venue`, `starts_in` from now, open for registration; its id.
@@ -165,8 +164,12 @@ impl Api {
             .await
     }
 
-    /// `POST path` (a clock command): the version of the LiveState it answers with, and when
-    /// the whole answer had come.
+    /// A server at `origin` that takes `token` as it is, signed in by no one (the Node peer).
+    pub fn holding(origin: &str, token: &str) -> anyhow::Result<Self> {
+        let http = reqwest::Client::builder().timeout(Duration::from_secs(60)).build()?;
+        Ok(Self { http, base: format!("{origin}/api/v1"), token: token.to_owned() })
+    }
+
     /// The same admin on another node at `origin`.
     pub fn at(&self, origin: &str) -> Self {
         Self { http: self.http.clone(), base: format!("{origin}/api/v1"), token: self.token.clone() }
@@ -179,10 +182,18 @@ impl Api {
 
     /// The version of the tournament's LiveState now.
     pub async fn live_version(&self, tournament_id: &str) -> anyhow::Result<i64> {
-        let answer = self.request(Method::GET, &format!("/tournaments/{tournament_id}/live"), None).await?;
-        Ok(serde_json::from_slice::<Versioned>(&answer).context("GET …/live: no version")?.version)
+        Ok(self.live(tournament_id).await?.1)
     }
 
+    /// The size of the tournament's LiveState now, and its version.
+    pub async fn live(&self, tournament_id: &str) -> anyhow::Result<(usize, i64)> {
+        let answer = self.request(Method::GET, &format!("/tournaments/{tournament_id}/live"), None).await?;
+        let version = serde_json::from_slice::<Versioned>(&answer).context("GET …/live: no version")?.version;
+        Ok((answer.len(), version))
+    }
+
+    /// `POST path` (a clock command): the version of the LiveState it answers with, and when
+    /// the whole answer had come.
     pub async fn trigger(&self, path: &str) -> anyhow::Result<(i64, Instant)> {
         let answer = self.request(Method::POST, path, None).await?;
         let answered = Instant::now();
