@@ -193,9 +193,14 @@ async fn a_terminated_owner_hands_its_tournament_over_without_losing_or_doubling
 type Served = Vec<(&'static str, i64)>;
 
 /// A phone reading the live picture again and again, its requests spread over both nodes by a
-/// balancer, until `stop`: what it was served. A node that no longer answers (it has exited)
-/// is skipped.
-async fn read_both_until(nodes: [(&'static str, String); 2], id: Uuid, stop: Arc<AtomicBool>) -> Served {
+/// balancer, until `stop`: what it was served, its reads served by the first node counted in
+/// `reads_on_first` as they come. A node that no longer answers (it has exited) is skipped.
+async fn read_both_until(
+    nodes: [(&'static str, String); 2],
+    id: Uuid,
+    stop: Arc<AtomicBool>,
+    reads_on_first: Arc<AtomicUsize>,
+) -> Served {
     let client = reqwest::Client::new();
     let mut served = Vec::new();
     while !stop.load(Ordering::SeqCst) {
@@ -206,6 +211,9 @@ async fn read_both_until(nodes: [(&'static str, String); 2], id: Uuid, stop: Arc
             }
             let Ok(state) = answer.json::<Value>().await else { continue };
             served.push((*name, version(&state)));
+            if *name == "first" {
+                reads_on_first.fetch_add(1, Ordering::SeqCst);
+            }
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -239,11 +247,14 @@ async fn reads_on_either_node_never_go_back_through_a_hand_over() {
     let (status, started) = press(&client, &first, &game, &game.path("start"), json!({}), "start").await.expect("sent");
     assert_eq!(status, 200, "{started}");
     let stop = Arc::new(AtomicBool::new(false));
-    let readers: Vec<_> = (0..4)
-        .map(|n| {
+    let reads_on_first: Vec<Arc<AtomicUsize>> = (0..4).map(|_| Arc::default()).collect();
+    let readers: Vec<_> = reads_on_first
+        .iter()
+        .enumerate()
+        .map(|(n, reads)| {
             let mut nodes = [("first", first.base.clone()), ("second", second.base.clone())];
             nodes.rotate_left(n % 2);
-            tokio::spawn(read_both_until(nodes, game.id, stop.clone()))
+            tokio::spawn(read_both_until(nodes, game.id, stop.clone(), reads.clone()))
         })
         .collect();
     let pressed = Arc::new(AtomicUsize::new(0));
@@ -284,6 +295,14 @@ async fn reads_on_either_node_never_go_back_through_a_hand_over() {
     };
 
     tokio::time::timeout(Duration::from_secs(30), pressed_at_least(15)).await.expect("the presses begin");
+    // Each phone has read the owner a few times before it leaves (a loaded machine's reads are
+    // slower than the presses).
+    let each_read_the_owner = async {
+        while reads_on_first.iter().any(|reads| reads.load(Ordering::SeqCst) <= 10) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), each_read_the_owner).await.expect("the phones read the owner");
     first.terminate();
     let mut first = first;
     let exit = first.exit_within(Instant::now(), Duration::from_secs(30)).await;
