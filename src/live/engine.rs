@@ -106,6 +106,8 @@ impl Live {
         let started = Instant::now();
         let deadline = started + OWNER_WAIT;
         let mut unreachable = None;
+        // Why an earlier sending's outcome is unknown, when one's is.
+        let mut unknown: Option<String> = None;
         loop {
             let owner = match self.here(tournament_id, work.clone()).await {
                 Err(LiveError::Elsewhere { owner }) => owner,
@@ -128,10 +130,13 @@ impl Live {
                     }
                     // Frozen, as far as this node knows: its lease runs out unless it wakes.
                     Sent::NotAnswering if started.elapsed() >= NOT_ANSWERING_WAIT => {
-                        return Err(LiveError::refused(
-                            Refusal::Unavailable,
-                            "the node running this tournament does not answer; try again in a few seconds",
-                        ));
+                        return Err(match unknown {
+                            Some(lost) => unknown_outcome(&lost),
+                            None => LiveError::refused(
+                                Refusal::Unavailable,
+                                "the node running this tournament does not answer; try again in a few seconds",
+                            ),
+                        });
                     }
                     Sent::NotAnswering => {}
                     Sent::Answered(answered) => {
@@ -143,19 +148,31 @@ impl Live {
                     }
                     Sent::Refused(why) => {
                         tracing::warn!(%tournament_id, %owner, "{why}");
-                        return Err(LiveError::refused(Refusal::Unavailable, format!("{why}; nothing was applied")));
+                        return Err(match unknown {
+                            Some(lost) => unknown_outcome(&lost),
+                            None => LiveError::refused(Refusal::Unavailable, format!("{why}; nothing was applied")),
+                        });
                     }
-                    Sent::Lost(why) => {
-                        return Err(LiveError::Internal(anyhow::anyhow!("{why}; read the live state for its effect")));
+                    // Sent, and nothing came back (an owner killed with the call on its way): the
+                    // work may or may not have run. Keyed work goes again, to whichever node runs
+                    // the tournament by then, which answers a key it applied with its first
+                    // outcome; other work stays of unknown outcome.
+                    Sent::Lost(why) if work.resends_safely() => {
+                        tracing::warn!(%tournament_id, %owner, "{why}; sending it again with its key");
+                        unknown = Some(why);
                     }
+                    Sent::Lost(why) => return Err(unknown_outcome(&why)),
                 }
             }
-            // Nothing was handed to an owner that took it: nothing was applied.
             if Instant::now() >= deadline {
-                return Err(LiveError::refused(
-                    Refusal::Unavailable,
-                    "no node took the tournament over in time; nothing was applied, try again",
-                ));
+                return Err(match unknown {
+                    Some(why) => unknown_outcome(&why),
+                    // Nothing was handed to an owner that took it: nothing was applied.
+                    None => LiveError::refused(
+                        Refusal::Unavailable,
+                        "no node took the tournament over in time; nothing was applied, try again",
+                    ),
+                });
             }
             tokio::time::sleep(ASK_AGAIN).await;
         }
@@ -193,6 +210,11 @@ impl Live {
     pub fn shutdown(&self) {
         self.registry.shutdown();
     }
+}
+
+/// Work whose outcome is unknown (`why`): the caller reads the live state for its effect.
+fn unknown_outcome(why: &str) -> LiveError {
+    LiveError::Internal(anyhow::anyhow!("{why}; read the live state for its effect"))
 }
 
 impl LiveChanges for Live {

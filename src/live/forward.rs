@@ -187,6 +187,17 @@ impl Handed {
         }
     }
 
+    /// Whether sending this again, after a sending whose outcome is unknown, can do nothing
+    /// twice: a command with its idempotency key, a queue whose every command has one (the
+    /// owner answers a key it applied with its first outcome), or a reading of the tournament.
+    pub fn resends_safely(&self) -> bool {
+        match self {
+            Self::Command { key, .. } => key.is_some(),
+            Self::Replay { commands, .. } => commands.iter().all(|timed| timed.key.is_some()),
+            Self::Announce => true,
+        }
+    }
+
     /// Whether this is a press, which takes milliseconds, rather than work that may rightly
     /// keep the owner for seconds (starting or confirming a field of thousands, reseating a
     /// broken table, a replayed queue, reading the tournament again).
@@ -456,6 +467,20 @@ mod tests {
 
     fn press() -> Handed {
         Handed::Command { command: Command::Level(Direction::Next), by: Uuid::nil(), occurred_at: None, key: None }
+    }
+
+    #[test]
+    fn only_keyed_work_and_a_reading_are_sent_again_after_an_unknown_outcome() {
+        let by = Uuid::nil();
+        let key = Some("k".to_owned());
+        let keyed = Handed::Command { command: Command::Pause, by, occurred_at: None, key: key.clone() };
+        assert!(keyed.resends_safely());
+        assert!(!press().resends_safely(), "a press without a key might run twice");
+        let all_keyed = vec![Timed::from(Command::Pause).keyed(key.clone()), Timed::from(Command::Undo).keyed(key)];
+        assert!(Handed::Replay { commands: all_keyed, by }.resends_safely());
+        let one_unkeyed = vec![Timed::from(Command::Pause).keyed(Some("p".to_owned())), Command::Undo.into()];
+        assert!(!Handed::Replay { commands: one_unkeyed, by }.resends_safely());
+        assert!(Handed::Announce.resends_safely(), "reading the tournament again changes nothing");
     }
 
     #[test]
