@@ -130,13 +130,10 @@ impl Live {
                     }
                     // Frozen, as far as this node knows: its lease runs out unless it wakes.
                     Sent::NotAnswering if started.elapsed() >= NOT_ANSWERING_WAIT => {
-                        return Err(match unknown {
-                            Some(lost) => unknown_outcome(&lost),
-                            None => LiveError::refused(
-                                Refusal::Unavailable,
-                                "the node running this tournament does not answer; try again in a few seconds",
-                            ),
-                        });
+                        return Err(unless_unknown(
+                            unknown,
+                            "the node running this tournament does not answer; try again in a few seconds",
+                        ));
                     }
                     Sent::NotAnswering => {}
                     Sent::Answered(answered) => {
@@ -148,10 +145,7 @@ impl Live {
                     }
                     Sent::Refused(why) => {
                         tracing::warn!(%tournament_id, %owner, "{why}");
-                        return Err(match unknown {
-                            Some(lost) => unknown_outcome(&lost),
-                            None => LiveError::refused(Refusal::Unavailable, format!("{why}; nothing was applied")),
-                        });
+                        return Err(unless_unknown(unknown, format!("{why}; nothing was applied")));
                     }
                     // Sent, and nothing came back (an owner killed with the call on its way): the
                     // work may or may not have run. Keyed work goes again, to whichever node runs
@@ -165,14 +159,12 @@ impl Live {
                 }
             }
             if Instant::now() >= deadline {
-                return Err(match unknown {
-                    Some(why) => unknown_outcome(&why),
-                    // Nothing was handed to an owner that took it: nothing was applied.
-                    None => LiveError::refused(
-                        Refusal::Unavailable,
-                        "no node took the tournament over in time; nothing was applied, try again",
-                    ),
-                });
+                // Nothing was handed to an owner that took it: nothing was applied, unless an
+                // earlier sending's outcome is unknown.
+                return Err(unless_unknown(
+                    unknown,
+                    "no node took the tournament over in time; nothing was applied, try again",
+                ));
             }
             tokio::time::sleep(ASK_AGAIN).await;
         }
@@ -215,6 +207,15 @@ impl Live {
 /// Work whose outcome is unknown (`why`): the caller reads the live state for its effect.
 fn unknown_outcome(why: &str) -> LiveError {
     LiveError::Internal(anyhow::anyhow!("{why}; read the live state for its effect"))
+}
+
+/// The work was not done (`503`, `message`), unless an earlier sending's outcome is `unknown`,
+/// which a later refusal does not undo.
+fn unless_unknown(unknown: Option<String>, message: impl Into<String>) -> LiveError {
+    match unknown {
+        Some(lost) => unknown_outcome(&lost),
+        None => LiveError::refused(Refusal::Unavailable, message),
+    }
 }
 
 impl LiveChanges for Live {
