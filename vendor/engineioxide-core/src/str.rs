@@ -40,6 +40,11 @@ impl Str {
     pub fn as_bytes(&self) -> &[u8] {
         &self.0
     }
+    /// PATCH (floor): whether no other [`Str`] shares this one's buffer (as
+    /// [`Bytes::is_unique`]): a broadcast is one buffer that every socket's packet shares.
+    pub fn is_unique(&self) -> bool {
+        self.0.is_unique()
+    }
     /// Get the byte at the specified index
     pub fn get(&self, index: usize) -> Option<&u8> {
         self.0.get(index)

@@ -25,8 +25,8 @@ pub struct EngineIo<H: EngineIoHandler> {
     /// The config for the engine.io server
     pub config: EngineIoConfig,
 
-    /// PATCH (floor): large messages compressed once for every permessage-deflate socket.
-    pub(crate) deflated: Arc<crate::transport::deflate::DeflatedFrames>,
+    /// PATCH (floor): a large message framed once for every socket, plain or compressed.
+    pub(crate) frames: Arc<crate::transport::frames::SharedFrames>,
 }
 
 impl<H: EngineIoHandler> EngineIo<H> {
@@ -36,7 +36,7 @@ impl<H: EngineIoHandler> EngineIo<H> {
             sockets: RwLock::new(HashMap::new()),
             config,
             handler,
-            deflated: Default::default(),
+            frames: Default::default(),
         }
     }
 }

@@ -58,13 +58,13 @@ use std::{
     collections::VecDeque,
     fmt::Debug,
     sync::{
-        Arc,
+        Arc, OnceLock,
         atomic::{AtomicBool, AtomicU8, Ordering},
     },
     time::Duration,
 };
 
-use crate::{config::EngineIoConfig, errors::Error};
+use crate::{config::EngineIoConfig, errors::Error, transport::outlet::Outlet};
 use bytes::Bytes;
 use engineioxide_core::{Packet, PacketBuf, ProtocolVersion, Str, TransportType};
 use futures_util::FutureExt;
@@ -116,11 +116,22 @@ impl From<&Error> for Option<DisconnectReason> {
 /// A permit holds a place in the internal channel to send one packet to the client.
 pub struct Permit<'a> {
     inner: mpsc::Permit<'a, PacketBuf>,
+    /// PATCH (floor): the WebSocket to write to at once, and the channel the permit is of.
+    direct: Option<(&'a dyn Outlet, &'a mpsc::Sender<PacketBuf>)>,
 }
 impl Permit<'_> {
     /// Consume the permit and emit a message to the client.
+    ///
+    /// PATCH (floor): over WebSocket, written at once when nothing is before it
+    /// ([`crate::transport::outlet`]), else through the channel.
     #[inline]
     pub fn emit(self, msg: Str) {
+        if let Some((outlet, channel)) = self.direct {
+            // The only place taken in the channel is this permit's: nothing waits there.
+            if channel.capacity() + 1 == channel.max_capacity() && outlet.write_now(&msg) {
+                return;
+            }
+        }
         self.inner.send(smallvec![Packet::Message(msg)]);
     }
     /// Consume the permit and emit a binary message to the client.
@@ -216,6 +227,10 @@ where
     /// Channel to send [PacketBuf] to the internal connection
     pub(crate) internal_tx: mpsc::Sender<PacketBuf>,
 
+    /// PATCH (floor): the WebSocket's writing half, once the session is on WebSocket: a message
+    /// with nothing before it is written there by its sender ([`crate::transport::outlet`]).
+    pub(crate) outlet: OnceLock<Arc<dyn Outlet>>,
+
     /// Channel to send volatile [PacketBuf]s that bypass the internal buffer.
     /// Uses a [`watch`](tokio::sync::watch) channel so only the latest volatile
     /// message is retained; subsequent volatile sends overwrite the previous one.
@@ -264,6 +279,7 @@ where
 
             internal_rx: Mutex::new(InternalRx::new(internal_rx, volatile_rx)),
             internal_tx,
+            outlet: OnceLock::new(),
 
             volatile_tx,
 
@@ -431,7 +447,8 @@ where
     #[inline]
     pub fn reserve(&self) -> Result<Permit<'_>, TrySendError<()>> {
         let permit = self.internal_tx.try_reserve()?;
-        Ok(Permit { inner: permit })
+        let direct = self.outlet.get().map(|outlet| (&**outlet, &self.internal_tx));
+        Ok(Permit { inner: permit, direct })
     }
 
     /// Emits a message to the client.
@@ -604,6 +621,7 @@ where
 
             internal_rx: Mutex::new(InternalRx::new(internal_rx, volatile_rx)),
             internal_tx,
+            outlet: OnceLock::new(),
 
             volatile_tx,
 

@@ -280,6 +280,9 @@ trait InnerEmitter: Send + Sync + 'static {
     fn disconnect_many(&self, sids: Vec<Sid>) -> Result<(), Vec<SocketError>>;
 }
 
+/// PATCH (floor): a broadcast to this many sockets or more is shared between threads.
+const PARALLEL_FROM: usize = 1_024;
+
 impl<A: Adapter> InnerEmitter for Namespace<A> {
     fn get_remote_sockets(&self, sids: BroadcastIter<'_>, uid: Uid) -> Vec<RemoteSocketData> {
         let sockets = self.sockets.read().unwrap();
@@ -303,10 +306,32 @@ impl<A: Adapter> InnerEmitter for Namespace<A> {
 
     fn send_many(&self, sids: BroadcastIter<'_>, data: Value) -> Result<(), Vec<SocketError>> {
         let sockets = self.sockets.read().unwrap();
-        let errs: Vec<SocketError> = sids
-            .filter_map(|sid| sockets.get(&sid))
-            .filter_map(|socket| socket.send_raw(data.clone()).err())
-            .collect();
+        // PATCH (floor): engineioxide writes a message to a WebSocket at once, from here, when
+        // nothing is before it; a large room is written by as many threads as there are cores,
+        // each its share of the sockets, as the writers' tasks did on the runtime's workers.
+        let sockets: Vec<&Arc<Socket<A>>> = sids.filter_map(|sid| sockets.get(&sid)).collect();
+        let send = |share: &[&Arc<Socket<A>>]| -> Vec<SocketError> {
+            share.iter().filter_map(|socket| socket.send_raw(data.clone()).err()).collect()
+        };
+        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        let errs = if sockets.len() < PARALLEL_FROM || threads < 2 {
+            send(&sockets)
+        } else {
+            let share = sockets.len().div_ceil(threads);
+            let mut shares = sockets.chunks(share);
+            let own = shares.next().unwrap_or_default();
+            std::thread::scope(|scope| {
+                let others: Vec<_> = shares.map(|share| scope.spawn(move || send(share))).collect();
+                let mut errs = send(own);
+                for other in others {
+                    match other.join() {
+                        Ok(more) => errs.extend(more),
+                        Err(panic) => std::panic::resume_unwind(panic),
+                    }
+                }
+                errs
+            })
+        };
         if errs.is_empty() { Ok(()) } else { Err(errs) }
     }
 
@@ -501,6 +526,42 @@ mod tests {
 
         assert!(ns.clone().connect(sid, esocket, None).await.is_err());
         assert!(ns.adapter.get_local().socket_rooms(sid).is_empty());
+    }
+
+    /// PATCH (floor): a broadcast to more sockets than `PARALLEL_FROM`, shared between threads,
+    /// reaches every socket once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_large_broadcast_reaches_every_socket_once() {
+        let ns = Namespace::<LocalAdapter>::new(Str::from("/"), async || (), &(), &SocketIoConfig::default());
+        let mut pipes = Vec::new();
+        for _ in 0..PARALLEL_FROM + 100 {
+            let sid = Sid::new();
+            let (esocket, rx) = EIoSocket::new_dummy_piped(sid, Box::new(|_, _| ()), 16);
+            assert!(ns.clone().connect(sid, esocket, None).await.is_ok(), "connected");
+            pipes.push(rx);
+        }
+        let data = Value::Str(Str::from("[\"state\",1]"), None);
+        let sids = ns.get_all_sids(&|_| true);
+        assert_eq!(sids.len(), PARALLEL_FROM + 100);
+        let packet = socketioxide_core::packet::Packet::event("/", data);
+        let mut everyone = socketioxide_core::adapter::BroadcastOptions::default();
+        everyone.add_flag(socketioxide_core::adapter::BroadcastFlags::Broadcast);
+        ns.adapter.get_local().broadcast(packet, everyone).expect("sent to every socket");
+        let is_state = |packet: engineioxide::Packet| String::try_from(packet).is_ok_and(|text| text.contains("state"));
+        for rx in &mut pipes {
+            loop {
+                let packet = tokio::time::timeout(Duration::from_secs(5), rx.recv()).await;
+                if is_state(packet.expect("the broadcast in time").expect("a packet")) {
+                    break;
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        for rx in &mut pipes {
+            while let Ok(packet) = rx.try_recv() {
+                assert!(!is_state(packet), "once");
+            }
+        }
     }
 
     /// Create a namespace counting the calls of its middleware.

@@ -6,6 +6,10 @@ use crate::config::EngineIoConfig;
 
 /// PATCH (floor): permessage-deflate, one compression per message.
 pub(crate) mod deflate;
+/// PATCH (floor): a large message's frame made once for every socket.
+pub(crate) mod frames;
+/// PATCH (floor): a message written by the task that sends it, when nothing is before it.
+pub(crate) mod outlet;
 pub mod polling;
 pub mod ws;
 

@@ -27,7 +27,7 @@ use engineioxide_core::{Packet, ProtocolVersion, Sid, Str, TransportType};
 
 use crate::{
     DisconnectReason, Socket, body::ResponseBody, config::EngineIoConfig, engine::EngineIo,
-    errors::Error, handler::EngineIoHandler, socket::InternalRx, transport::deflate,
+    errors::Error, handler::EngineIoHandler, socket::InternalRx, transport::{deflate, frames, outlet},
     transport::make_open_packet,
 };
 
@@ -139,8 +139,8 @@ where
     let beats = sid.is_none();
     let opening = Box::pin(open::<H, S>(engine.clone(), conn, protocol, sid, req_data));
     async move {
-        let (socket, tx, rx, deflated) = opening.await?;
-        read::<H, S>(engine, socket, tx, rx, deflated, beats).await
+        let (socket, tx, rx, framing) = opening.await?;
+        read::<H, S>(engine, socket, tx, rx, framing, beats).await
     }
 }
 
@@ -162,7 +162,7 @@ async fn open<H: EngineIoHandler, S>(
         Arc<Socket<H::Data>>,
         SplitSink<WebSocketStream<S>, Message>,
         SplitStream<WebSocketStream<S>>,
-        Option<Arc<deflate::DeflatedFrames>>,
+        frames::Framing,
     ),
     Error,
 >
@@ -171,7 +171,7 @@ where
 {
     // PATCH (floor): set by `new_req` when its answer accepted permessage-deflate.
     let deflate = req_data.extensions.get::<deflate::Negotiated>().is_some();
-    let deflated = deflate.then(|| engine.deflated.clone());
+    let framing = frames::Framing { shared: engine.frames.clone(), deflate };
     let ws_config = WebSocketConfig::default()
         .permessage_deflate(deflate)
         .read_buffer_size(engine.config.ws_read_buffer_size)
@@ -219,7 +219,7 @@ where
         (socket, ws)
     };
     let (tx, rx) = ws.split();
-    Ok((socket, tx, rx, deflated))
+    Ok((socket, tx, rx, framing))
 }
 
 /// PATCH (floor): the rest of what was `on_init`: the writer's task, then reading, beside the
@@ -229,14 +229,14 @@ async fn read<H: EngineIoHandler, S>(
     socket: Arc<Socket<H::Data>>,
     tx: SplitSink<WebSocketStream<S>, Message>,
     rx: SplitStream<WebSocketStream<S>>,
-    deflated: Option<Arc<deflate::DeflatedFrames>>,
+    framing: frames::Framing,
     beats: bool,
 ) -> Result<(), Error>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     // Pipe between websocket and internal socket channel.
-    tokio::spawn(forward_to_socket::<H, S>(socket.clone(), tx, deflated));
+    tokio::spawn(forward_to_socket::<H, S>(socket.clone(), tx, framing));
 
     // A heartbeat that fails closes the session, which cancels the reading.
     let heartbeat = async {
@@ -332,8 +332,8 @@ where
 /// The websocket stream is flushed only when the internal channel is drained
 async fn forward_to_socket<H: EngineIoHandler, S>(
     socket: Arc<Socket<H::Data>>,
-    mut tx: SplitSink<WebSocketStream<S>, Message>,
-    deflated: Option<Arc<deflate::DeflatedFrames>>,
+    tx: SplitSink<WebSocketStream<S>, Message>,
+    framing: frames::Framing,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -352,6 +352,11 @@ async fn forward_to_socket<H: EngineIoHandler, S>(
         volatile_rx,
         ..
     } = &mut *internal_rx;
+
+    // PATCH (floor): the writing half is shared with the senders, who write a message at once
+    // when nothing is before it (transport/outlet.rs); this task writes the rest.
+    let outlet = Arc::new(outlet::WsOutlet::new(tx, framing.clone()));
+    let _ = socket.outlet.set(outlet.clone());
 
     // map a packet to a websocket message
     // It is declared as a macro rather than a closure to avoid ownership issues
@@ -376,19 +381,16 @@ async fn forward_to_socket<H: EngineIoHandler, S>(
                     // In the case that the packet was not poll in time it will remain in the buffer and therefore
                     // it should be discarded here
                     Packet::Noop => None,
-                    // PATCH (floor): a large message goes compressed where that was negotiated;
-                    // the wait for a compression under way is boxed, so the writer's future
-                    // stays small for the many sockets that never wait.
-                    Packet::Message(msg) if msg.len() >= deflate::THRESHOLD && deflated.is_some() => {
-                        let frame = match deflated.as_ref().map(|frames| frames.frame_of(&msg)) {
-                            Some(deflate::Compressed::Ready(frame)) => frame,
-                            Some(deflate::Compressed::Wait(wait)) => Box::pin(wait).await,
-                            None => None,
+                    // PATCH (floor): a large message's frame is made once for every socket
+                    // (transport/frames.rs), compressed where that was negotiated; the wait
+                    // for a compression under way is boxed, so the writer's future stays
+                    // small for the many sockets that never wait.
+                    Packet::Message(msg) if msg.len() >= frames::THRESHOLD => {
+                        let frame = match framing.frame_of(&msg) {
+                            frames::Framed::Ready(frame) => frame,
+                            frames::Framed::Wait(wait) => Box::pin(wait).await,
                         };
-                        match frame {
-                            Some(frame) => Some(Message::Frame(frame)),
-                            None => Some(Message::Text(String::from(Packet::Message(msg)).into())),
-                        }
+                        Some(Message::Frame(frame))
                     }
                     _ => {
                         let packet: String = $item.try_into().unwrap();
@@ -396,19 +398,21 @@ async fn forward_to_socket<H: EngineIoHandler, S>(
                     }
                 };
                 if let Some(message) = message {
-                    if let Err(_e) = tx.feed(message).await {
-                        #[cfg(feature = "tracing")]
-                        tracing::debug!("[sid={}] error sending packet: {}", socket.id, _e);
-                    }
+                    outlet.feed(message).await;
                 }
             };
         }
+
+    // PATCH (floor): the session's cancellation is awaited by one future for the writer's life,
+    // not one made (and registered with the token) at each turn of the loop.
+    let cancelled = socket.cancellation_token.cancelled();
+    tokio::pin!(cancelled);
 
     // Forward buffered packets until the channel is closed or the session is cancelled.
     loop {
         tokio::select! {
             biased;
-            items = buffered_rx.recv() => {
+            items = outlet.take(buffered_rx) => {
                 match items {
                     Some(packets) => {
                         for item in packets {
@@ -423,8 +427,9 @@ async fn forward_to_socket<H: EngineIoHandler, S>(
                     None => break
                 }
             }
-            _ = socket.cancellation_token.cancelled() => break,
+            _ = &mut cancelled => break,
             Ok(()) = volatile_rx.changed() => {
+                outlet.own();
                 let val = volatile_rx.borrow_and_update().clone();
                 if let Some(packets) = val {
                     #[cfg(feature = "tracing")]
@@ -438,14 +443,13 @@ async fn forward_to_socket<H: EngineIoHandler, S>(
 
         #[cfg(feature = "tracing")]
         tracing::trace!(sid = %socket.id, "ws flush");
-        tx.flush().await.ok();
+        outlet.flush().await;
     }
 
     #[cfg(feature = "tracing")]
     tracing::trace!(sid = %socket.id, "ws closing flush");
 
-    tx.flush().await.ok();
-    tx.close().await.ok();
+    outlet.close().await;
 }
 /// Send a Engine.IO [`OpenPacket`] to initiate a websocket connection
 async fn init_handshake<S>(
@@ -611,7 +615,7 @@ mod tests {
         let (tx, _rx) = server.split();
 
         let polling = socket.internal_rx.lock().await;
-        let writer = tokio::spawn(forward_to_socket::<StubHandler, _>(socket.clone(), tx, None));
+        let writer = tokio::spawn(forward_to_socket::<StubHandler, _>(socket.clone(), tx, plain()));
         tokio::time::sleep(Duration::from_millis(20)).await;
         assert!(!writer.is_finished(), "the writer should wait for the lock");
 
@@ -625,6 +629,114 @@ mod tests {
         assert_eq!(msg, Message::text("4hello"));
     }
 
+    /// PATCH (floor): how a socket that negotiated nothing frames its large messages.
+    fn plain() -> frames::Framing {
+        frames::Framing { shared: Default::default(), deflate: false }
+    }
+
+    /// PATCH (floor): a large message shared with other sockets (a broadcast) goes out as the
+    /// frame made once for all of them, `4<message>` whole, in order with the others.
+    #[tokio::test]
+    async fn a_shared_large_message_reaches_a_plain_socket_whole_and_in_order() {
+        let socket = socket();
+        let (server, mut client) = ws_pair().await;
+        let (tx, _rx) = server.split();
+        let _writer = tokio::spawn(forward_to_socket::<StubHandler, _>(socket.clone(), tx, plain()));
+
+        let large = Str::from(format!("2[\"state\",\"{}\"]", "x".repeat(70_000)));
+        let held_by_another_socket = large.clone();
+        socket.emit(Str::from("before")).unwrap();
+        socket.emit(large).unwrap();
+        socket.emit(Str::from("after")).unwrap();
+        let mut heard = Vec::new();
+        for _ in 0..3 {
+            let msg = tokio::time::timeout(TIMEOUT, client.next()).await.expect("a message").unwrap().unwrap();
+            heard.push(msg);
+        }
+        assert_eq!(heard[0], Message::text("4before"));
+        assert_eq!(heard[1], Message::text(format!("4{held_by_another_socket}")));
+        assert_eq!(heard[2], Message::text("4after"));
+    }
+
+    /// PATCH (floor): waits until the writer shares the connection's writing half.
+    async fn outlet_of(socket: &Arc<Socket<()>>) {
+        let shared = async {
+            while socket.outlet.get().is_none() {
+                tokio::task::yield_now().await;
+            }
+        };
+        tokio::time::timeout(TIMEOUT, shared).await.expect("the writer shares its outlet");
+    }
+
+    async fn next_text(client: &mut WebSocketStream<DuplexStream>) -> String {
+        let msg = tokio::time::timeout(TIMEOUT, client.next()).await.expect("a message").unwrap().unwrap();
+        msg.into_text().expect("text").to_string()
+    }
+
+    /// PATCH (floor): a message with nothing before it is written by its sender, not queued
+    /// for the writer's task.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_message_with_nothing_before_it_is_written_by_its_sender() {
+        let socket = socket();
+        let (server, mut client) = ws_pair().await;
+        let (tx, _rx) = server.split();
+        let _writer = tokio::spawn(forward_to_socket::<StubHandler, _>(socket.clone(), tx, plain()));
+        outlet_of(&socket).await;
+
+        socket.reserve().unwrap().emit(Str::from("now"));
+        // On this one thread the writer's task has not run since: nothing waits in the channel.
+        assert_eq!(socket.internal_tx.capacity(), socket.internal_tx.max_capacity());
+        assert_eq!(next_text(&mut client).await, "4now");
+    }
+
+    /// PATCH (floor): a message queued for the writer's task is not overtaken by a later one.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_message_queued_before_is_not_overtaken() {
+        let socket = socket();
+        let (server, mut client) = ws_pair().await;
+        let (tx, _rx) = server.split();
+        let _writer = tokio::spawn(forward_to_socket::<StubHandler, _>(socket.clone(), tx, plain()));
+        outlet_of(&socket).await;
+
+        socket.emit(Str::from("first")).unwrap();
+        socket.reserve().unwrap().emit(Str::from("second"));
+        assert_eq!(socket.internal_tx.capacity() + 2, socket.internal_tx.max_capacity(), "both queued");
+        assert_eq!(next_text(&mut client).await, "4first");
+        assert_eq!(next_text(&mut client).await, "4second");
+    }
+
+    /// PATCH (floor): what the connection does not take of a direct write (the pipe holds 1,024
+    /// bytes) is written by the writer's task, and every message after it follows in order.
+    #[tokio::test]
+    async fn what_a_direct_write_leaves_is_written_before_the_messages_after_it() {
+        let socket = socket();
+        let (server, mut client) = ws_pair().await;
+        let (tx, _rx) = server.split();
+        let _writer = tokio::spawn(forward_to_socket::<StubHandler, _>(socket.clone(), tx, plain()));
+        outlet_of(&socket).await;
+
+        let message = |i: usize| format!("{i:03}{}", "x".repeat(5_000 + i));
+        let reader = tokio::spawn(async move {
+            let mut heard = Vec::new();
+            for _ in 0..200 {
+                heard.push(next_text(&mut client).await);
+            }
+            heard
+        });
+        for i in 0..200 {
+            loop {
+                match socket.reserve() {
+                    Ok(permit) => break permit.emit(Str::from(message(i))),
+                    Err(_) => tokio::time::sleep(Duration::from_millis(1)).await,
+                }
+            }
+        }
+        let heard = reader.await.expect("the reader");
+        for (i, text) in heard.iter().enumerate() {
+            assert!(*text == format!("4{}", message(i)), "message {i} whole and in its place");
+        }
+    }
+
     #[tokio::test]
     async fn writer_waiting_for_the_lock_stops_with_the_session() {
         let socket = socket();
@@ -632,7 +744,7 @@ mod tests {
         let (tx, _rx) = server.split();
 
         let _polling = socket.internal_rx.lock().await;
-        let writer = tokio::spawn(forward_to_socket::<StubHandler, _>(socket.clone(), tx, None));
+        let writer = tokio::spawn(forward_to_socket::<StubHandler, _>(socket.clone(), tx, plain()));
         tokio::time::sleep(Duration::from_millis(20)).await;
 
         socket.cancellation_token.cancel();
