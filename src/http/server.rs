@@ -194,6 +194,7 @@ pub async fn serve(
                 continue;
             }
         };
+        write_at_once(&stream);
         let (header_timeout, min_rate) = (door.settings.header_timeout, door.settings.body_min_rate);
         let service = router.clone().map_request(move |request: axum::http::Request<hyper::body::Incoming>| {
             let mut request = request.map(|body| Body::new(PacedBody::new(body, header_timeout, min_rate)));
@@ -223,6 +224,14 @@ pub async fn serve(
     connections.close();
     connections.wait().await;
     Ok(())
+}
+
+/// Each write goes out at once, as Node's `ws` sets it: a small event right behind a large
+/// state does not wait for the watcher's delayed acknowledgement (Nagle's algorithm).
+fn write_at_once(stream: &TcpStream) {
+    if let Err(err) = stream.set_nodelay(true) {
+        tracing::debug!(error = %err, "could not turn Nagle's algorithm off");
+    }
 }
 
 /// As hyper's servers did: a refused or reset connection is nothing; anything else (out of
@@ -382,6 +391,17 @@ impl AsyncWrite for Held {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn an_accepted_connection_writes_at_once() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
+        let address = listener.local_addr().expect("its address");
+        let _client = TcpStream::connect(address).await.expect("connected");
+        let (stream, _) = listener.accept().await.expect("accepted");
+        assert!(!stream.nodelay().expect("read"), "Nagle's algorithm is on by default");
+        write_at_once(&stream);
+        assert!(stream.nodelay().expect("read"));
+    }
 
     #[test]
     fn the_node_cap_leaves_descriptors_for_the_node_itself() {
