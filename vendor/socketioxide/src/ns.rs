@@ -283,6 +283,13 @@ trait InnerEmitter: Send + Sync + 'static {
 /// PATCH (floor): a broadcast to this many sockets or more is shared between threads.
 const PARALLEL_FROM: usize = 1_024;
 
+/// PATCH (floor): the threads a large broadcast is shared between, read once (the standard
+/// library reads the process's cgroup files for it at each call).
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
 impl<A: Adapter> InnerEmitter for Namespace<A> {
     fn get_remote_sockets(&self, sids: BroadcastIter<'_>, uid: Uid) -> Vec<RemoteSocketData> {
         let sockets = self.sockets.read().unwrap();
@@ -313,11 +320,10 @@ impl<A: Adapter> InnerEmitter for Namespace<A> {
         let send = |share: &[&Arc<Socket<A>>]| -> Vec<SocketError> {
             share.iter().filter_map(|socket| socket.send_raw(data.clone()).err()).collect()
         };
-        let threads = std::thread::available_parallelism().map_or(1, usize::from);
-        let errs = if sockets.len() < PARALLEL_FROM || threads < 2 {
+        let errs = if sockets.len() < PARALLEL_FROM || cores() < 2 {
             send(&sockets)
         } else {
-            let share = sockets.len().div_ceil(threads);
+            let share = sockets.len().div_ceil(cores());
             let mut shares = sockets.chunks(share);
             let own = shares.next().unwrap_or_default();
             std::thread::scope(|scope| {

@@ -88,9 +88,7 @@ impl Framing {
             frames.compressed_or_plain(compressed.clone(), &message)
         })
     }
-}
 
-impl Framing {
     /// The frame of a large message for a sender that writes it at once, if it can have it
     /// now: as [`Self::frame_of`], except that a shared message's compression that nobody has
     /// started is made here, on the sender's thread (a broadcast is written socket after socket
@@ -105,11 +103,11 @@ impl Framing {
             Framed::Wait(_) if !shared => None,
             Framed::Wait(_) => {
                 let frames = self.shared.frames_of(message);
-                if frames.deflated.initialized() || frames.deflated.set(deflate::compress_here(message)).is_err() {
-                    return frames.deflated.get().map(|compressed| frames.compressed_or_plain(compressed.clone(), message));
+                if !frames.deflated.initialized() {
+                    // Refused only while a writer's task is compressing it: then `None` below.
+                    let _ = frames.deflated.set(deflate::compress_here(message));
                 }
-                let compressed = frames.deflated.get().cloned().flatten();
-                Some(frames.compressed_or_plain(compressed, message))
+                frames.deflated.get().map(|compressed| frames.compressed_or_plain(compressed.clone(), message))
             }
         }
     }
