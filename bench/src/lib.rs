@@ -9,6 +9,7 @@ pub mod fault_proxy;
 pub mod frame;
 pub mod history;
 pub mod http_load;
+pub mod nginx;
 pub mod peer;
 pub mod polling;
 pub mod ratios;

@@ -334,6 +334,14 @@ struct Reads {
     /// measured the same way first.
     #[arg(long)]
     peer: Option<String>,
+    /// nginx (Debian's `nginx` package: `/usr/sbin/nginx`), which serves the bytes of the live
+    /// snapshot and of the agenda from a file, measured in turn with floor's routes: the
+    /// machine's limit for those reads.
+    #[arg(long)]
+    nginx: Option<PathBuf>,
+    /// Turns of floor and nginx for each of those routes.
+    #[arg(long, default_value_t = 3)]
+    nginx_reps: usize,
     /// The burst: players registering into one tournament.
     #[arg(long, default_value_t = 1000)]
     burst_players: usize,
@@ -486,6 +494,8 @@ async fn bench_reads(cli: Reads) -> anyhow::Result<bool> {
         players: cli.players,
         eliminated: cli.eliminated,
         peer: cli.peer.clone(),
+        nginx: cli.nginx.clone(),
+        nginx_reps: cli.nginx_reps,
         burst: reads::Burst {
             players: cli.burst_players,
             clients: cli.burst_clients,

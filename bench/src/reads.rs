@@ -35,6 +35,10 @@ pub struct Settings {
     pub eliminated: usize,
     /// The Node peer's origin, whose `GET …/live` is measured beside floor's.
     pub peer: Option<String>,
+    /// The nginx binary that serves the bytes of floor's live snapshot and agenda, measured
+    /// beside them `nginx_reps` times in turn.
+    pub nginx: Option<PathBuf>,
+    pub nginx_reps: usize,
     /// The burst: players registering, clients at once, seats, agenda readers meanwhile.
     pub burst: Burst,
     /// With a Redis: the burst again, split between two nodes.
@@ -124,9 +128,28 @@ pub struct Report {
     pub on_a_cluster: bool,
     pub live_bytes: usize,
     pub routes: Vec<RouteLoad>,
+    /// Routes against nginx serving their bytes (with `--nginx`).
+    pub against_nginx: Vec<AgainstNginx>,
     pub burst: BurstReport,
     /// The burst again, split between two nodes (with `--redis-url`).
     pub two_nodes: Option<BurstReport>,
+}
+
+/// A route against nginx serving the same bytes from a file ([`crate::nginx`]), in turn.
+#[derive(Serialize)]
+pub struct AgainstNginx {
+    pub route: String,
+    pub body_bytes: usize,
+    pub reps: Vec<NginxRep>,
+}
+
+/// One repetition: floor's route, then nginx.
+#[derive(Serialize)]
+pub struct NginxRep {
+    pub floor: Load,
+    pub nginx: Load,
+    /// Floor's req/s over nginx's.
+    pub ratio: f64,
 }
 
 /// The Node peer's figures, measured with the same load.
@@ -208,6 +231,16 @@ pub async fn measure(settings: &Settings, database: &Database) -> anyhow::Result
         })
         .collect();
 
+    let mut against_nginx = Vec::new();
+    if let Some(binary) = &settings.nginx {
+        for (route, path) in
+            [("GET /tournaments/{id}/live", &live_path), ("GET /tournaments (agenda, 50 cards)", &agenda)]
+        {
+            let compared = against_nginx_of(settings, binary, addr, route, path).await;
+            against_nginx.push(compared.with_context(|| format!("{route} against nginx"))?);
+        }
+    }
+
     let burst = burst(&api, &mut server, &live.venue, &[addr], settings.burst).await.context("the burst")?;
     server.stop().await?;
     made.drop_it().await;
@@ -217,7 +250,37 @@ pub async fn measure(settings: &Settings, database: &Database) -> anyhow::Result
         }
         None => None,
     };
-    Ok(Report { database: database.name(), on_a_cluster, live_bytes: live.live_bytes, routes, burst, two_nodes })
+    Ok(Report {
+        database: database.name(),
+        on_a_cluster,
+        live_bytes: live.live_bytes,
+        routes,
+        against_nginx,
+        burst,
+        two_nodes,
+    })
+}
+
+/// `path` of floor at `addr` and nginx serving its answer's bytes, each loaded in turn
+/// `settings.nginx_reps` times.
+async fn against_nginx_of(
+    settings: &Settings,
+    binary: &std::path::Path,
+    addr: SocketAddr,
+    route: &str,
+    path: &str,
+) -> anyhow::Result<AgainstNginx> {
+    let answer = reqwest::get(format!("http://{addr}{path}")).await?.error_for_status()?;
+    let body = answer.bytes().await?;
+    let nginx = crate::nginx::Nginx::serve(binary, &body)?;
+    let mut reps = Vec::with_capacity(settings.nginx_reps);
+    for _ in 0..settings.nginx_reps {
+        let floor = load(Request::get(addr, path, &[]), settings.connections, settings.seconds).await?;
+        let nginx = load(Request::get(nginx.addr, "/", &[]), settings.connections, settings.seconds).await?;
+        let ratio = if nginx.per_second > 0.0 { floor.per_second / nginx.per_second } else { 0.0 };
+        reps.push(NginxRep { floor, nginx, ratio });
+    }
+    Ok(AgainstNginx { route: route.to_owned(), body_bytes: body.len(), reps })
 }
 
 /// The burst again, on a fresh database shared by two nodes (and Redis), the registrations
@@ -448,6 +511,9 @@ impl Report {
                 statuses(&route.load.statuses),
             ));
         }
+        for compared in &self.against_nginx {
+            text.push_str(&compared.text());
+        }
         text.push_str(&self.burst.text());
         if let Some(two_nodes) = &self.two_nodes {
             text.push_str(&two_nodes.text());
@@ -487,6 +553,22 @@ impl BurstReport {
             statuses(&self.agenda.statuses),
         ));
         text
+    }
+}
+
+impl AgainstNginx {
+    /// Each repetition's ratio, then its req/s.
+    pub fn text(&self) -> String {
+        let ratios: Vec<String> = self.reps.iter().map(|rep| format!("{:.2}x", rep.ratio)).collect();
+        let rates: Vec<String> =
+            self.reps.iter().map(|rep| format!("{:.0}/{:.0}", rep.floor.per_second, rep.nginx.per_second)).collect();
+        format!(
+            "{} against nginx serving its {} bytes: {} (req/s floor/nginx: {})\n",
+            self.route,
+            self.body_bytes,
+            ratios.join(" "),
+            rates.join(" ")
+        )
     }
 }
 
