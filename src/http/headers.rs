@@ -18,10 +18,12 @@
 //! `X-Request-Id` from a client is kept only when it is a UUID, so a log line never carries what
 //! a client chose to write in it; anything else is replaced by a fresh one.
 
+use std::sync::Arc;
+
 use axum::Router;
 use axum::http::header::{REFERRER_POLICY, STRICT_TRANSPORT_SECURITY, X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Request};
-use tower_http::set_header::SetResponseHeaderLayer;
+use axum::response::Response;
 use uuid::Uuid;
 
 /// The headers every answer carries, for `PUBLIC_URL` (HSTS only for an https one).
@@ -38,10 +40,18 @@ pub fn every_answer(public_url: &str) -> HeaderMap {
 
 /// `router` with the answers' common headers ([`every_answer`]).
 pub fn on_every_answer(router: Router, public_url: &str) -> Router {
-    every_answer(public_url)
-        .into_iter()
-        .filter_map(|(name, value)| Some((name?, value)))
-        .fold(router, |router, (name, value)| router.layer(SetResponseHeaderLayer::if_not_present(name, value)))
+    // One layer for them all: each `Router::layer` is one more boxed service that every
+    // request clones whole.
+    let headers = Arc::new(every_answer(public_url));
+    router.layer(axum::middleware::map_response(move |mut answer: Response| {
+        let headers = headers.clone();
+        async move {
+            for (name, value) in headers.iter() {
+                answer.headers_mut().entry(name).or_insert_with(|| value.clone());
+            }
+            answer
+        }
+    }))
 }
 
 /// A year, as the HSTS preload list asks at least.

@@ -178,15 +178,20 @@ pub fn router(state: AppState) -> Router {
         crate::live::node_key::node_key(state.config.jwt_secret.expose()),
         state.config.telemetry.trusted_callers.clone(),
     );
+    // Each `layer` or `route_layer` call wraps every route in one more boxed service, and
+    // axum clones a route's whole chain of boxes on each request, at every level: so the
+    // middleware of one place goes in as one stack (the first listed runs first).
     let api = api
-        .route_layer(middleware::from_fn_with_state(state.clone(), cached::drop_on_change))
-        .route_layer(middleware::from_fn_with_state(idempotency, idempotency::answer_once))
-        .route_layer(middleware::from_fn_with_state(abuse_limits, limits::limit_abuse))
-        .route_layer(middleware::from_fn_with_state(state.clone(), metrics::measure_requests))
+        .route_layer(
+            ServiceBuilder::new()
+                .layer(middleware::from_fn_with_state(state.clone(), metrics::measure_requests))
+                .layer(middleware::from_fn_with_state(abuse_limits, limits::limit_abuse))
+                .layer(middleware::from_fn_with_state(idempotency, idempotency::answer_once))
+                .layer(middleware::from_fn_with_state(state.clone(), cached::drop_on_change)),
+        )
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
-        .layer(middleware::from_fn(etag::tag_reads))
-        .layer(compression());
+        .layer(ServiceBuilder::new().layer(compression()).layer(middleware::from_fn(etag::tag_reads)));
     Router::new()
         .nest(API_PREFIX, api)
         .merge(docs::docs_router(openapi))

@@ -26,6 +26,7 @@ use socketioxide::handler::ConnectHandler;
 use socketioxide::{SocketIo, SocketIoBuilder};
 use socketioxide_redis::{RedisAdapterConfig, RedisAdapterCtr};
 use tokio_util::sync::CancellationToken;
+use tower::ServiceBuilder;
 
 use self::broadcaster::Served;
 pub use self::broadcaster::SocketBroadcaster;
@@ -78,11 +79,20 @@ pub async fn serve_beside(
     let LiveSetup { live, jwt, reads, bus, guards, tournaments, settings, leaving } = setup;
     let join_acks = Arc::new(JoinAcks::new(settings.live_join_acks_bytes));
     let hub = LiveHub { live, jwt, reads, guards: guards.clone(), tournaments, acks: join_acks.clone() };
+    // Outermost, so that they run before socketioxide sees the request: a leaving node's
+    // refusal first. One stack, one layer: each `Router::layer` is one more boxed service that
+    // every request clones whole.
+    let deflate = settings.live_deflate;
+    let before_socket_io = ServiceBuilder::new()
+        .layer(axum::middleware::from_fn(move |request, next| {
+            leaving::refuse_new_sessions(leaving.clone(), request, next)
+        }))
+        .layer(axum::middleware::map_request(move |request| head::detach_head(request, deflate)));
     let (router, io) = match broadcaster.link.clone() {
         None => {
             let (layer, io) = builder(hub, settings).build_layer();
             io.ns(NAMESPACE, on_connect::<LocalAdapter>.with(authenticate::<LocalAdapter>));
-            (router.layer(layer), LiveIo::Local(io))
+            (router.layer(before_socket_io.layer(layer)), LiveIo::Local(io))
         }
         Some(link) => {
             let adapter = RedisAdapterCtr::new_with_driver(link, RedisAdapterConfig::default());
@@ -90,20 +100,14 @@ pub async fn serve_beside(
             io.ns(NAMESPACE, on_connect::<RedisAdapter>.with(authenticate::<RedisAdapter>))
                 .await
                 .map_err(|err| anyhow::anyhow!("subscribing the /live namespace in Redis: {err}"))?;
-            (router.layer(layer), LiveIo::Redis(io))
+            (router.layer(before_socket_io.layer(layer)), LiveIo::Redis(io))
         }
     };
     on_server!(&io, io => close_expired_sessions(io.clone(), guards));
     if broadcaster.served.set(Served { io, bus, join_acks }).is_err() {
         tracing::warn!("the live broadcaster already had a Socket.IO server");
     }
-    // Outermost, so that they run before socketioxide sees the request: a leaving node's
-    // refusal first.
-    let deflate = settings.live_deflate;
-    let router = router.layer(axum::middleware::map_request(move |request| head::detach_head(request, deflate)));
-    Ok(router.layer(axum::middleware::from_fn(move |request, next| {
-        leaving::refuse_new_sessions(leaving.clone(), request, next)
-    })))
+    Ok(router)
 }
 
 /// The Socket.IO server's settings, on either adapter.
