@@ -67,6 +67,14 @@ use std::{
 use crate::{config::EngineIoConfig, errors::Error, transport::outlet::Outlet};
 use bytes::Bytes;
 use engineioxide_core::{Packet, PacketBuf, ProtocolVersion, Str, TransportType};
+
+/// PATCH (floor): what a socket's channels carry, boxed. tokio's mpsc allocates its first block
+/// of 32 slots with the channel, so each byte of a slot costs every connection 32: a
+/// `PacketBuf` inline took 1.5 KiB per connection, a box takes 256 bytes. Most messages over
+/// WebSocket never go through the channel ([`crate::transport::outlet`]), so the box's
+/// allocation is paid by the few that wait.
+pub(crate) type Queued = Box<PacketBuf>;
+const _: () = assert!(std::mem::size_of::<Option<Queued>>() == std::mem::size_of::<usize>());
 use futures_util::FutureExt;
 use http::request::Parts;
 use smallvec::{SmallVec, smallvec};
@@ -115,9 +123,9 @@ impl From<&Error> for Option<DisconnectReason> {
 /// A permit to emit a message to the client.
 /// A permit holds a place in the internal channel to send one packet to the client.
 pub struct Permit<'a> {
-    inner: mpsc::Permit<'a, PacketBuf>,
+    inner: mpsc::Permit<'a, Queued>,
     /// PATCH (floor): the WebSocket to write to at once, and the channel the permit is of.
-    direct: Option<(&'a dyn Outlet, &'a mpsc::Sender<PacketBuf>)>,
+    direct: Option<(&'a dyn Outlet, &'a mpsc::Sender<Queued>)>,
 }
 impl Permit<'_> {
     /// Consume the permit and emit a message to the client.
@@ -132,12 +140,12 @@ impl Permit<'_> {
                 return;
             }
         }
-        self.inner.send(smallvec![Packet::Message(msg)]);
+        self.inner.send(Box::new(smallvec![Packet::Message(msg)]));
     }
     /// Consume the permit and emit a binary message to the client.
     #[inline]
     pub fn emit_binary(self, data: Bytes) {
-        self.inner.send(smallvec![Packet::Binary(data)]);
+        self.inner.send(Box::new(smallvec![Packet::Binary(data)]));
     }
 
     /// Consume the permit and emit a message with multiple binary data to the client.
@@ -149,7 +157,7 @@ impl Permit<'_> {
         for d in data {
             packets.push(Packet::Binary(d));
         }
-        self.inner.send(packets);
+        self.inner.send(Box::new(packets));
     }
 
     /// Consume the permit and emit a message with multiple binary data to the client.
@@ -161,21 +169,21 @@ impl Permit<'_> {
         for d in data {
             packets.push(Packet::Binary(d));
         }
-        self.inner.send(packets);
+        self.inner.send(Box::new(packets));
     }
 }
 
 #[derive(Debug)]
 pub(crate) struct InternalRx {
-    pub buffered_rx: Receiver<PacketBuf>,
+    pub buffered_rx: Receiver<Queued>,
     pub peeked_packet: Option<PacketBuf>,
-    pub volatile_rx: watch::Receiver<Option<PacketBuf>>,
+    pub volatile_rx: watch::Receiver<Option<Queued>>,
 }
 
 impl InternalRx {
     fn new(
-        buffered_rx: Receiver<PacketBuf>,
-        volatile_rx: watch::Receiver<Option<PacketBuf>>,
+        buffered_rx: Receiver<Queued>,
+        volatile_rx: watch::Receiver<Option<Queued>>,
     ) -> Self {
         Self {
             buffered_rx,
@@ -225,7 +233,7 @@ where
     pub(crate) internal_rx: Mutex<InternalRx>,
 
     /// Channel to send [PacketBuf] to the internal connection
-    pub(crate) internal_tx: mpsc::Sender<PacketBuf>,
+    pub(crate) internal_tx: mpsc::Sender<Queued>,
 
     /// PATCH (floor): the WebSocket's writing half, once the session is on WebSocket: a message
     /// with nothing before it is written there by its sender ([`crate::transport::outlet`]).
@@ -234,7 +242,7 @@ where
     /// Channel to send volatile [PacketBuf]s that bypass the internal buffer.
     /// Uses a [`watch`](tokio::sync::watch) channel so only the latest volatile
     /// message is retained; subsequent volatile sends overwrite the previous one.
-    volatile_tx: watch::Sender<Option<PacketBuf>>,
+    volatile_tx: watch::Sender<Option<Queued>>,
 
     /// Tells the heartbeat job that a Pong (v4 protocol) or a Ping (v3 protocol) came: one
     /// waiting notice at most, as the channel of capacity 1 it replaces (PATCH (floor): a
@@ -301,7 +309,7 @@ where
         tracing::debug!(?packet, "sending packet");
 
         self.internal_tx
-            .try_send(smallvec![packet])
+            .try_send(Box::new(smallvec![packet]))
             .map_err(|p| match p {
                 TrySendError::Full(mut p) => TrySendError::Full(p.pop().unwrap()),
                 TrySendError::Closed(mut p) => TrySendError::Closed(p.pop().unwrap()),
@@ -382,7 +390,7 @@ where
             tracing::trace!(sid = ?self.id, "emitting ping");
 
             self.internal_tx
-                .try_send(smallvec![Packet::Ping])
+                .try_send(Box::new(smallvec![Packet::Ping]))
                 .map_err(|_| Error::HeartbeatTimeout)?;
 
             #[cfg(feature = "tracing")]
@@ -412,7 +420,7 @@ where
             #[cfg(feature = "tracing")]
             tracing::trace!(sid = ?self.id, "ping received, sending pong");
             self.internal_tx
-                .try_send(smallvec![Packet::Pong])
+                .try_send(Box::new(smallvec![Packet::Pong]))
                 .map_err(|_| Error::HeartbeatTimeout)?;
         }
     }
@@ -551,7 +559,7 @@ where
     }
 
     pub(crate) fn send_volatile(&self, packets: PacketBuf) -> bool {
-        self.volatile_tx.send(Some(packets)).is_ok()
+        self.volatile_tx.send(Some(Box::new(packets))).is_ok()
     }
 }
 
@@ -641,7 +649,7 @@ where
         tokio::spawn(async move {
             let mut internal_rx = sock_clone.internal_rx.try_lock().unwrap();
             while let Some(packets) = internal_rx.buffered_rx.recv().await {
-                for packet in packets {
+                for packet in *packets {
                     tx.send(packet).await.unwrap();
                 }
             }

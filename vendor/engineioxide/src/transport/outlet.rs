@@ -18,13 +18,14 @@ use std::future::{Future, poll_fn};
 use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
 
-use engineioxide_core::{Packet, PacketBuf, Str};
+use engineioxide_core::{Packet, Str};
 use futures_util::{SinkExt, stream::SplitSink};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc::Receiver;
 use tokio_tungstenite::{WebSocketStream, tungstenite::Message};
 
 use super::frames::{self, Framing};
+use crate::socket::Queued;
 
 /// Where a sender writes a message at once when it can (see the module's text).
 pub(crate) trait Outlet: Send + Sync {
@@ -65,7 +66,7 @@ where
     /// The writer's task: waits for the channel's next packets, first writing what a direct
     /// write left. They are taken under the lock, so from then on, until [`Self::flush`] is
     /// done, no sender writes before them.
-    pub(crate) async fn take(&self, rx: &mut Receiver<PacketBuf>) -> Option<PacketBuf> {
+    pub(crate) async fn take(&self, rx: &mut Receiver<Queued>) -> Option<Queued> {
         poll_fn(|cx| {
             let mut state = self.lock();
             if state.writer_owns {

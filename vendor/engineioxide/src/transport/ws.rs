@@ -208,7 +208,7 @@ where
             }
         }
     } else {
-        let socket = engine.create_session(protocol, TransportType::Websocket, req_data, false);
+        let socket = engine.create_session(protocol, TransportType::Websocket, past_handshake(req_data), false);
 
         #[cfg(feature = "tracing")]
         tracing::debug!("new websocket connection");
@@ -415,11 +415,11 @@ async fn forward_to_socket<H: EngineIoHandler, S>(
             items = outlet.take(buffered_rx) => {
                 match items {
                     Some(packets) => {
-                        for item in packets {
+                        for item in *packets {
                             map_fn!(item);
                         }
                         while let Ok(packets) = buffered_rx.try_recv() {
-                            for item in packets {
+                            for item in *packets {
                                 map_fn!(item);
                             }
                         }
@@ -434,7 +434,7 @@ async fn forward_to_socket<H: EngineIoHandler, S>(
                 if let Some(packets) = val {
                     #[cfg(feature = "tracing")]
                     tracing::debug!(sid = ?socket.id, "ws volatile flush: {} packets", packets.len());
-                    for item in packets {
+                    for item in *packets {
                         map_fn!(item);
                     }
                 }
@@ -451,6 +451,38 @@ async fn forward_to_socket<H: EngineIoHandler, S>(
 
     outlet.close().await;
 }
+/// PATCH (floor): the request head a WebSocket session keeps for its life, without the
+/// handshake's own headers (`Upgrade`, `Connection`, `Sec-WebSocket-*`), which mean nothing once
+/// the connection is a WebSocket, in a map of the size of what is left: some 500 bytes less for
+/// every connection.
+fn past_handshake(mut parts: Parts) -> Parts {
+    use http::header::{
+        CONNECTION, HeaderMap, SEC_WEBSOCKET_EXTENSIONS, SEC_WEBSOCKET_KEY, SEC_WEBSOCKET_VERSION,
+        UPGRADE,
+    };
+    const HANDSHAKE: [http::HeaderName; 5] = [
+        UPGRADE,
+        CONNECTION,
+        SEC_WEBSOCKET_KEY,
+        SEC_WEBSOCKET_VERSION,
+        SEC_WEBSOCKET_EXTENSIONS,
+    ];
+    let kept = parts.headers.keys_len() - HANDSHAKE.iter().filter(|name| parts.headers.contains_key(*name)).count();
+    let mut headers = HeaderMap::with_capacity(kept);
+    let mut name = None;
+    for (next, value) in std::mem::take(&mut parts.headers) {
+        // A name comes with its first value only.
+        if next.is_some() {
+            name = next;
+        }
+        if let Some(name) = name.as_ref().filter(|name| !HANDSHAKE.contains(name)) {
+            headers.append(name.clone(), value);
+        }
+    }
+    parts.headers = headers;
+    parts
+}
+
 /// Send a Engine.IO [`OpenPacket`] to initiate a websocket connection
 async fn init_handshake<S>(
     sid: Sid,
@@ -510,7 +542,7 @@ where
     // We send a last Noop request to close a potential waiting polling request.
     socket
         .internal_tx
-        .send(smallvec![Packet::Noop])
+        .send(Box::new(smallvec![Packet::Noop]))
         .await
         .map_err(|_| Error::Upgrade)?;
 
@@ -597,6 +629,38 @@ mod tests {
             Box::new(|_, _| ()),
             false,
         ))
+    }
+
+    #[test]
+    fn a_session_keeps_the_request_head_but_the_handshake() {
+        let request = Request::get("/socket.io/?EIO=4&transport=websocket")
+            .header("host", "floor.example")
+            .header("upgrade", "websocket")
+            .header("connection", "Upgrade")
+            .header("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ==")
+            .header("sec-websocket-version", "13")
+            .header("sec-websocket-extensions", "permessage-deflate")
+            .header("x-forwarded-for", "203.0.113.7")
+            .header("x-forwarded-for", "198.51.100.1")
+            .header("user-agent", "okhttp/4.12.0")
+            .body(())
+            .unwrap();
+        let parts = past_handshake(request.into_parts().0);
+        let kept: Vec<(&str, &str)> = parts
+            .headers
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.to_str().unwrap()))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                ("host", "floor.example"),
+                ("x-forwarded-for", "203.0.113.7"),
+                ("x-forwarded-for", "198.51.100.1"),
+                ("user-agent", "okhttp/4.12.0"),
+            ]
+        );
+        assert_eq!(parts.uri, "/socket.io/?EIO=4&transport=websocket");
     }
 
     async fn ws_pair() -> (WebSocketStream<DuplexStream>, WebSocketStream<DuplexStream>) {
