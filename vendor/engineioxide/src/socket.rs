@@ -81,7 +81,6 @@ use smallvec::{SmallVec, smallvec};
 use tokio::sync::{
     Mutex, Notify,
     mpsc::{self, Receiver, error::TrySendError},
-    watch,
 };
 
 pub use engineioxide_core::Sid;
@@ -177,18 +176,13 @@ impl Permit<'_> {
 pub(crate) struct InternalRx {
     pub buffered_rx: Receiver<Queued>,
     pub peeked_packet: Option<PacketBuf>,
-    pub volatile_rx: watch::Receiver<Option<Queued>>,
 }
 
 impl InternalRx {
-    fn new(
-        buffered_rx: Receiver<Queued>,
-        volatile_rx: watch::Receiver<Option<Queued>>,
-    ) -> Self {
+    fn new(buffered_rx: Receiver<Queued>) -> Self {
         Self {
             buffered_rx,
             peeked_packet: None,
-            volatile_rx,
         }
     }
 }
@@ -239,10 +233,13 @@ where
     /// with nothing before it is written there by its sender ([`crate::transport::outlet`]).
     pub(crate) outlet: OnceLock<Arc<dyn Outlet>>,
 
-    /// Channel to send volatile [PacketBuf]s that bypass the internal buffer.
-    /// Uses a [`watch`](tokio::sync::watch) channel so only the latest volatile
-    /// message is retained; subsequent volatile sends overwrite the previous one.
-    volatile_tx: watch::Sender<Option<Queued>>,
+    /// The latest volatile message, which bypasses the internal buffer: a later one overwrites
+    /// it. PATCH (floor): a slot and a `Notify` in the socket instead of a `watch` channel,
+    /// whose shared state (nine `Notify`s) was some 400 bytes allocated for every connection,
+    /// used or not.
+    volatile: std::sync::Mutex<Option<Queued>>,
+    /// Wakes the writer (WebSocket) or the polling request when `volatile` was filled.
+    pub(crate) volatile_ready: Notify,
 
     /// Tells the heartbeat job that a Pong (v4 protocol) or a Ping (v3 protocol) came: one
     /// waiting notice at most, as the channel of capacity 1 it replaces (PATCH (floor): a
@@ -277,7 +274,6 @@ where
         supports_binary: bool,
     ) -> Self {
         let (internal_tx, internal_rx) = mpsc::channel(config.max_buffer_size);
-        let (volatile_tx, volatile_rx) = watch::channel(None);
 
         Self {
             id: Sid::new(),
@@ -285,11 +281,12 @@ where
             transport: AtomicU8::new(transport as u8),
             upgrading: AtomicBool::new(false),
 
-            internal_rx: Mutex::new(InternalRx::new(internal_rx, volatile_rx)),
+            internal_rx: Mutex::new(InternalRx::new(internal_rx)),
             internal_tx,
             outlet: OnceLock::new(),
 
-            volatile_tx,
+            volatile: std::sync::Mutex::new(None),
+            volatile_ready: Notify::new(),
 
             heartbeat: Notify::new(),
             cancellation_token: CancellationToken::new(),
@@ -559,7 +556,18 @@ where
     }
 
     pub(crate) fn send_volatile(&self, packets: PacketBuf) -> bool {
-        self.volatile_tx.send(Some(Box::new(packets))).is_ok()
+        *self.volatile_slot() = Some(Box::new(packets));
+        self.volatile_ready.notify_one();
+        true
+    }
+
+    /// PATCH (floor): the volatile message waiting, if any, taken.
+    pub(crate) fn take_volatile(&self) -> Option<Queued> {
+        self.volatile_slot().take()
+    }
+
+    fn volatile_slot(&self) -> std::sync::MutexGuard<'_, Option<Queued>> {
+        self.volatile.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -619,7 +627,6 @@ where
         buffer_size: usize,
     ) -> (Arc<Socket<D>>, tokio::sync::mpsc::Receiver<Packet>) {
         let (internal_tx, internal_rx) = mpsc::channel(buffer_size);
-        let (volatile_tx, volatile_rx) = watch::channel(None);
 
         let sock = Self {
             id: sid,
@@ -627,11 +634,12 @@ where
             transport: AtomicU8::new(TransportType::Websocket as u8),
             upgrading: AtomicBool::new(false),
 
-            internal_rx: Mutex::new(InternalRx::new(internal_rx, volatile_rx)),
+            internal_rx: Mutex::new(InternalRx::new(internal_rx)),
             internal_tx,
             outlet: OnceLock::new(),
 
-            volatile_tx,
+            volatile: std::sync::Mutex::new(None),
+            volatile_ready: Notify::new(),
 
             heartbeat: Notify::new(),
             cancellation_token: CancellationToken::new(),

@@ -119,14 +119,16 @@ where
     let payload = {
         let InternalRx {
             buffered_rx,
-            volatile_rx,
             peeked_packet,
         } = &mut *rx;
 
         // Prepend the packet peeked during the previous
         // polling request so it is encoded first, ahead of the newly received packets.
         let rx_stream = stream::iter(peeked_packet.take())
-            .chain(rx_stream::EncoderStream::new(buffered_rx, volatile_rx).map(|queued| *queued));
+            .chain(
+                rx_stream::EncoderStream::new(buffered_rx, || socket.take_volatile(), &socket.volatile_ready)
+                    .map(|queued| *queued),
+            );
 
         // Stop waiting for the next packet as soon as the session is closed. The combinator is biased
         // towards the encoder completion, so any buffered close packet is still flushed to the client.
@@ -222,14 +224,14 @@ where
 
 mod rx_stream {
     use std::{
+        future::Future,
         pin::Pin,
         task::{Context, Poll, ready},
     };
 
     use futures_core::Stream;
     use pin_project_lite::pin_project;
-    use tokio::sync::{mpsc, watch};
-    use tokio_util::sync::ReusableBoxFuture;
+    use tokio::sync::{Notify, futures::Notified, mpsc};
 
     /// [`ReceiverStream`] is a stream that wraps a [`mpsc::Receiver`] by reference.
     /// Allowing to use it as a stream even if it is behind a mutex.
@@ -251,77 +253,63 @@ mod rx_stream {
         }
     }
 
-    type WatchFutOutput<'a, T> = (
-        Result<(), watch::error::RecvError>,
-        &'a mut watch::Receiver<T>,
-    );
-
-    /// Wraps a [`watch::Receiver`] into a [`Stream`] by reference.
-    /// Allowing to use it as a stream even if it is behind a mutex.
-    ///
-    /// Inspired by <https://docs.rs/tokio-stream/latest/tokio_stream/wrappers/struct.WatchStream.html>
-    pub struct WatchStream<'a, T> {
-        inner: ReusableBoxFuture<'a, WatchFutOutput<'a, T>>,
+    /// PATCH (floor): the socket's volatile slot as a [`Stream`]: each time its `Notify` is
+    /// told, what the slot holds (the latest volatile message), taken. It replaces a stream over
+    /// a `watch` channel; the slot and the `Notify` live in the socket.
+    pub struct VolatileStream<'a, F> {
+        take: F,
+        ready: &'a Notify,
+        notified: Pin<Box<Notified<'a>>>,
     }
-    impl<'a, T: Send + Sync + 'static> WatchStream<'a, T> {
-        pub fn new(rx: &'a mut watch::Receiver<T>) -> Self {
+
+    impl<'a, T, F: Fn() -> Option<T>> VolatileStream<'a, F> {
+        pub fn new(take: F, ready: &'a Notify) -> Self {
             Self {
-                inner: ReusableBoxFuture::new(make_future(rx)),
+                take,
+                ready,
+                notified: Box::pin(ready.notified()),
             }
         }
     }
 
-    async fn make_future<T>(
-        rx: &mut watch::Receiver<T>,
-    ) -> (Result<(), watch::error::RecvError>, &mut watch::Receiver<T>) {
-        let result = rx.changed().await;
-        (result, rx)
-    }
-
-    impl<'a, T: Clone + Send + Sync + 'static> Stream for WatchStream<'a, T> {
+    impl<T, F: Fn() -> Option<T>> Stream for VolatileStream<'_, F> {
         type Item = T;
 
         fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-            let (result, rx) = ready!(self.inner.poll(cx));
-            match result {
-                Ok(_) => {
-                    let received = (*rx.borrow_and_update()).clone();
-                    self.inner.set(make_future(rx));
-                    Poll::Ready(Some(received))
-                }
-                Err(_) => {
-                    self.inner.set(make_future(rx));
-                    Poll::Ready(None)
+            loop {
+                ready!(self.notified.as_mut().poll(cx));
+                let ready = self.ready;
+                self.notified.set(ready.notified());
+                // A notice whose message a previous request already took is nothing.
+                if let Some(value) = (self.take)() {
+                    return Poll::Ready(Some(value));
                 }
             }
         }
     }
 
-    impl<T> Unpin for WatchStream<'_, T> {}
+    impl<F> Unpin for VolatileStream<'_, F> {}
 
     pin_project! {
         /// Combines a [`WatchStream`] and a [`ReceiverStream`] into a single [`Stream`].
-        pub struct EncoderStream<'a, T> {
+        pub struct EncoderStream<'a, T, F> {
             #[pin]
-            watch: WatchStream<'a, Option<T>>,
+            volatile: VolatileStream<'a, F>,
             #[pin]
             rx: ReceiverStream<'a, T>,
         }
     }
 
-    impl<'a, T: Clone + Send + Sync + 'static> EncoderStream<'a, T> {
-        pub fn new(
-            rx: &'a mut mpsc::Receiver<T>,
-            watch: &'a mut watch::Receiver<Option<T>>,
-        ) -> Self {
+    impl<'a, T, F: Fn() -> Option<T>> EncoderStream<'a, T, F> {
+        pub fn new(rx: &'a mut mpsc::Receiver<T>, take_volatile: F, volatile_ready: &'a Notify) -> Self {
             Self {
                 rx: ReceiverStream::new(rx),
-                watch: WatchStream::new(watch),
+                volatile: VolatileStream::new(take_volatile, volatile_ready),
             }
         }
     }
 
-    impl<'a, T: Clone + Send + Sync + 'static> Stream for EncoderStream<'a, T> {
+    impl<T, F: Fn() -> Option<T>> Stream for EncoderStream<'_, T, F> {
         type Item = T;
 
         fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
@@ -330,8 +318,8 @@ mod rx_stream {
             // same than with ws transport
             match this.rx.poll_next(cx) {
                 Poll::Ready(v) => Poll::Ready(v),
-                Poll::Pending => match this.watch.poll_next(cx) {
-                    Poll::Ready(Some(v)) => Poll::Ready(v),
+                Poll::Pending => match this.volatile.poll_next(cx) {
+                    Poll::Ready(Some(v)) => Poll::Ready(Some(v)),
                     Poll::Ready(None) | Poll::Pending => Poll::Pending,
                 },
             }

@@ -347,11 +347,7 @@ async fn forward_to_socket<H: EngineIoHandler, S>(
         tracing::debug!(sid = %socket.id, "session closed before starting the ws writer");
         return;
     };
-    let InternalRx {
-        buffered_rx,
-        volatile_rx,
-        ..
-    } = &mut *internal_rx;
+    let InternalRx { buffered_rx, .. } = &mut *internal_rx;
 
     // PATCH (floor): the writing half is shared with the senders, who write a message at once
     // when nothing is before it (transport/outlet.rs); this task writes the rest.
@@ -428,10 +424,9 @@ async fn forward_to_socket<H: EngineIoHandler, S>(
                 }
             }
             _ = &mut cancelled => break,
-            Ok(()) = volatile_rx.changed() => {
+            () = socket.volatile_ready.notified() => {
                 outlet.own();
-                let val = volatile_rx.borrow_and_update().clone();
-                if let Some(packets) = val {
+                if let Some(packets) = socket.take_volatile() {
                     #[cfg(feature = "tracing")]
                     tracing::debug!(sid = ?socket.id, "ws volatile flush: {} packets", packets.len());
                     for item in *packets {
