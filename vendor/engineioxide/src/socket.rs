@@ -67,14 +67,6 @@ use std::{
 use crate::{config::EngineIoConfig, errors::Error, transport::outlet::Outlet};
 use bytes::Bytes;
 use engineioxide_core::{Packet, PacketBuf, ProtocolVersion, Str, TransportType};
-
-/// PATCH (floor): what a socket's channels carry, boxed. tokio's mpsc allocates its first block
-/// of 32 slots with the channel, so each byte of a slot costs every connection 32: a
-/// `PacketBuf` inline took 1.5 KiB per connection, a box takes 256 bytes. Most messages over
-/// WebSocket never go through the channel ([`crate::transport::outlet`]), so the box's
-/// allocation is paid by the few that wait.
-pub(crate) type Queued = Box<PacketBuf>;
-const _: () = assert!(std::mem::size_of::<Option<Queued>>() == std::mem::size_of::<usize>());
 use futures_util::FutureExt;
 use http::request::Parts;
 use smallvec::{SmallVec, smallvec};
@@ -85,6 +77,14 @@ use tokio::sync::{
 
 pub use engineioxide_core::Sid;
 use tokio_util::sync::CancellationToken;
+
+/// PATCH (floor): what a socket's channels carry, boxed. tokio's mpsc allocates its first block
+/// of 32 slots with the channel, so each byte of a slot costs every connection 32: a
+/// `PacketBuf` inline took 1.5 KiB per connection, a box takes 256 bytes. Most messages over
+/// WebSocket never go through the channel ([`crate::transport::outlet`]), so the box's
+/// allocation is paid by the few that wait.
+pub(crate) type Queued = Box<PacketBuf>;
+const _: () = assert!(std::mem::size_of::<Option<Queued>>() == std::mem::size_of::<usize>());
 
 /// A [`DisconnectReason`] represents the reason why a [`Socket`] was closed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -291,7 +291,7 @@ mod rx_stream {
     impl<F> Unpin for VolatileStream<'_, F> {}
 
     pin_project! {
-        /// Combines a [`WatchStream`] and a [`ReceiverStream`] into a single [`Stream`].
+        /// Combines a [`VolatileStream`] and a [`ReceiverStream`] into a single [`Stream`].
         pub struct EncoderStream<'a, T, F> {
             #[pin]
             volatile: VolatileStream<'a, F>,
