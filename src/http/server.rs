@@ -363,10 +363,15 @@ impl AsyncWrite for Held {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        match self.stream() {
-            Ok(stream) => Pin::new(stream).poll_write_vectored(cx, bufs),
-            Err(err) => Poll::Ready(Err(err)),
+        let stream = match self.stream() {
+            Ok(stream) => stream,
+            Err(err) => return Poll::Ready(Err(err)),
+        };
+        #[cfg(target_os = "linux")]
+        if let Some(span) = engineioxide::file_frames::find(bufs) {
+            return poll_send_file(stream, cx, &span);
         }
+        Pin::new(stream).poll_write_vectored(cx, bufs)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -388,6 +393,28 @@ impl AsyncWrite for Held {
     }
 }
 
+/// Writes `span` of a memory file, as a vectored write of the same bytes would: the kernel
+/// sends the file's pages instead of a copy of them (a broadcast's frame, the same for every
+/// socket of a room). A partial write says how much went, as `writev` does.
+#[cfg(target_os = "linux")]
+fn poll_send_file(
+    stream: &TcpStream,
+    cx: &mut Context<'_>,
+    span: &engineioxide::file_frames::FileSpan,
+) -> Poll<io::Result<usize>> {
+    loop {
+        std::task::ready!(stream.poll_write_ready(cx))?;
+        let mut offset = span.offset;
+        let sent = stream.try_io(tokio::io::Interest::WRITABLE, || {
+            rustix::fs::sendfile(stream, span.file(), Some(&mut offset), span.len).map_err(io::Error::from)
+        });
+        match sent {
+            Err(err) if err.kind() == io::ErrorKind::WouldBlock => {}
+            sent => return Poll::Ready(sent),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -401,6 +428,47 @@ mod tests {
         assert!(!stream.nodelay().expect("read"), "Nagle's algorithm is on by default");
         write_at_once(&stream);
         assert!(stream.nodelay().expect("read"));
+    }
+
+    /// A broadcast's frame kept in a memory file goes out whole and in order through a socket
+    /// whose reader is behind: `sendfile` sends part of it, waits for room, and the writer goes
+    /// on from where it stopped, as after a partial `writev`.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_frame_in_a_memory_file_arrives_whole_past_a_full_socket() {
+        use engineioxide::file_frames;
+        use tokio::io::AsyncReadExt;
+        let head = [0x81_u8, 0x7f, 0, 0, 0, 0, 0, 0x7a, 0x12, 0x00];
+        let body: Vec<u8> = (0..8_000_000_u32).map(|i| (i % 251) as u8).collect();
+        let payload = file_frames::in_file(&head, &[&body]).expect("a memory file");
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
+        let mut client = TcpStream::connect(listener.local_addr().expect("its address")).await.expect("connected");
+        let (stream, _) = listener.accept().await.expect("accepted");
+        let node = Arc::new(Semaphore::new(1)).try_acquire_owned().expect("a place");
+        let mut held = Held::new(stream, Admitted { _address: None, _node: node });
+        let reader = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let mut received = Vec::new();
+            client.read_to_end(&mut received).await.expect("read");
+            received
+        });
+        let (mut done, mut writes, mut from_file) = (0, 0, 0);
+        while done < head.len() + payload.len() {
+            let bufs = if done < head.len() {
+                [io::IoSlice::new(&head[done..]), io::IoSlice::new(&payload)]
+            } else {
+                [io::IoSlice::new(&payload[done - head.len()..]), io::IoSlice::new(&[])]
+            };
+            from_file += usize::from(file_frames::find(&bufs).is_some());
+            writes += 1;
+            done +=
+                std::future::poll_fn(|cx| Pin::new(&mut held).poll_write_vectored(cx, &bufs)).await.expect("written");
+        }
+        drop(held);
+        let received = reader.await.expect("the reader");
+        assert!(received == [&head[..], &body[..]].concat(), "every byte once, in order");
+        assert!(writes > 1, "the socket took it in parts");
+        assert!(from_file + 1 >= writes, "sent from the file but for a short end: {from_file} of {writes}");
     }
 
     #[test]

@@ -10,6 +10,8 @@ pub use socket::{DisconnectReason, Socket};
 pub use engineioxide_core::{OpenPacket, Packet, PacketParseError};
 
 pub mod config;
+#[cfg(target_os = "linux")]
+pub mod file_frames;
 pub mod handler;
 pub mod layer;
 pub mod service;

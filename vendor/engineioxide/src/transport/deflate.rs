@@ -44,7 +44,8 @@ pub(crate) async fn compress(message: Str) -> Option<Bytes> {
 
 /// The same, on the caller's thread.
 pub(crate) fn compress_here(message: &Str) -> Option<Bytes> {
-    tungstenite::deflate::deflate(&[b"4", message.as_bytes()], LEVEL).ok()
+    let compressed = tungstenite::deflate::deflate(&[b"4", message.as_bytes()], LEVEL).ok()?;
+    Some(super::frames::in_file(&[&compressed], &compressed_frame(Bytes::new())).unwrap_or(compressed))
 }
 
 /// A data frame of the compressed `payload`, RSV1 set.

@@ -139,7 +139,10 @@ impl SharedFrames {
 
 impl Frames {
     fn plain(&self, message: &Str) -> Frame {
-        plain_frame(self.plain.get_or_init(|| plain_payload(message)).clone())
+        let payload = self.plain.get_or_init(|| {
+            in_file(&[b"4", message.as_bytes()], &plain_frame(Bytes::new())).unwrap_or_else(|| plain_payload(message))
+        });
+        plain_frame(payload.clone())
     }
 
     fn compressed_or_plain(&self, compressed: Option<Bytes>, message: &Str) -> Frame {
@@ -156,6 +159,19 @@ fn plain_payload(message: &Str) -> Bytes {
     payload.put_u8(b'4');
     payload.put_slice(message.as_bytes());
     payload.freeze()
+}
+
+/// `parts`, as the payload of a frame like `like`, in a memory file that a connection can
+/// send from without copying it (`crate::file_frames`); `None` where there is none.
+pub(super) fn in_file(parts: &[&[u8]], like: &Frame) -> Option<Bytes> {
+    #[cfg(target_os = "linux")]
+    {
+        let mut head = Vec::new();
+        like.header().format(parts.iter().map(|part| part.len() as u64).sum(), &mut head).ok()?;
+        crate::file_frames::in_file(&head, parts)
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
 }
 
 fn plain_frame(payload: Bytes) -> Frame {
