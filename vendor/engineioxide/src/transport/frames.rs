@@ -72,7 +72,9 @@ impl Framing {
     /// Compressed or not, it is made once for every socket that sends the same message; a
     /// message no other socket holds is framed here, plain, unless it is to be compressed.
     pub(crate) fn frame_of(&self, message: &Str) -> Framed<impl Future<Output = Frame> + Send + 'static> {
-        if !self.deflate && message.is_unique() {
+        // Before `frames_of`, which keeps a clone of it.
+        let shared = !message.is_unique();
+        if !self.deflate && !shared {
             return Framed::Ready(plain_frame(plain_payload(message)));
         }
         let frames = self.shared.frames_of(message);
@@ -84,7 +86,7 @@ impl Framing {
         }
         let message = message.clone();
         Framed::Wait(async move {
-            let compressed = frames.deflated.get_or_init(|| deflate::compress(message.clone())).await;
+            let compressed = frames.deflated.get_or_init(|| deflate::compress(message.clone(), shared)).await;
             frames.compressed_or_plain(compressed.clone(), &message)
         })
     }
@@ -105,7 +107,7 @@ impl Framing {
                 let frames = self.shared.frames_of(message);
                 if !frames.deflated.initialized() {
                     // Refused only while a writer's task is compressing it: then `None` below.
-                    let _ = frames.deflated.set(deflate::compress_here(message));
+                    let _ = frames.deflated.set(deflate::compress_here(message, true));
                 }
                 frames.deflated.get().map(|compressed| frames.compressed_or_plain(compressed.clone(), message))
             }
