@@ -59,6 +59,21 @@ impl Stamped {
         StampedAt { stamped: self, now }
     }
 
+    /// The text every answer writes after the value of `serverTime`: the members after it and
+    /// the object's closing brace.
+    pub fn tail(&self) -> serde_json::Result<Vec<u8>> {
+        let after = self.members.iter().skip_while(|(key, _)| &**key != SERVER_TIME).skip(1);
+        let mut tail = Vec::with_capacity(self.bytes());
+        for (key, value) in after {
+            tail.push(b',');
+            serde_json::to_writer(&mut tail, key)?;
+            tail.push(b':');
+            tail.extend_from_slice(value.get().as_bytes());
+        }
+        tail.push(b'}');
+        Ok(tail)
+    }
+
     /// The bytes of JSON kept.
     pub fn bytes(&self) -> usize {
         // The braces; the quotes, the colon and the comma beside each key and value.
@@ -324,6 +339,19 @@ mod tests {
         }
         let length = serialised_at(&state, now).len();
         assert!((length..length + 64).contains(&stamped.bytes()), "{} for {length}", stamped.bytes());
+    }
+
+    #[test]
+    fn a_stamped_state_s_tail_is_what_every_answer_ends_with_after_its_time() {
+        let state = state(7, "final");
+        let stamped = Stamped::of(&state).expect("json");
+        let now = Utc.with_ymd_and_hms(2026, 11, 24, 19, 0, 0).single().expect("a time");
+        let answer = serialised_at(&state, now);
+        let tail = stamped.tail().expect("json");
+        let stamp = serde_json::to_vec(&now).expect("json");
+        let after_stamp =
+            answer.windows(stamp.len()).position(|window| window == stamp).expect("stamped") + stamp.len();
+        assert_eq!(&answer[after_stamp..], tail.as_slice());
     }
 
     #[test]

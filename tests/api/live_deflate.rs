@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::helpers::{Backend, TestApp, on_both_databases, spawn_app, spawn_app_with, test_redis_url};
 use crate::live::{Ready, ready, staff};
 use crate::live_guards::resident_bytes;
-use crate::raw_socket::{CHROME_OFFER, DEFLATE_ANSWER, Message, RawSocket};
+use crate::raw_socket::{CHROME_OFFER, DEFLATE_ANSWER, Message, RawSocket, SYNC_FLUSH, inflate};
 
 on_both_databases!(a_socket_that_offers_deflate_gets_each_large_message_compressed_as_every_such_socket);
 
@@ -73,6 +73,34 @@ async fn a_socket_that_offers_deflate_gets_each_large_message_compressed_as_ever
         by_chrome.wire.len(),
         by_plain.wire.len()
     );
+}
+
+/// A join's ack is compressed around the one compression of its state's text after
+/// `serverTime`: the ack's first piece, up to a sync flush, is its text up to the moment of the
+/// answer, and every socket's ack of that state ends in the same bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_join_s_ack_is_compressed_around_its_state_s_one_compression() {
+    let Some(app) = spawn_app(Backend::Sqlite).await else { return };
+    let day = ready(&app, "+79990430007", 437, 40).await;
+    day.start(&app).await;
+    let token = &day.players[0].access_token;
+    let mut acks = Vec::new();
+    for _ in 0..2 {
+        let mut socket = signed_in(&app, Some(CHROME_OFFER), token).await;
+        acks.push(socket.join(day.id).await);
+    }
+    let mut rests = Vec::new();
+    for ack in &acks {
+        assert!(ack.compressed);
+        let time = ack.text.find(r#""serverTime":""#).expect("a serverTime") + r#""serverTime":""#.len();
+        let time_ends = time + ack.text[time..].find('"').expect("a quoted time") + 1;
+        assert!(ack.text.len() - time_ends > 4096, "a state too small to be kept: {} bytes", ack.text.len());
+        let flush = ack.wire.windows(4).position(|four| four == SYNC_FLUSH).expect("a piece ended by a sync flush");
+        assert_eq!(String::from_utf8(inflate(&ack.wire[..flush])).expect("text"), &ack.text[..time_ends]);
+        rests.push(&ack.wire[flush..]);
+    }
+    assert_ne!(acks[0].text, acks[1].text, "two moments");
+    assert_eq!(rests[0], rests[1], "the state's one compression");
 }
 
 /// A client may compress what it sends; a message inflating past `maxPayload` (100,000) is

@@ -18,7 +18,7 @@ pub const DEFLATE_ANSWER: &str = "permessage-deflate; server_no_context_takeover
 pub const CHROME_OFFER: &str = "permessage-deflate; client_max_window_bits";
 
 /// The end of every sync-flushed deflate block, left off on the wire (RFC 7692 7.2.1).
-const TAIL: [u8; 4] = [0x00, 0x00, 0xff, 0xff];
+pub const SYNC_FLUSH: [u8; 4] = [0x00, 0x00, 0xff, 0xff];
 
 pub struct RawSocket {
     stream: TcpStream,
@@ -225,8 +225,8 @@ pub fn deflate(text: &[u8]) -> Vec<u8> {
     encoder.write_all(text).expect("compressed in memory");
     encoder.flush().expect("flushed in memory");
     let mut out = std::mem::take(encoder.get_mut());
-    assert!(out.ends_with(&TAIL));
-    out.truncate(out.len() - TAIL.len());
+    assert!(out.ends_with(&SYNC_FLUSH));
+    out.truncate(out.len() - SYNC_FLUSH.len());
     out
 }
 
@@ -234,7 +234,7 @@ pub fn deflate(text: &[u8]) -> Vec<u8> {
 pub fn inflate(payload: &[u8]) -> Vec<u8> {
     let mut decoder = DeflateDecoder::new(Vec::new());
     decoder.write_all(payload).expect("inflates");
-    decoder.write_all(&TAIL).expect("inflates");
+    decoder.write_all(&SYNC_FLUSH).expect("inflates");
     decoder.flush().expect("inflates");
     std::mem::take(decoder.get_mut())
 }

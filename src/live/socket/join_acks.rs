@@ -13,11 +13,19 @@
 //! of a patch). What a join needs is made once however many sockets ask at once (the cache's
 //! loading is single-flight per tournament, version and version held), on the blocking pool,
 //! and under no lock: the other joins wait without holding a worker.
+//!
+//! Where sockets may negotiate permessage-deflate, a state's text after its `serverTime` (all
+//! of it but a few dozen bytes) is also kept compressed in engineioxide
+//! ([`engineioxide::compressed_parts`]) while its entry lives: each such ack is then compressed
+//! around it in microseconds, on its socket's task, instead of 65 KB at a time on the blocking
+//! pool (10,000 joins took 6.3 s instead of 2.3 s plain, and left 1.7 KiB more per connection
+//! in the heap).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
+use engineioxide::compressed_parts::{self, KeptPart};
 use floor_actors::live::{LiveState, Snapshot};
 use moka::future::Cache;
 use moka::ops::compute::Op;
@@ -42,6 +50,8 @@ const ENTRY_BYTES: usize = 256;
 /// The acks of this node's joins.
 pub struct JoinAcks {
     kept: Cache<Key, Kept>,
+    /// Keep each state's tail compressed: sockets may negotiate permessage-deflate.
+    compressed: bool,
 }
 
 /// What the cache keeps an entry under.
@@ -58,7 +68,7 @@ enum Key {
 #[derive(Clone)]
 enum Kept {
     Seen(Arc<Seen>),
-    State(Arc<Stamped>),
+    State(Arc<AckState>),
     /// `None`: the patch would outweigh the state.
     Patch(Option<Arc<JoinPatch>>),
 }
@@ -66,7 +76,7 @@ enum Kept {
 /// What a join is acked with.
 pub enum Made {
     /// The state whole.
-    State(Arc<Stamped>),
+    State(Arc<AckState>),
     /// The patch from the version the client holds.
     Patch(Arc<JoinPatch>),
 }
@@ -75,9 +85,31 @@ impl Made {
     /// The ack, as of `now`: the moment it is sent.
     pub fn ack(&self, now: DateTime<Utc>) -> JoinAck<'_> {
         match self {
-            Self::State(state) => JoinAck::joined(state.at(now)),
+            Self::State(state) => JoinAck::joined(state.stamped.at(now)),
             Self::Patch(patch) => JoinAck::patched(patch.at(now)),
         }
+    }
+}
+
+/// A state's JSON for the acks.
+pub struct AckState {
+    stamped: Stamped,
+    /// While this lives, an ack that holds the state compresses around its tail's one
+    /// compression.
+    compressed_tail: Option<KeptPart>,
+}
+
+impl AckState {
+    /// `state`'s JSON, its tail kept compressed if `compressed`.
+    fn of(state: &LiveState, compressed: bool) -> Result<Self, Unmade> {
+        let stamped = Stamped::of(state)?;
+        let compressed_tail =
+            if compressed { compressed_parts::keep(stamped.tail()?.into()).map_err(Unmade::Compressed)? } else { None };
+        Ok(Self { stamped, compressed_tail })
+    }
+
+    fn bytes(&self) -> usize {
+        self.stamped.bytes() + self.compressed_tail.as_ref().map_or(0, KeptPart::bytes)
     }
 }
 
@@ -95,20 +127,23 @@ struct Seen {
 pub enum Unmade {
     #[error("serialising a join's ack: {0}")]
     Json(#[from] serde_json::Error),
+    #[error("compressing a join's ack: {0}")]
+    Compressed(std::io::Error),
     #[error("making a join's ack stopped: {0}")]
     Stopped(#[from] tokio::task::JoinError),
 }
 
 impl JoinAcks {
-    /// Acks that keep at most `bytes` of states and JSON on this node.
-    pub fn new(bytes: u64) -> Self {
+    /// Acks that keep at most `bytes` of states and JSON on this node, and each state's tail
+    /// compressed if `compressed` (sockets may negotiate permessage-deflate).
+    pub fn new(bytes: u64, compressed: bool) -> Self {
         let kept = Cache::builder()
             .max_capacity(bytes)
             .weigher(|_: &Key, kept: &Kept| u32::try_from(kept.weight()).unwrap_or(u32::MAX))
             .eviction_policy(EvictionPolicy::lru())
             .time_to_idle(IDLE_FOR)
             .build();
-        Self { kept }
+        Self { kept, compressed }
     }
 
     /// The ack of a join that read `current`, from a client holding `held` (if it said).
@@ -176,19 +211,17 @@ impl JoinAcks {
     }
 
     /// The JSON of `current` whole, made once.
-    async fn state(&self, current: &Snapshot) -> Result<Arc<Stamped>, Arc<Unmade>> {
+    async fn state(&self, current: &Snapshot) -> Result<Arc<AckState>, Arc<Unmade>> {
         let key = Key::Made { tournament_id: current.tournament_id, version: current.version, from: None };
-        let state = current.clone();
+        let (state, compressed) = (current.clone(), self.compressed);
         let make = async move {
-            let stamped = tokio::task::spawn_blocking(move || Stamped::of(&state)).await??;
-            Ok(Kept::State(Arc::new(stamped)))
+            let made = tokio::task::spawn_blocking(move || AckState::of(&state, compressed)).await??;
+            Ok(Kept::State(Arc::new(made)))
         };
         match self.kept.try_get_with(key, make).await? {
-            Kept::State(stamped) => Ok(stamped),
+            Kept::State(made) => Ok(made),
             // Another kind under this key cannot be: make it again rather than fail the join.
-            Kept::Seen(_) | Kept::Patch(_) => {
-                Stamped::of(current).map(Arc::new).map_err(|err| Arc::new(Unmade::Json(err)))
-            }
+            Kept::Seen(_) | Kept::Patch(_) => AckState::of(current, self.compressed).map(Arc::new).map_err(Arc::new),
         }
     }
 
@@ -214,7 +247,7 @@ impl Kept {
         ENTRY_BYTES
             + match self {
                 Self::Seen(seen) => seen.states.len() * seen.each,
-                Self::State(stamped) => stamped.bytes(),
+                Self::State(made) => made.bytes(),
                 Self::Patch(patch) => patch.as_ref().map_or(0, |patch| patch.bytes()),
             }
     }
@@ -289,7 +322,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_join_holding_a_kept_version_gets_the_patch_and_any_other_the_state() {
-        let acks = JoinAcks::new(PLENTY);
+        let acks = JoinAcks::new(PLENTY, false);
         let (first, second) = (state(1, false), state(2, true));
         assert!(patch_of(&acks.made(&first, None).await.expect("made")).is_none(), "no version said: the state");
         acks.broadcast(&second).await;
@@ -305,7 +338,7 @@ mod tests {
 
     #[tokio::test]
     async fn what_a_join_is_acked_with_is_made_once_per_state() {
-        let acks = JoinAcks::new(PLENTY);
+        let acks = JoinAcks::new(PLENTY, false);
         let (first, second) = (state(1, false), state(2, true));
         acks.made(&first, None).await.expect("made");
         acks.broadcast(&second).await;
@@ -330,7 +363,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn many_joins_at_once_share_one_making() {
-        let acks = Arc::new(JoinAcks::new(PLENTY));
+        let acks = Arc::new(JoinAcks::new(PLENTY, false));
         let current = state(1, false);
         let joins: Vec<_> = (0..64)
             .map(|_| {
@@ -350,7 +383,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_broadcast_of_a_tournament_nobody_joined_keeps_nothing() {
-        let acks = JoinAcks::new(PLENTY);
+        let acks = JoinAcks::new(PLENTY, false);
         acks.broadcast(&state(1, false)).await;
         acks.made(&state(2, true), None).await.expect("made");
         assert!(patch_of(&acks.made(&state(2, true), Some(1)).await.expect("made")).is_none(), "1 was never kept");
@@ -405,7 +438,7 @@ mod tests {
     #[tokio::test]
     async fn what_is_kept_stays_within_the_bytes_allowed_the_oldest_going_first() {
         const BUDGET: u64 = 1 << 20;
-        let acks = JoinAcks::new(BUDGET);
+        let acks = JoinAcks::new(BUDGET, false);
         let ids: Vec<Uuid> = (0..40).map(|_| Uuid::now_v7()).collect();
         let mut one = 0;
         for id in &ids {

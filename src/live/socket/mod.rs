@@ -77,7 +77,7 @@ pub async fn serve_beside(
     setup: LiveSetup<'_>,
 ) -> anyhow::Result<Router> {
     let LiveSetup { live, jwt, reads, bus, guards, tournaments, settings, leaving } = setup;
-    let join_acks = Arc::new(JoinAcks::new(settings.live_join_acks_bytes));
+    let join_acks = Arc::new(JoinAcks::new(settings.live_join_acks_bytes, settings.live_deflate));
     let hub = LiveHub { live, jwt, reads, guards: guards.clone(), tournaments, acks: join_acks.clone() };
     // Outermost, so that they run before socketioxide sees the request: a leaving node's
     // refusal first. One stack, one layer: each `Router::layer` is one more boxed service that

@@ -9,6 +9,7 @@ pub use socket::{DisconnectReason, Socket};
 #[cfg(feature = "__test_harness")]
 pub use engineioxide_core::{OpenPacket, Packet, PacketParseError};
 
+pub mod compressed_parts;
 pub mod config;
 #[cfg(target_os = "linux")]
 pub mod file_frames;

@@ -24,7 +24,7 @@ use tokio_tungstenite::tungstenite::{
 /// zlib's level. With zlib-rs (flate2's backend in floor), 6 makes a 65 KB LiveState 11,445
 /// bytes in 0.7 ms, where 9 takes twice as long for more bytes, and miniz_oxide's 9 took 1.6 ms
 /// for 11,540 (best of 30 on the 2-core rust-svc machine, 2026-11-27).
-const LEVEL: u32 = 6;
+pub(crate) const LEVEL: u32 = 6;
 
 /// Marks a WebSocket request whose handshake accepted permessage-deflate (in its `Parts`).
 #[derive(Debug, Clone, Copy)]
@@ -52,12 +52,24 @@ pub(crate) async fn compress(message: Str, shared: bool) -> Option<Bytes> {
 /// The same, on the caller's thread. A message many sockets will send is kept in a memory
 /// file ([`super::frames::in_file`]); one sent once stays in memory.
 pub(crate) fn compress_here(message: &Str, shared: bool) -> Option<Bytes> {
-    let compressed = tungstenite::deflate::deflate(&[b"4", message.as_bytes()], LEVEL).ok()?;
+    let compressed = crate::compressed_parts::deflate_around(b"4", message.as_bytes(), usize::MAX)
+        .unwrap_or_else(|| tungstenite::deflate::deflate(&[b"4", message.as_bytes()], LEVEL))
+        .ok()?;
     if !shared {
         return Some(compressed);
     }
     Some(super::frames::in_file(&[&compressed], &compressed_frame(Bytes::new())).unwrap_or(compressed))
 }
+
+/// `4<message>` compressed at once, where that is cheap: the message holds a text kept
+/// compressed ([`crate::compressed_parts`]) and under [`AT_ONCE_AROUND`] bytes beside it.
+pub(crate) fn compress_at_once(message: &Str) -> Option<Bytes> {
+    crate::compressed_parts::deflate_around(b"4", message.as_bytes(), AT_ONCE_AROUND)?.ok()
+}
+
+/// What a message compressed at once may hold beside its kept text: a few microseconds of
+/// compression.
+const AT_ONCE_AROUND: usize = 1024;
 
 /// The compressions that may run at once on the blocking pool: one per core.
 fn compressing() -> &'static tokio::sync::Semaphore {

@@ -70,12 +70,19 @@ impl Framing {
     /// The frame of engine.io's message packet `4<message>` (a large one): compressed, RSV1
     /// set, where the socket negotiated it and the message could be compressed, else plain.
     /// Compressed or not, it is made once for every socket that sends the same message; a
-    /// message no other socket holds is framed here, plain, unless it is to be compressed.
+    /// message no other socket holds is framed here, plain, or compressed around a text kept
+    /// compressed ([`crate::compressed_parts`]), else it is to be compressed.
     pub(crate) fn frame_of(&self, message: &Str) -> Framed<impl Future<Output = Frame> + Send + 'static> {
         // Before `frames_of`, which keeps a clone of it.
         let shared = !message.is_unique();
         if !self.deflate && !shared {
             return Framed::Ready(plain_frame(plain_payload(message)));
+        }
+        if self.deflate
+            && !shared
+            && let Some(compressed) = deflate::compress_at_once(message)
+        {
+            return Framed::Ready(deflate::compressed_frame(compressed));
         }
         let frames = self.shared.frames_of(message);
         if !self.deflate {
@@ -95,8 +102,8 @@ impl Framing {
     /// now: as [`Self::frame_of`], except that a shared message's compression that nobody has
     /// started is made here, on the sender's thread (a broadcast is written socket after socket
     /// by its sender, and every socket after the first gets it made). `None` while it is made
-    /// elsewhere, and for a message nobody shares (an ack): those go to the writer's task,
-    /// which compresses off the runtime's workers.
+    /// elsewhere, and for a message nobody shares (an ack) unless it compresses at once: those
+    /// go to the writer's task, which compresses off the runtime's workers.
     pub(crate) fn frame_now(&self, message: &Str) -> Option<Frame> {
         // Before `frame_of`, which keeps a clone of it.
         let shared = !message.is_unique();
