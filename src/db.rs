@@ -1,4 +1,4 @@
-//! The database: connecting (SQLite by default, PostgreSQL in production), migrating, and
+//! The database: connecting (a SQLite file by default, PostgreSQL for several nodes), migrating, and
 //! the one way to open a write transaction that serialises writers of one key on both.
 
 use std::time::Duration;

@@ -73,7 +73,8 @@ pub struct Config {
     pub env: AppEnv,
     /// `PORT`: 8080 by default; 0 binds a random free port (tests).
     pub port: u16,
-    /// `DATABASE_URL`: SQLite file under `./data` by default, PostgreSQL in production.
+    /// `DATABASE_URL`: SQLite file under `./data` by default; PostgreSQL for several
+    /// nodes (a single node may keep the SQLite file in production).
     pub database_url: String,
     /// `DATABASE_DEADLINE`: the longest a statement runs on PostgreSQL before the server
     /// cancels it (`statement_timeout`); a server that does not answer within half a second more

@@ -1,6 +1,6 @@
 //! What a `/live` socket may hold and for how long: the caps of sockets per account and per
 //! client address, the end of its access token (renewed with `auth`, else `expired` and
-//! closed), and the pace of its `join`s. The handlers in `socket.rs` consult these.
+//! closed), and the pace of its `join`s. The handlers in `socket/handlers.rs` consult these.
 
 use std::net::{IpAddr, SocketAddr};
 use std::num::NonZeroU32;

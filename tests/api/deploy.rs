@@ -50,6 +50,26 @@ fn compose_passes_every_variable_the_readme_documents() {
     assert!(missing.is_empty(), "compose leaves out {missing:?}");
 }
 
+/// The value of the line `key = "…"` of `text`.
+fn quoted_value<'a>(text: &'a str, key: &str) -> &'a str {
+    let start = format!("{key} = ");
+    let line = text.lines().find(|line| line.starts_with(&start)).unwrap_or_else(|| panic!("a {key} line"));
+    line.split('"').nth(1).unwrap_or_else(|| panic!("{key} quoted: {line}"))
+}
+
+/// One toolchain everywhere: the one `rust-toolchain.toml` pins is the workspace's
+/// `rust-version`, the image's and the README's.
+#[test]
+fn the_pinned_toolchain_is_the_one_the_workspace_the_image_and_the_readme_name() {
+    let pinned = quoted_value(&read("rust-toolchain.toml"), "channel").to_owned();
+    let manifest = read("Cargo.toml");
+    let rust_version = quoted_value(&manifest, "rust-version");
+    assert!(pinned.starts_with(&format!("{rust_version}.")), "rust-version {rust_version}, pinned {pinned}");
+    let dockerfile = read("deploy/Dockerfile");
+    assert!(dockerfile.contains(&format!("ARG RUST_VERSION={pinned}\n")), "the Dockerfile builds with {pinned}");
+    assert!(read("README.md").contains(&format!("Rust {pinned}, pinned in `rust-toolchain.toml`")));
+}
+
 /// The SQLite recipe of deploy/README.md: `floor backup` while the server runs, then a node
 /// started on the copy has everything.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

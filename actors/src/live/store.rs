@@ -1,7 +1,7 @@
 //! The two ports of a tournament actor: where the game is persisted (the database, through
 //! sea-orm, in the server) and where a new LiveState goes out (the Socket.IO room). Keeping
-//! them behind traits keeps the actor free of I/O detail and lets several nodes share the
-//! same database and adapter later.
+//! them behind traits keeps the actor free of I/O detail: the same actor runs on SQLite and
+//! PostgreSQL, alone or as one of several nodes behind Redis, and under test doubles.
 
 use std::future::Future;
 
