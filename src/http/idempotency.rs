@@ -7,6 +7,12 @@
 //! keeps it in the command's own transaction ([`crate::live::command_keys`]) and reads it before
 //! deciding a command sent again. This middleware checks the header, hands the key to the
 //! command through a task-local, and marks an answer that is the record of an earlier sending.
+//!
+//! Which operations take the header is said where each is declared: its `#[utoipa::path]`
+//! carries the extension [`EXTENSION`] (`extensions(("x-idempotency-key" = json!(true)))`),
+//! which the published contract shows too. Only a handler that hands the key to its command
+//! (`command_actor` in `live.rs`, a single command) may carry it: the header is then checked,
+//! documented and kept. `POST …/replay` does not: each command of its queue carries its own key.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -30,8 +36,8 @@ pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-
 const MAX_KEY_LEN: usize = 255;
 /// What [`MAX_KEY_LEN`]'s characters may be, as the contract's pattern.
 const VISIBLE_ASCII: &str = "^[!-~]+$";
-/// The operations that accept the header: the live commands.
-const TAG: &str = "live";
+/// The extension that marks an operation taking the header: a live command.
+pub const EXTENSION: &str = "x-idempotency-key";
 
 /// The key a live command was sent with, and whether its answer turned out to be a replay.
 struct SentKey {
@@ -66,7 +72,7 @@ impl Idempotency {
     }
 }
 
-/// The full paths of the live commands: the `POST` operations tagged `live`.
+/// The full paths of the live commands: the `POST` operations that carry [`EXTENSION`].
 fn commands(contract: &OpenApiDoc) -> HashSet<String> {
     contract
         .paths
@@ -78,7 +84,7 @@ fn commands(contract: &OpenApiDoc) -> HashSet<String> {
 }
 
 fn is_command(operation: &utoipa::openapi::path::Operation) -> bool {
-    operation.tags.as_ref().is_some_and(|tags| tags.iter().any(|tag| tag == TAG))
+    operation.extensions.as_ref().is_some_and(|extensions| extensions.contains_key(EXTENSION))
 }
 
 /// Documents the header on every live command of `contract`.

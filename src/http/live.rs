@@ -198,6 +198,7 @@ impl WhenMade {
 /// (9 a table), the players still `registered` become no-shows with a strike, the waitlist
 /// closes, chips in play are counted and the clock starts at the first segment.
 #[utoipa::path(post, path = "/tournaments/{id}/start", tag = "live", security(("bearer" = [])),
+    extensions(("x-idempotency-key" = json!(true))),
     params(("id" = Uuid, Path)),
     responses(
         (status = 200, body = LiveState),
@@ -216,6 +217,7 @@ async fn start_tournament(
 /// Pauses the clock; pausing a paused clock changes nothing (same version). With
 /// `occurredAt`, paused as of that moment (the level then running, `pausedAt` then).
 #[utoipa::path(post, path = "/tournaments/{id}/pause", tag = "live", security(("bearer" = [])),
+    extensions(("x-idempotency-key" = json!(true))),
     params(("id" = Uuid, Path)),
     request_body = Option<WhenMade>,
     responses(
@@ -237,6 +239,7 @@ async fn pause_clock(
 /// Resumes the clock (paused time does not count); resuming a running clock changes nothing.
 /// With `occurredAt`, resumed as of that moment, and run on to now.
 #[utoipa::path(post, path = "/tournaments/{id}/resume", tag = "live", security(("bearer" = [])),
+    extensions(("x-idempotency-key" = json!(true))),
     params(("id" = Uuid, Path)),
     request_body = Option<WhenMade>,
     responses(
@@ -282,6 +285,7 @@ impl LevelChange {
 /// Moves the clock exactly one segment. While paused it stays paused and the new segment
 /// starts at the moment of the pause.
 #[utoipa::path(post, path = "/tournaments/{id}/level", tag = "live", security(("bearer" = [])),
+    extensions(("x-idempotency-key" = json!(true))),
     params(("id" = Uuid, Path)),
     request_body = LevelChange,
     responses(
@@ -334,6 +338,7 @@ struct EliminationOutcome {
 /// Records that a player is out: place = players still in before it. The answer carries
 /// the balance hint; the server moves nobody.
 #[utoipa::path(post, path = "/eliminations", tag = "live", security(("bearer" = [])),
+    extensions(("x-idempotency-key" = json!(true))),
     request_body = EliminationRequest,
     responses(
         (status = 200, body = EliminationOutcome),
@@ -383,6 +388,7 @@ async fn eliminate_player(
 /// Cancels the last elimination: the player returns to the old seat, or when it is taken
 /// to the first free seat of the same table, else of the lowest-numbered table with room.
 #[utoipa::path(post, path = "/tournaments/{id}/eliminations/undo", tag = "live", security(("bearer" = [])),
+    extensions(("x-idempotency-key" = json!(true))),
     params(("id" = Uuid, Path)),
     request_body = Option<WhenMade>,
     responses(
@@ -412,6 +418,7 @@ struct ReorderRequest {
 /// Hands the listed players' elimination times, sorted, out in the given order (first =
 /// eliminated earliest); the set of places stays the same.
 #[utoipa::path(post, path = "/tournaments/{id}/eliminations/reorder", tag = "live", security(("bearer" = [])),
+    extensions(("x-idempotency-key" = json!(true))),
     params(("id" = Uuid, Path)),
     request_body = ReorderRequest,
     responses(
@@ -455,6 +462,7 @@ const _: () = assert!(floor_actors::rules::seating::SEATS_PER_TABLE == 9);
 
 /// Moves a player still in to a free seat (the club's own balancing).
 #[utoipa::path(post, path = "/tournaments/{id}/reseat", tag = "live", security(("bearer" = [])),
+    extensions(("x-idempotency-key" = json!(true))),
     params(("id" = Uuid, Path)),
     request_body = ReseatRequest,
     responses(
@@ -573,6 +581,7 @@ const MAX_BATCH_MOVES: usize = 100;
 /// Applies several moves in one actor command: all of them or none, one LiveState version,
 /// one audit record; each moved player with an account is told where to go (`seat.moved`).
 #[utoipa::path(post, path = "/tournaments/{id}/reseat-batch", tags = ["live", "extension"], security(("bearer" = [])),
+    extensions(("x-idempotency-key" = json!(true))),
     params(("id" = Uuid, Path)),
     request_body = ReseatBatchRequest,
     responses(
@@ -603,6 +612,7 @@ async fn reseat_batch(
 /// level and skill for every participant with an account, a win for the winner, a push
 /// `tournament.results` to each, status `finished`. Only the first caller awards.
 #[utoipa::path(post, path = "/tournaments/{id}/confirm-results", tag = "live", security(("bearer" = [])),
+    extensions(("x-idempotency-key" = json!(true))),
     params(("id" = Uuid, Path)),
     responses(
         (status = 200, body = ItemList<ResultView>, description = "the protocol, by place"),

@@ -112,7 +112,8 @@ struct ReplayAnswer {
 /// Applies a queue of live commands made offline, in order, in one turn of the tournament:
 /// each as of its `occurredAt` and on its own (applied, or refused with its code: a command
 /// stated before a command another request applied is `CONFLICTING_CHANGE`), each idempotent
-/// by its key. One broadcast for the whole queue; a queue replayed again changes nothing.
+/// by its key. One broadcast for the whole queue; a queue replayed again changes nothing. The
+/// request takes no `Idempotency-Key` header of its own: the keys are the commands'.
 ///
 /// How an organizer app works offline: it keeps `serverTime − its own clock` from each
 /// LiveState and stamps every command's `occurredAt` with its clock corrected by it; it sends

@@ -153,6 +153,45 @@ fn the_document_lists_exactly_the_83_contract_paths_and_the_extensions_with_thei
     }
 }
 
+/// The live commands the contract says accept `Idempotency-Key` (its "Headers").
+const IDEMPOTENT_COMMANDS: &[&str] = &[
+    "/tournaments/{id}/start",
+    "/tournaments/{id}/pause",
+    "/tournaments/{id}/resume",
+    "/tournaments/{id}/level",
+    "/eliminations",
+    "/tournaments/{id}/eliminations/undo",
+    "/tournaments/{id}/eliminations/reorder",
+    "/tournaments/{id}/reseat",
+    "/tournaments/{id}/reseat-batch",
+    "/tournaments/{id}/confirm-results",
+];
+
+/// Exactly the contract's live commands document the header, each marked where it is declared
+/// (`x-idempotency-key`); a replay's queue carries a key per command instead.
+#[test]
+fn exactly_the_contracts_live_commands_take_an_idempotency_key() {
+    let doc = serde_json::to_value(floor::http::openapi()).expect("the document serialises");
+    let paths = doc["paths"].as_object().expect("paths");
+    let mut taking: Vec<&str> = Vec::new();
+    for (path, item) in paths {
+        for (method, operation) in item.as_object().expect("a path item") {
+            let parameters = operation["parameters"].as_array().cloned().unwrap_or_default();
+            let documented = parameters.iter().any(|parameter| parameter["name"] == "Idempotency-Key");
+            let marked = operation["x-idempotency-key"] == true;
+            assert_eq!(documented, marked, "{method} {path}: the header documented exactly where it is marked");
+            if documented {
+                assert_eq!(method, "post", "{path}");
+                taking.push(path);
+            }
+        }
+    }
+    taking.sort_unstable();
+    let mut expected = IDEMPOTENT_COMMANDS.to_vec();
+    expected.sort_unstable();
+    assert_eq!(taking, expected);
+}
+
 #[test]
 fn every_operation_documents_its_errors_in_the_contracts_shape() {
     let doc = serde_json::to_value(floor::http::openapi()).expect("the document serialises");
