@@ -1,8 +1,8 @@
 //! The documents hold together: every relative link of `README.md`, `CONTRIBUTING.md`,
 //! `deploy/README.md`, `vendor/PATCHES.md` and `docs/*.md` names a file that exists, and every
 //! `#anchor` (in the same document or another) names one of that document's headings by its
-//! GitHub slug. The README stays short and opens with its table of contents. Pure filesystem:
-//! no server.
+//! GitHub slug; every repository path they name in backticks exists. The README stays short
+//! and opens with its table of contents. Pure filesystem: no server.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -179,6 +179,73 @@ fn broken_links(document: &Path) -> Vec<String> {
         }
     }
     broken
+}
+
+/// The inline code spans of `text`, outside fenced blocks.
+fn code_spans(text: &str) -> Vec<String> {
+    let prose = outside_fences(text).join("\n");
+    let span = regex::Regex::new(r"`([^`\n]+)`").expect("a valid pattern");
+    span.captures_iter(&prose).map(|found| found[1].to_owned()).collect()
+}
+
+/// What is wrong with the repository paths `document` names in backticks (`src/db.rs`,
+/// `tests/api/`): each a line naming the path. A span counts as a path when it is one word of
+/// path characters with a `/` whose first part is a folder or file at the root (or `./`
+/// before it); a pattern (`*`, `{id}`, `<crate>`, `…`) is no single path, and a web path
+/// (`/api/v1/…`) starts with `/`. An anchor or a line number after the path is left off.
+fn missing_paths(root: &Path, document: &Path) -> Vec<String> {
+    let shape = regex::Regex::new(r"^(\./)?[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*/?$").expect("a valid pattern");
+    let mut missing = Vec::new();
+    for span in code_spans(&read(document)) {
+        let path = span.split(['#', ':']).next().unwrap_or_default().trim_start_matches("./");
+        if !path.contains('/') || !shape.is_match(path) {
+            continue;
+        }
+        let first = path.split('/').next().unwrap_or_default();
+        if matches!(first, "target" | "data" | "node_modules") || !root.join(first).exists() {
+            continue;
+        }
+        if !root.join(path).exists() && !in_a_vendored_crate(root, document, path) {
+            missing.push(format!("{}: `{span}` names {path}, which does not exist", document.display()));
+        }
+    }
+    missing
+}
+
+/// `vendor/PATCHES.md` names a vendored crate's files from the crate's folder (its "Changed
+/// files", and a file of the crate a section named in full just before).
+fn in_a_vendored_crate(root: &Path, document: &Path, path: &str) -> bool {
+    document.ends_with("vendor/PATCHES.md")
+        && std::fs::read_dir(root.join("vendor"))
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .any(|krate| krate.path().join(path).exists())
+}
+
+#[test]
+fn every_path_the_documents_name_in_backticks_exists() {
+    let root = root();
+    let missing: Vec<String> = documents(&root).iter().flat_map(|document| missing_paths(&root, document)).collect();
+    assert!(missing.is_empty(), "paths that do not exist:\n{}", missing.join("\n"));
+}
+
+/// The path check finds a path that is gone and leaves alone what is no path of this house.
+#[test]
+fn a_path_that_is_gone_is_found() {
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    std::fs::create_dir_all(folder.path().join("src/live")).expect("made");
+    std::fs::write(folder.path().join("src/live/mod.rs"), "").expect("written");
+    let document = folder.path().join("a.md");
+    std::fs::write(
+        &document,
+        "`src/live/mod.rs`, `./src/live/mod.rs:12`, `src/live/`, `src/live/socket.rs#top`, `src/gone/`, \
+         `src/live/*.rs`, `src/{a,b}.rs`, `/api/v1/health`, `elsewhere/x.rs`, `a/b c`\n\n```\n`src/fenced.rs`\n```\n",
+    )
+    .expect("written");
+    let missing = missing_paths(folder.path(), &document);
+    assert_eq!(missing.len(), 2, "{missing:#?}");
+    assert!(missing[0].contains("src/live/socket.rs") && missing[1].contains("src/gone/"), "{missing:#?}");
 }
 
 #[test]
