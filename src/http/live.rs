@@ -57,7 +57,7 @@ fn etag(state: &LiveState) -> String {
     format!("W/\"{}-{}\"", state.tournament_id, state.version)
 }
 
-/// The newest version of `tournament_id` an `If-None-Match` names by its [`etag`]: what the
+/// The newest version of `tournament_id` an `If-None-Match` names by its [`etag()`]: what the
 /// client has seen, which its read must not go back from.
 fn seen_in(headers: &HeaderMap, tournament_id: Uuid) -> Option<i64> {
     let sent = headers.get(IF_NONE_MATCH)?.to_str().ok()?;
