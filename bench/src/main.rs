@@ -269,7 +269,7 @@ struct Fanout {
     /// The port floor serves on (the first node's).
     #[arg(long, default_value_t = 29125)]
     port: u16,
-    /// Also measure the Node peer of the shared performance kit (its `peer-node` folder): for
+    /// Also measure the Node peer (its folder: `bench/peer-node`, a copy of the shared kit's): for
     /// each N and repetition a fresh floor, then a fresh peer (plain socket.io defaults), and
     /// floor's figures as ratios to the peer's. Packages it lacks are installed in a copy.
     #[arg(long)]
@@ -330,7 +330,7 @@ struct Reads {
     /// Of them, eliminated.
     #[arg(long, default_value_t = 100)]
     eliminated: usize,
-    /// The origin of the Node peer (`../shared/perf/peer-node`), whose `GET …/live` is
+    /// The origin of the Node peer (`bench/peer-node`), whose `GET …/live` is
     /// measured the same way first.
     #[arg(long)]
     peer: Option<String>,

@@ -1,5 +1,5 @@
-//! The Node peer the fan-out is compared with: `peer-node/` of the shared performance kit
-//! (`../shared/perf/peer-node`), plain socket.io 4.x with its defaults (no permessage-deflate,
+//! The Node peer the fan-out is compared with: `bench/peer-node/`, a copy of the shared
+//! performance kit's `peer-node/`, plain socket.io 4.x with its defaults (no permessage-deflate,
 //! the in-memory adapter, one process), no database and no logic but building the LiveState
 //! again on each change: what a team on the Node stack would run at best. It speaks floor's
 //! contract for what the benchmark does (`/live`, `join` and its ack, `pause` and `resume`
@@ -36,7 +36,7 @@ impl Peer {
     pub fn prepare(dir: &Path, players: usize, eliminated: usize) -> anyhow::Result<Self> {
         const FILES: [&str; 3] = ["server.js", "package.json", "package-lock.json"];
         if !dir.join("server.js").is_file() {
-            bail!("{} holds no server.js: --peer names the kit's peer-node folder", dir.display());
+            bail!("{} holds no server.js: --peer names the peer's folder (bench/peer-node)", dir.display());
         }
         if installed(dir) {
             return Ok(Self { dir: dir.to_owned(), players, eliminated });
