@@ -1,10 +1,12 @@
 //! The command line: `floor serve | migrate [--status] | seed | job <name> | backup <file> | openapi |
 //! asyncapi | healthcheck`.
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
+
+use crate::domain::jobs::JobName;
 
 #[derive(Parser, Debug)]
-#[command(name = "floor", version = crate::release::DESCRIBED, about = "Floor: the backend for sport-poker clubs")]
+#[command(name = "floor", version = crate::infra::release::DESCRIBED, about = "Floor: the backend for sport-poker clubs")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -48,16 +50,6 @@ pub enum Command {
         #[arg(long)]
         url: Option<String>,
     },
-}
-
-/// The background jobs a manual run can name.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JobName {
-    /// Remind the players holding a seat 24 hours before a tournament and at its cancel
-    /// deadline.
-    TournamentReminders,
-    /// Archive the expired season and make the current quarter's season.
-    SeasonRollover,
 }
 
 #[cfg(test)]

@@ -1,49 +1,23 @@
 //! Floor: one service that runs offline sport-poker tournaments for many clubs, from
 //! registration to a live, server-clocked game day, confirmed results and one rating.
+//!
+//! The crate is built in layers, each importing only the layers below it (the test
+//! `layers::each_layer_imports_only_the_layers_below_it` holds it to that):
+//!
+//! 1. the command line and the application's assembly: [`cli`], [`startup`] (and `main.rs`);
+//! 2. [`http`]: the contract's routes, one module per resource, and the state they share;
+//! 3. [`domain`]: what a club, a tournament and a player are and do, the live engine among them;
+//! 4. [`infra`]: the database, the bus between nodes, configuration, telemetry and the other
+//!    means the domain works through;
+//! 5. [`values`]: validated values (a phone number, a local time) that everything above reads.
 
-pub mod accounts;
-pub mod app;
-pub mod audit;
-pub mod auth;
-pub mod bus;
 pub mod cli;
-pub mod client_address;
-pub mod clubs;
-pub mod config;
-pub mod dashboard;
-pub mod db;
-pub mod db_unreachable;
-pub mod db_watch;
 pub mod domain;
-pub mod erasures;
-pub mod error;
 pub mod http;
-pub mod input;
-pub mod jobs;
-pub mod leaderboards;
-pub mod live;
-pub mod metrics;
-pub mod notifications;
-pub mod objects_only;
-pub mod outbound;
-pub mod places;
-pub mod players;
-pub mod rating;
-pub mod read_cache;
-pub mod release;
-pub mod schema_formats;
-pub mod seasons;
-pub mod seed;
+pub mod infra;
 pub mod startup;
-pub mod storage;
-pub mod strikes;
-pub mod telemetry;
-pub mod tournaments;
-pub mod trace_context;
-pub mod uploads;
-#[cfg(test)]
-mod wire_compat;
+pub mod values;
 
-pub use app::AppState;
-pub use config::Config;
+pub use http::state::AppState;
+pub use infra::config::Config;
 pub use startup::Application;

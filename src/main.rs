@@ -6,10 +6,12 @@ use anyhow::Context;
 use chrono::Utc;
 use clap::Parser;
 use floor::cli::{Cli, Command};
-use floor::db::MigrationState;
-use floor::notifications::Notifier;
-use floor::telemetry::{self, TelemetrySettings};
-use floor::{Application, Config, db, jobs, seed};
+use floor::domain::notifications::Notifier;
+use floor::domain::{jobs, seed};
+use floor::infra::db;
+use floor::infra::db::MigrationState;
+use floor::infra::telemetry::{self, TelemetrySettings};
+use floor::{Application, Config};
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -117,7 +119,7 @@ async fn check_ready(url: Option<&str>) -> ExitCode {
         },
         str::to_owned,
     );
-    let answer = match floor::outbound::client(HEALTHCHECK_TIMEOUT) {
+    let answer = match floor::infra::outbound::client(HEALTHCHECK_TIMEOUT) {
         Ok(client) => client.get(&url).send().await,
         Err(err) => {
             eprintln!("floor healthcheck: {err}");
@@ -131,7 +133,7 @@ async fn check_ready(url: Option<&str>) -> ExitCode {
             ExitCode::FAILURE
         }
         Err(err) => {
-            eprintln!("floor healthcheck: {url}: {}", floor::outbound::transport_reason(err));
+            eprintln!("floor healthcheck: {url}: {}", floor::infra::outbound::transport_reason(err));
             ExitCode::FAILURE
         }
     }
@@ -151,7 +153,7 @@ fn print_openapi() -> ExitCode {
 }
 
 fn print_asyncapi() -> ExitCode {
-    match floor::live::asyncapi::asyncapi().to_yaml() {
+    match floor::domain::live::asyncapi::asyncapi().to_yaml() {
         Ok(yaml) => {
             print!("{yaml}");
             ExitCode::SUCCESS

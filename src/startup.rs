@@ -11,31 +11,33 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::app::{App, AppState, DeskCommits};
-use crate::auth::SignIn;
-use crate::auth::delivery::DeliveryChain;
-use crate::auth::tokens::JwtKeys;
-use crate::bus::link::with_resp3;
-use crate::bus::{Bus, Change, Hearer, Link};
-use crate::config::{Config, Secret};
-use crate::db_watch::DbWatch;
-use crate::erasures::Erasures;
+use crate::domain::auth::SignIn;
+use crate::domain::auth::delivery::DeliveryChain;
+use crate::domain::auth::tokens::JwtKeys;
+use crate::domain::erasures::Erasures;
+use crate::domain::live::engine::{Live, Nodes};
+use crate::domain::live::forward::Forwarder;
+use crate::domain::live::json::LiveJson;
+use crate::domain::live::known::KnownTournaments;
+use crate::domain::live::leases::Leases;
+use crate::domain::live::screen_feed::{ScreenEvent, ScreenStreams};
+use crate::domain::live::socket::{LiveSetup, SocketBroadcaster};
+use crate::domain::live::socket_guards::SocketGuards;
+use crate::domain::notifications::Notifier;
+use crate::domain::tournaments::desk::Desks;
+use crate::domain::{jobs, live, seed};
+use crate::http;
+use crate::http::read_cache::ReadCache;
 use crate::http::server::Door;
-use crate::live::engine::{Live, Nodes};
-use crate::live::forward::Forwarder;
-use crate::live::json::LiveJson;
-use crate::live::known::KnownTournaments;
-use crate::live::leases::Leases;
-use crate::live::node_key::node_key;
-use crate::live::screen_feed::{ScreenEvent, ScreenStreams};
-use crate::live::socket::{LiveSetup, SocketBroadcaster};
-use crate::live::socket_guards::SocketGuards;
-use crate::metrics::Metrics;
-use crate::notifications::Notifier;
-use crate::read_cache::ReadCache;
-use crate::storage::Storage;
-use crate::tournaments::desk::Desks;
-use crate::{db, http, jobs, live, seed};
+use crate::http::state::{App, AppState, DeskCommits};
+use crate::infra::bus::link::with_resp3;
+use crate::infra::bus::{Bus, Change, Hearer, Link};
+use crate::infra::config::{Config, Secret};
+use crate::infra::db;
+use crate::infra::db_watch::DbWatch;
+use crate::infra::metrics::Metrics;
+use crate::infra::node_key::node_key;
+use crate::infra::storage::Storage;
 
 /// A built application bound to its port, not yet serving.
 pub struct Application {
@@ -173,8 +175,8 @@ impl Application {
     pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
         tracing::info!(
             port = self.port(),
-            release = crate::release::VERSION,
-            commit = crate::release::COMMIT,
+            release = crate::infra::release::VERSION,
+            commit = crate::infra::release::COMMIT,
             "serving"
         );
         let token = self.state.shutdown.clone();

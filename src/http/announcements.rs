@@ -15,10 +15,10 @@ use uuid::Uuid;
 
 use super::extract::{Json, TournamentAccess, club};
 use super::validate::Problems;
-use crate::app::AppState;
-use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
-use crate::live::events::AnnouncementMade;
-use crate::tournaments::announcements::{Announced, MAX_ANNOUNCEMENT_CHARS, announce};
+use crate::domain::live::events::AnnouncementMade;
+use crate::domain::tournaments::announcements::{Announced, MAX_ANNOUNCEMENT_CHARS, announce};
+use crate::http::state::AppState;
+use crate::infra::error::{AppError, AppResult, ErrorBody, ErrorCode};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(make_announcement))

@@ -8,11 +8,11 @@ use utoipa_axum::routes;
 
 use super::extract::{AuthUser, Json};
 use super::views::{UserView, user_view};
-use crate::app::AppState;
-use crate::auth::{otp, sessions};
-use crate::domain::Phone;
-use crate::error::{AppError, AppResult, ErrorBody};
-use crate::players::signup;
+use crate::domain::auth::{otp, sessions};
+use crate::domain::players::signup;
+use crate::http::state::AppState;
+use crate::infra::error::{AppError, AppResult, ErrorBody};
+use crate::values::Phone;
 use axum::extract::State;
 
 pub fn router() -> OpenApiRouter<AppState> {

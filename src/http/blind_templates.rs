@@ -18,8 +18,8 @@ use uuid::Uuid;
 use super::extract::{Json, OrganizerAccess, club};
 use super::validate::Problems;
 use super::views::ItemList;
-use crate::app::AppState;
-use crate::error::{AppError, AppResult, ErrorBody, ErrorCode, ErrorDetails, FieldProblem};
+use crate::http::state::AppState;
+use crate::infra::error::{AppError, AppResult, ErrorBody, ErrorCode, ErrorDetails, FieldProblem};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_blind_templates, create_blind_template))

@@ -1,4 +1,4 @@
-//! Answers kept ready to send ([`crate::read_cache`]): sending one (its validator, a `304`
+//! Answers kept ready to send ([`crate::http::read_cache`]): sending one (its validator, a `304`
 //! to a matching `If-None-Match`, its gzip to a client that takes it), and the one place that
 //! drops them, after every write of the API.
 
@@ -9,9 +9,9 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::etag;
-use crate::app::AppState;
-use crate::error::AppResult;
-use crate::read_cache::{Answer, Renewal};
+use crate::http::read_cache::{Answer, Renewal};
+use crate::http::state::AppState;
+use crate::infra::error::AppResult;
 
 /// The answer under `key`, built by `build` when the cache has none, sent as `headers` ask.
 pub async fn answer(
@@ -25,7 +25,7 @@ pub async fn answer(
 }
 
 /// [`answer`] for an answer that names people (a leaderboard): kept under the count of
-/// erasures read after the request came ([`crate::erasures`]), so once an account's deletion
+/// erasures read after the request came ([`crate::domain::erasures`]), so once an account's deletion
 /// is answered no node sends an answer built before it, nor `304` to its tag, whether or not
 /// the bus told it. Costs the request a wait for one indexed read, shared with the requests
 /// that came meanwhile.

@@ -11,11 +11,11 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::extract::{AuthUser, Json};
-use crate::accounts::hold_account;
-use crate::app::AppState;
-use crate::db;
-use crate::error::{AppResult, ErrorBody};
-use crate::players::calendar;
+use crate::domain::accounts::hold_account;
+use crate::domain::players::calendar;
+use crate::http::state::AppState;
+use crate::infra::db;
+use crate::infra::error::{AppResult, ErrorBody};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(create_calendar_link, revoke_calendar_link))

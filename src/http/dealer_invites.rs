@@ -20,12 +20,13 @@ use super::extract::{AuthUser, Json, OrganizerAccess, club};
 use super::organizers::MyMembershipView;
 use super::validate::Problems;
 use super::views::ItemList;
-use crate::accounts::hold_account;
-use crate::app::AppState;
-use crate::auth::tokens::sha256_hex;
-use crate::clubs::{ensure_dealer_profile, find_membership, insert_membership, lock_members};
-use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
-use crate::{audit, db};
+use crate::domain::accounts::hold_account;
+use crate::domain::audit;
+use crate::domain::auth::tokens::sha256_hex;
+use crate::domain::clubs::{ensure_dealer_profile, find_membership, insert_membership, lock_members};
+use crate::http::state::AppState;
+use crate::infra::db;
+use crate::infra::error::{AppError, AppResult, ErrorBody, ErrorCode};
 
 /// How long an invite code can be claimed.
 pub const DEALER_INVITE_TTL: Duration = Duration::days(7);

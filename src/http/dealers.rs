@@ -18,11 +18,11 @@ use super::extract::{AuthUser, Json, Path, double_option};
 use super::tournaments::{TournamentView, tournament_views};
 use super::validate::{Problems, optional_multiline_text, url};
 use super::views::ItemList;
-use crate::accounts::hold_account;
-use crate::app::AppState;
-use crate::clubs::{ensure_dealer_profile, is_dealer};
-use crate::db::{self, find_where_in};
-use crate::error::{AppError, AppResult, ErrorBody};
+use crate::domain::accounts::hold_account;
+use crate::domain::clubs::{ensure_dealer_profile, is_dealer};
+use crate::http::state::AppState;
+use crate::infra::db::{self, find_where_in};
+use crate::infra::error::{AppError, AppResult, ErrorBody};
 
 /// The range of `experienceYears`.
 const EXPERIENCE_YEARS: std::ops::RangeInclusive<i32> = 0..=70;

@@ -1,4 +1,4 @@
-//! The caller's devices: registering and removing push tokens ([`crate::players::devices`]).
+//! The caller's devices: registering and removing push tokens ([`crate::domain::players::devices`]).
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -11,11 +11,11 @@ use utoipa_axum::routes;
 
 use super::extract::{AuthUser, Json, Path};
 use super::validate::Problems;
-use crate::accounts::hold_account;
-use crate::app::AppState;
-use crate::db;
-use crate::error::{AppError, AppResult, ErrorBody};
-use crate::players::devices;
+use crate::domain::accounts::hold_account;
+use crate::domain::players::devices;
+use crate::http::state::AppState;
+use crate::infra::db;
+use crate::infra::error::{AppError, AppResult, ErrorBody};
 
 /// FCM tokens are about 160 characters; this leaves room for other formats.
 const MAX_TOKEN_LEN: usize = 4096;

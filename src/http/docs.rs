@@ -16,7 +16,7 @@ use utoipa::Modify;
 use utoipa::openapi::OpenApi;
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
-use crate::error::AppError;
+use crate::infra::error::AppError;
 
 /// Where the page is.
 pub const PAGE: &str = "/docs";
@@ -48,7 +48,7 @@ impl Modify for DocumentLinks {
 pub fn docs_router(openapi: OpenApi) -> Router {
     let config = Config::new([OPENAPI]).display_operation_id(true).validator_url("none");
     let asyncapi: Arc<Result<String, String>> =
-        Arc::new(crate::live::asyncapi::asyncapi().to_yaml().map_err(|err| err.to_string()));
+        Arc::new(crate::domain::live::asyncapi::asyncapi().to_yaml().map_err(|err| err.to_string()));
     if let Err(err) = asyncapi.as_ref() {
         tracing::error!(error = %err, "the AsyncAPI document does not render: {ASYNCAPI} answers 500");
     }

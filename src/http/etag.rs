@@ -9,8 +9,8 @@ use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::{HeaderBuilder, OpenApi as OpenApiDoc, RefOr, Required};
 
-use crate::error::AppError;
-use crate::read_cache::weak_tag;
+use crate::http::read_cache::weak_tag;
+use crate::infra::error::AppError;
 use axum::body::{Body, HttpBody};
 use axum::extract::Request;
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE, ETAG, IF_NONE_MATCH};

@@ -17,12 +17,12 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use uuid::Uuid;
 
-use crate::app::AppState;
-use crate::auth::permissions::{ClubRule, Permission, has_permission};
-use crate::auth::sessions::{signed_in_user, verified};
-use crate::error::{AppError, ErrorCode, FieldProblem};
-use crate::input;
-use crate::objects_only::ObjectsOnly;
+use crate::domain::auth::permissions::{ClubRule, Permission, has_permission};
+use crate::domain::auth::sessions::{signed_in_user, verified};
+use crate::http::state::AppState;
+use crate::infra::error::{AppError, ErrorCode, FieldProblem};
+use crate::infra::input;
+use crate::infra::objects_only::ObjectsOnly;
 
 /// A JSON body. Malformed JSON, a missing or mistyped field (an array where the schema says
 /// object among them) give `400 VALIDATION_ERROR` with the field's path in `details`; a body
@@ -145,7 +145,7 @@ mod bytes_body {
     use axum::extract::rejection::{BytesRejection, FailedToBufferBody};
     use axum::extract::{FromRequest, Request};
 
-    use crate::error::{AppError, ErrorCode};
+    use crate::infra::error::{AppError, ErrorCode};
 
     /// Reads the body within axum's default limit; over it is `413 PAYLOAD_TOO_LARGE`.
     pub async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, AppError> {
@@ -492,7 +492,7 @@ pub async fn authorize_in_club<R: RequiredClubRule>(
 
 /// The caller's role in a club, if a member.
 pub async fn club_role(state: &AppState, organizer_id: Uuid, user_id: Uuid) -> Result<Option<MemberRole>, AppError> {
-    Ok(crate::clubs::find_membership(&state.reads, organizer_id, user_id).await?.map(|member| member.role))
+    Ok(crate::domain::clubs::find_membership(&state.reads, organizer_id, user_id).await?.map(|member| member.role))
 }
 
 /// The `{id}` path parameter as a UUID.
@@ -526,8 +526,8 @@ mod tests {
     use uuid::Uuid;
 
     use super::{Path, Query, query_problem, text_with_nul, whole_numbers_as_integers};
-    use crate::error::FieldProblem;
-    use crate::input::{HOLDS_NUL, NOT_UTF8};
+    use crate::infra::error::FieldProblem;
+    use crate::infra::input::{HOLDS_NUL, NOT_UTF8};
 
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]

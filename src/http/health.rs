@@ -8,8 +8,8 @@
 //! sockets and the reads it keeps in memory, and answers what needs the database with the
 //! contract's `503` and `Retry-After`, where a balancer with no node left would answer its own
 //! bare error to everyone. Without Redis it still serves its own clients (degraded). Both read
-//! the dependencies' state as last found in the background ([`crate::db_watch`],
-//! [`crate::bus::Link`]), so a hanging dependency never makes a probe hang.
+//! the dependencies' state as last found in the background ([`crate::infra::db_watch`],
+//! [`crate::infra::bus::Link`]), so a hanging dependency never makes a probe hang.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -20,7 +20,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::extract::Json;
-use crate::app::AppState;
+use crate::http::state::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(check_health))
@@ -103,6 +103,9 @@ impl Dependencies {
 mod tests {
     #[test]
     fn the_nodes_look_at_each_other_on_the_health_route() {
-        assert_eq!(crate::live::probe::LIVENESS_PATH, format!("{}/health", crate::http::API_PREFIX));
+        assert_eq!(
+            crate::domain::live::probe::LIVENESS_PATH,
+            format!("{}/health", super::super::api_prefix::API_PREFIX)
+        );
     }
 }

@@ -4,7 +4,7 @@
 //! time instead of a second change.
 //!
 //! The key is not claimed here: it travels with the command to the tournament's actor, which
-//! keeps it in the command's own transaction ([`crate::live::command_keys`]) and reads it before
+//! keeps it in the command's own transaction ([`crate::domain::live::command_keys`]) and reads it before
 //! deciding a command sent again. This middleware checks the header, hands the key to the
 //! command through a task-local, and marks an answer that is the record of an earlier sending.
 //!
@@ -26,8 +26,8 @@ use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::{OpenApi as OpenApiDoc, Required};
 
-use super::API_PREFIX;
-use crate::error::{AppError, AppResult, ErrorCode};
+use super::api_prefix::API_PREFIX;
+use crate::infra::error::{AppError, AppResult, ErrorCode};
 
 pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 /// Set on an answer that is the record of an earlier sending of the command.

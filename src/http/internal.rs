@@ -1,5 +1,5 @@
 //! The nodes' own door: `POST /internal/live/{tournamentId}`, where another node hands this
-//! one a command of a tournament it runs ([`crate::live::forward`]). Not part of the API: it
+//! one a command of a tournament it runs ([`crate::domain::live::forward`]). Not part of the API: it
 //! answers only callers holding the nodes' key, and the load balancer does not route it.
 //!
 //! The key is checked before anything of the request is read, so an outsider learns nothing of
@@ -17,13 +17,13 @@ use floor_entities::enums::UserStatus;
 use floor_entities::{tournaments, users};
 use sea_orm::EntityTrait;
 
-use crate::app::AppState;
-use crate::auth::permissions::ClubRule;
-use crate::error::{AppError, AppResult, ErrorCode};
+use crate::domain::auth::permissions::ClubRule;
+use crate::domain::live::forward::{Answered, Handed, INTERNAL_PATH};
 use crate::http::extract::Json;
 use crate::http::extract::club_role;
-use crate::live::forward::{Answered, Handed, INTERNAL_PATH};
-use crate::live::node_key::{NODE_KEY, is_node_key, node_key};
+use crate::http::state::AppState;
+use crate::infra::error::{AppError, AppResult, ErrorCode};
+use crate::infra::node_key::{NODE_KEY, is_node_key, node_key};
 
 pub fn internal_router(state: AppState) -> axum::Router {
     if state.config.redis_url.is_none() {

@@ -16,11 +16,11 @@ use uuid::Uuid;
 use super::cached;
 use super::extract::{AuthUser, Json, Query};
 use super::views::ItemList;
-use crate::app::AppState;
-use crate::error::{AppError, AppResult, ErrorBody};
-use crate::leaderboards::{LevelStanding, Player, SeasonStanding, level_board, season_board};
-use crate::read_cache::Answer;
-use crate::seasons::{current_season_for_read, quarter_of};
+use crate::domain::leaderboards::{LevelStanding, Player, SeasonStanding, level_board, season_board};
+use crate::domain::seasons::{current_season_for_read, quarter_of};
+use crate::http::read_cache::Answer;
+use crate::http::state::AppState;
+use crate::infra::error::{AppError, AppResult, ErrorBody};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -33,13 +33,13 @@ use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::{ContentBuilder, OpenApi as OpenApiDoc, Ref, RefOr, ResponseBuilder, header::Header};
 use uuid::Uuid;
 
-use super::API_PREFIX;
-use crate::auth::tokens::JwtKeys;
-use crate::client_address::client_key;
-use crate::config::{LimitSettings, Rate};
-use crate::error::{AppError, ErrorCode};
-use crate::players::calendar::FEED_ROUTE as CALENDAR_FEED_ROUTE;
-use crate::players::deletion::PAGE_ROUTE as DELETION_PAGE_ROUTE;
+use super::api_prefix::API_PREFIX;
+use crate::domain::auth::tokens::JwtKeys;
+use crate::domain::players::calendar::FEED_ROUTE as CALENDAR_FEED_ROUTE;
+use crate::domain::players::deletion::PAGE_ROUTE as DELETION_PAGE_ROUTE;
+use crate::infra::client_address::client_key;
+use crate::infra::config::{LimitSettings, Rate};
+use crate::infra::error::{AppError, ErrorCode};
 
 /// The health check is never limited: a load balancer's probes must not take a node out.
 const HEALTH_PATH: &str = "/health";
@@ -366,7 +366,7 @@ mod tests {
     use chrono::Utc;
 
     use super::*;
-    use crate::config::Secret;
+    use crate::infra::config::Secret;
 
     fn keys() -> Arc<JwtKeys> {
         Arc::new(JwtKeys::new(&Secret::new("0123456789abcdef0123456789abcdef")))

@@ -27,9 +27,9 @@ use uuid::Uuid;
 use super::extract::{AuthUser, Json, Path, TournamentAccess, authorize_in_club, club};
 use super::views::ItemList;
 use super::{cached, etag, idempotency};
-use crate::app::AppState;
-use crate::error::{AppError, AppResult, ErrorBody, ErrorCode, ErrorDetails};
-use crate::tournaments::results::{ResultView, tournament_results};
+use crate::domain::tournaments::results::{ResultView, tournament_results};
+use crate::http::state::AppState;
+use crate::infra::error::{AppError, AppResult, ErrorBody, ErrorCode, ErrorDetails};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -14,8 +14,8 @@ use uuid::Uuid;
 use super::extract::{AuthUser, Json, OrganizerAccess, Path, Query, authorize_in_club, club, double_option};
 use super::validate::{Problems, active_city, optional_multiline_text, url};
 use super::views::ItemList;
-use crate::app::AppState;
-use crate::error::{AppError, AppResult, ErrorBody};
+use crate::http::state::AppState;
+use crate::infra::error::{AppError, AppResult, ErrorBody};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

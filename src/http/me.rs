@@ -13,15 +13,15 @@ use utoipa_axum::routes;
 use super::extract::{AuthUser, Json, double_option};
 use super::validate::{Problems, active_city, optional_text, url};
 use super::views::{PlayerProfileView, player_profile_view};
-use crate::accounts::lock_account;
-use crate::app::AppState;
-use crate::auth::otp;
-use crate::db;
-use crate::domain::Phone;
-use crate::error::{AppError, AppResult, ErrorBody};
-use crate::players::consent;
-use crate::players::deletion::{self, Asked, Deleted};
-use crate::uploads::{FILES_PATH, parse_key};
+use crate::domain::accounts::lock_account;
+use crate::domain::auth::otp;
+use crate::domain::players::consent;
+use crate::domain::players::deletion::{self, Asked, Deleted};
+use crate::domain::uploads::{FILES_PATH, parse_key};
+use crate::http::state::AppState;
+use crate::infra::db;
+use crate::infra::error::{AppError, AppResult, ErrorBody};
+use crate::values::Phone;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(update_me)).routes(routes!(delete_me))

@@ -20,11 +20,12 @@ use uuid::Uuid;
 use super::extract::{Json, OrganizerAccess, Path, club};
 use super::validate::Problems;
 use super::views::ItemList;
-use crate::app::AppState;
-use crate::clubs::{count_game_dealt, find_membership, insert_membership, lock_members, owner_count};
-use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
-use crate::players::signup::find_or_create_account;
-use crate::{audit, db};
+use crate::domain::audit;
+use crate::domain::clubs::{count_game_dealt, find_membership, insert_membership, lock_members, owner_count};
+use crate::domain::players::signup::find_or_create_account;
+use crate::http::state::AppState;
+use crate::infra::db;
+use crate::infra::error::{AppError, AppResult, ErrorBody, ErrorCode};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_members, add_member)).routes(routes!(remove_member))

@@ -17,12 +17,12 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use crate::app::AppState;
-use crate::client_address::client_address;
-use crate::config::LimitSettings;
-use crate::db;
-use crate::error::{AppError, ErrorCode};
-use crate::metrics::{NodeState, PoolUse};
+use crate::http::state::AppState;
+use crate::infra::client_address::client_address;
+use crate::infra::config::LimitSettings;
+use crate::infra::db;
+use crate::infra::error::{AppError, ErrorCode};
+use crate::infra::metrics::{NodeState, PoolUse};
 
 /// The scrape's content type: OpenMetrics text, which Prometheus reads.
 const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -68,7 +68,7 @@ async fn scrape(
         writer: pool(&app.db),
         readers: db::has_own_readers(&app.config.database_url).then(|| pool(&app.reads)),
         db_up: app.db_watch.is_up(),
-        bus_up: app.link.as_ref().map(crate::bus::Link::is_up),
+        bus_up: app.link.as_ref().map(crate::infra::bus::Link::is_up),
     };
     match app.metrics.render(now) {
         Ok(text) => ([(CONTENT_TYPE, HeaderValue::from_static(OPENMETRICS))], text).into_response(),

@@ -3,16 +3,17 @@
 
 mod admin;
 mod announcements;
+mod api_prefix;
 mod auth;
 mod blind_templates;
 mod cached;
 mod calendar_links;
+mod club_exports;
 mod dealer_invites;
 mod dealers;
 mod devices;
 mod docs;
 mod etag;
-mod exports;
 pub mod extract;
 pub(crate) mod headers;
 mod health;
@@ -32,6 +33,7 @@ mod organizers;
 mod paced_body;
 mod pages;
 mod players;
+pub mod read_cache;
 mod reference;
 mod registrations;
 mod replay;
@@ -40,6 +42,7 @@ mod results;
 mod search;
 mod seasons;
 pub mod server;
+pub mod state;
 mod statuses;
 mod strikes;
 mod tournament_dealers;
@@ -65,13 +68,12 @@ use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
 
 use self::docs::DocumentLinks;
-use crate::app::AppState;
-use crate::error::{AppError, ErrorCode};
-use crate::schema_formats;
-use crate::trace_context::TrustedCallers;
+use crate::http::state::AppState;
+use crate::infra::error::{AppError, ErrorCode};
+use crate::infra::schema_formats;
+use crate::infra::trace_context::TrustedCallers;
 
-/// Every HTTP path of the API lives under this prefix.
-pub const API_PREFIX: &str = "/api/v1";
+pub use self::api_prefix::API_PREFIX;
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 #[derive(OpenApi)]
@@ -79,11 +81,11 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
     info(title = "Floor API", description = "Sport-poker clubs: registration, live game day, results and one rating. Errors are always `{\"error\": {\"code\", \"message\", \"details?\"}}`. Texts are trimmed of ASCII white space; no text of a body, a path or a query may hold U+0000 (nor a path or query parameter bytes that are not UTF-8 once percent-decoded), and inside a stored text no other C0 control or DEL may stand but, in a text of several lines (a description, a message), tab, LF and CR (`400 VALIDATION_ERROR` naming the field; each field states it as its pattern)."),
     modifiers(&BearerAuth, &DocumentLinks),
     components(schemas(
-        crate::error::ErrorCode,
-        crate::error::FieldProblem,
+        crate::infra::error::ErrorCode,
+        crate::infra::error::FieldProblem,
         reference::Name,
         reference::SlideText,
-        crate::tournaments::TournamentText,
+        crate::domain::tournaments::TournamentText,
     )),
 )]
 struct ApiDoc;
@@ -123,7 +125,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(replay::router())
         .merge(announcements::router())
         .merge(results::router())
-        .merge(exports::router())
+        .merge(club_exports::router())
         .merge(strikes::router())
         .merge(search::router())
         .merge(players::router())
@@ -175,7 +177,7 @@ pub fn router(state: AppState) -> Router {
     let account_deletion = pages::account_deletion::account_deletion_router(state.clone(), abuse_limits.clone());
     let idempotency = idempotency::Idempotency::new(&openapi);
     let trusted_callers = TrustedCallers::new(
-        crate::live::node_key::node_key(state.config.jwt_secret.expose()),
+        crate::infra::node_key::node_key(state.config.jwt_secret.expose()),
         state.config.telemetry.trusted_callers.clone(),
     );
     // Each `layer` or `route_layer` call wraps every route in one more boxed service, and

@@ -11,9 +11,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::extract::AuthUser;
-use crate::app::AppState;
-use crate::error::{AppError, AppResult, ErrorBody};
-use crate::players::export::{self, ExportDocument};
+use crate::domain::players::export::{self, ExportDocument};
+use crate::http::state::AppState;
+use crate::infra::error::{AppError, AppResult, ErrorBody};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(export_my_data))

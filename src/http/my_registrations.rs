@@ -11,9 +11,9 @@ use super::extract::{AuthUser, Json};
 use super::registrations::{RegistrationView, registration_view};
 use super::tournaments::{TournamentView, tournament_views};
 use super::views::ItemList;
-use crate::app::AppState;
-use crate::error::{AppResult, ErrorBody};
-use crate::tournaments::registrations::upcoming_of;
+use crate::domain::tournaments::registrations::upcoming_of;
+use crate::http::state::AppState;
+use crate::infra::error::{AppResult, ErrorBody};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_my_registrations))

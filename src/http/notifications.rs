@@ -13,8 +13,8 @@ use uuid::Uuid;
 
 use super::extract::{AuthUser, Json};
 use super::views::ItemList;
-use crate::app::AppState;
-use crate::error::{AppResult, ErrorBody};
+use crate::http::state::AppState;
+use crate::infra::error::{AppResult, ErrorBody};
 
 /// The spec's fixed cap: the last 50 notifications, no pagination.
 pub const NOTIFICATIONS_SHOWN: u64 = 50;

@@ -17,11 +17,12 @@ use uuid::Uuid;
 use super::extract::{Admin, AuthUser, Json, OrganizerAccess, club, perm};
 use super::validate::Problems;
 use super::views::ItemList;
-use crate::app::AppState;
-use crate::clubs::{insert_membership, memberships_of};
-use crate::error::{AppError, AppResult, ErrorBody};
-use crate::players::signup::find_or_create_account;
-use crate::{audit, db};
+use crate::domain::audit;
+use crate::domain::clubs::{insert_membership, memberships_of};
+use crate::domain::players::signup::find_or_create_account;
+use crate::http::state::AppState;
+use crate::infra::db;
+use crate::infra::error::{AppError, AppResult, ErrorBody};
 
 /// The cancel deadline of a new club, in hours before the start.
 pub const DEFAULT_CANCEL_DEADLINE_HOURS: i32 = 3;

@@ -101,9 +101,9 @@ pub fn came_too_slowly(err: &(dyn std::error::Error + 'static)) -> bool {
 }
 
 /// The answer to a request whose body came too slowly.
-pub fn request_timeout() -> crate::error::AppError {
-    crate::error::AppError::new(
-        crate::error::ErrorCode::RequestTimeout,
+pub fn request_timeout() -> crate::infra::error::AppError {
+    crate::infra::error::AppError::new(
+        crate::infra::error::ErrorCode::RequestTimeout,
         "the request body came too slowly; send it again on a better connection",
     )
 }

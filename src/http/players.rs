@@ -14,11 +14,11 @@ use uuid::Uuid;
 
 use super::extract::{AuthUser, Json, MaybeAuthUser, Path};
 use super::views::{ItemList, PublicPlayerView, public_player_views};
-use crate::accounts::hold_account;
-use crate::app::AppState;
-use crate::db::{self, IDS_PER_STATEMENT};
-use crate::error::{AppError, AppResult, ErrorBody};
-use crate::players::follows;
+use crate::domain::accounts::hold_account;
+use crate::domain::players::follows;
+use crate::http::state::AppState;
+use crate::infra::db::{self, IDS_PER_STATEMENT};
+use crate::infra::error::{AppError, AppResult, ErrorBody};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

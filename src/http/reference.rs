@@ -21,10 +21,10 @@ use uuid::Uuid;
 
 use super::cached;
 use super::views::{ItemList, Localized};
-use crate::app::AppState;
-use crate::db::find_where_in;
-use crate::error::{AppResult, ErrorBody};
-use crate::read_cache::Answer;
+use crate::http::read_cache::Answer;
+use crate::http::state::AppState;
+use crate::infra::db::find_where_in;
+use crate::infra::error::{AppResult, ErrorBody};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -17,13 +17,13 @@ use super::cached::ReadsRenewed;
 use super::extract::{AuthUser, Json, Path, TokenCaller, TournamentAccess, club};
 use super::validate::Problems;
 use super::views::ItemList;
-use crate::accounts::{shown_phone, usable_account};
-use crate::app::AppState;
-use crate::db::find_where_in;
-use crate::error::{AppError, AppResult, ErrorBody};
-use crate::tournaments;
-use crate::tournaments::desk::Change;
-use crate::tournaments::registrations::waitlist_positions;
+use crate::domain::accounts::{shown_phone, usable_account};
+use crate::domain::tournaments;
+use crate::domain::tournaments::desk::Change;
+use crate::domain::tournaments::registrations::waitlist_positions;
+use crate::http::state::AppState;
+use crate::infra::db::find_where_in;
+use crate::infra::error::{AppError, AppResult, ErrorBody};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

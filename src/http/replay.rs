@@ -25,8 +25,8 @@ use uuid::Uuid;
 use super::extract::{Json, TournamentAccess, club};
 use super::idempotency;
 use super::live::{LevelChange, ReseatRequest, command_actor, current};
-use crate::app::AppState;
-use crate::error::{AppError, AppResult, ErrorBody};
+use crate::http::state::AppState;
+use crate::infra::error::{AppError, AppResult, ErrorBody};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(replay_queue))

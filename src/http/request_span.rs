@@ -15,7 +15,7 @@ use tracing::Span;
 use tracing::field::Empty;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
-use crate::trace_context::{self, TrustedCallers};
+use crate::infra::trace_context::{self, TrustedCallers};
 
 /// The request's span, with the request id the service answers with.
 pub fn make_span<B>(request: &Request<B>, request_id_header: &HeaderName, trusted: &TrustedCallers) -> Span {

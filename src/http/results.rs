@@ -9,9 +9,9 @@ use uuid::Uuid;
 
 use super::extract::{Admin, AuthUser, Json, Path, perm};
 use super::views::ItemList;
-use crate::app::AppState;
-use crate::error::{AppError, AppResult, ErrorBody};
-use crate::tournaments::results::{ResultView, player_results, recount, tournament_results};
+use crate::domain::tournaments::results::{ResultView, player_results, recount, tournament_results};
+use crate::http::state::AppState;
+use crate::infra::error::{AppError, AppResult, ErrorBody};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

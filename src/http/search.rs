@@ -16,8 +16,8 @@ use super::organizers::OrganizerView;
 use super::tournaments::{TournamentView, tournament_views};
 use super::validate::BLANK;
 use super::views::{PublicPlayerView, public_player_views};
-use crate::app::AppState;
-use crate::error::{AppError, AppResult, ErrorBody};
+use crate::http::state::AppState;
+use crate::infra::error::{AppError, AppResult, ErrorBody};
 
 /// Each kind of result is cut at this many.
 pub const SEARCH_LIMIT: u64 = 20;

@@ -17,9 +17,10 @@ use uuid::Uuid;
 use super::extract::{Admin, Json, Path, perm};
 use super::validate::Problems;
 use super::views::ItemList;
-use crate::app::AppState;
-use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
-use crate::{audit, db, seasons as season_rules};
+use crate::domain::{audit, seasons as season_rules};
+use crate::http::state::AppState;
+use crate::infra::db;
+use crate::infra::error::{AppError, AppResult, ErrorBody, ErrorCode};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -9,7 +9,7 @@
 //! - one peer address holds at most `MAX_CONNECTIONS_PER_ADDRESS` connections and the node
 //!   `MAX_CONNECTIONS`, never more than its open-file limit allows; a connection past a cap
 //!   gets a `429` or `503` in the contract's error shape and is closed. A connection holds its
-//!   place for its whole life, an upgraded WebSocket included, because the place travels with
+//!   slot for its whole life, an upgraded WebSocket included, because the slot travels with
 //!   the stream itself ([`Held`]).
 //!
 //! A trusted proxy (`TRUSTED_PROXIES`) speaks for many clients, so it has no cap per address;
@@ -42,11 +42,11 @@ use tokio_util::task::TaskTracker;
 use tower::ServiceExt;
 
 use super::paced_body::PacedBody;
-use crate::client_address::budget_key;
-use crate::config::ConnectionSettings;
-use crate::error::{ErrorBody, ErrorCode, ErrorObject};
-use crate::metrics::Metrics;
-use crate::places::{Place, Places};
+use crate::infra::client_address::budget_key;
+use crate::infra::config::ConnectionSettings;
+use crate::infra::connection_slots::{Slot, Slots};
+use crate::infra::error::{ErrorBody, ErrorCode, ErrorObject};
+use crate::infra::metrics::Metrics;
 
 /// File descriptors kept for everything that is not a client connection: the database pool,
 /// Redis, uploads being written, log files.
@@ -63,7 +63,7 @@ const LINGER_READS_AT_MOST: usize = 1 << 20;
 
 /// The door of this node: who may open one more connection.
 pub struct Door {
-    per_address: Places<IpAddr>,
+    per_address: Slots<IpAddr>,
     /// The connections this node may hold at once, one permit each.
     node: Arc<Semaphore>,
     /// The refused connections left open at once to read their answer, one permit each.
@@ -92,7 +92,7 @@ impl Door {
             "connection limits"
         );
         Self {
-            per_address: Places::new(settings.max_connections_per_address),
+            per_address: Slots::new(settings.max_connections_per_address),
             node: Arc::new(Semaphore::new(node_cap.min(Semaphore::MAX_PERMITS))),
             refusing: Arc::new(Semaphore::new(REFUSALS_AT_ONCE)),
             trusted_proxies: trusted_proxies.into(),
@@ -112,7 +112,7 @@ impl Door {
         }
     }
 
-    /// The places of a connection from `peer`, or the refusal it gets.
+    /// The slots of a connection from `peer`, or the refusal it gets.
     fn admit(&self, peer: IpAddr) -> Result<Admitted, (&'static str, &Bytes)> {
         let peer = peer.to_canonical();
         let from_proxy = self.trusted_proxies.iter().any(|network| network.contains(&peer));
@@ -134,20 +134,20 @@ impl Door {
     fn refuse(&self, stream: TcpStream, limit: &'static str, answer: &Bytes) {
         self.metrics.refused(limit);
         let written = stream.try_write(answer).is_ok_and(|sent| sent == answer.len());
-        let Ok(place) = self.refusing.clone().try_acquire_owned() else { return };
+        let Ok(slot) = self.refusing.clone().try_acquire_owned() else { return };
         if !written {
             return;
         }
         tokio::spawn(async move {
-            let _place = place;
+            let _place = slot;
             let _ = tokio::time::timeout(LINGER, drain_and_close(stream)).await;
         });
     }
 }
 
-/// The places one connection holds, given back when it closes.
+/// The slots one connection holds, given back when it closes.
 struct Admitted {
-    _address: Option<Place<IpAddr>>,
+    _address: Option<Slot<IpAddr>>,
     _node: OwnedSemaphorePermit,
 }
 
@@ -187,8 +187,8 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
-        let places = match door.admit(peer.ip()) {
-            Ok(places) => places,
+        let slots = match door.admit(peer.ip()) {
+            Ok(slots) => slots,
             Err((limit, answer)) => {
                 door.refuse(stream, limit, answer);
                 continue;
@@ -201,7 +201,7 @@ pub async fn serve(
             request.extensions_mut().insert(ConnectInfo(peer));
             request
         });
-        let io = TokioIo::new(Held::new(stream, places));
+        let io = TokioIo::new(Held::new(stream, slots));
         let connection = http1.serve_connection(io, TowerToHyperService::new(service)).with_upgrades();
         let stop = stop.clone();
         connections.spawn(async move {
@@ -309,19 +309,19 @@ fn open_file_limit() -> Option<usize> {
     line.trim_start_matches("Max open files").split_whitespace().next()?.parse().ok()
 }
 
-/// A client's stream with the places it holds: given back when the stream is dropped,
+/// A client's stream with the slots it holds: given back when the stream is dropped,
 /// whether hyper drops it or the WebSocket it was upgraded to. Dropped, it closes as a
 /// lingering close: what the server wrote last (a refusal, a WebSocket's close 1009) reaches
 /// the client even when the client is still sending.
 struct Held {
     /// `None` only once dropped.
     stream: Option<TcpStream>,
-    places: Option<Admitted>,
+    slots: Option<Admitted>,
 }
 
 impl Held {
-    fn new(stream: TcpStream, places: Admitted) -> Self {
-        Self { stream: Some(stream), places: Some(places) }
+    fn new(stream: TcpStream, slots: Admitted) -> Self {
+        Self { stream: Some(stream), slots: Some(slots) }
     }
 
     fn stream(&mut self) -> io::Result<&mut TcpStream> {
@@ -331,10 +331,10 @@ impl Held {
 
 impl Drop for Held {
     fn drop(&mut self) {
-        let (Some(stream), places) = (self.stream.take(), self.places.take()) else { return };
+        let (Some(stream), slots) = (self.stream.take(), self.slots.take()) else { return };
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
-                let _places = places;
+                let _places = slots;
                 let _ = tokio::time::timeout(LINGER, drain_and_close(stream)).await;
             });
         }
@@ -444,7 +444,7 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
         let mut client = TcpStream::connect(listener.local_addr().expect("its address")).await.expect("connected");
         let (stream, _) = listener.accept().await.expect("accepted");
-        let node = Arc::new(Semaphore::new(1)).try_acquire_owned().expect("a place");
+        let node = Arc::new(Semaphore::new(1)).try_acquire_owned().expect("a slot");
         let mut held = Held::new(stream, Admitted { _address: None, _node: node });
         let reader = tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(100)).await;

@@ -9,7 +9,7 @@ use utoipa::openapi::path::{Operation, ParameterIn};
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::{ContentBuilder, OpenApi as OpenApiDoc, Ref, RefOr, Response, ResponseBuilder};
 
-use crate::error::ErrorCode;
+use crate::infra::error::ErrorCode;
 
 /// The largest JSON body a handler reads (axum's default limit); uploads have their own.
 const JSON_BODY_LIMIT: &str = "2 MiB";

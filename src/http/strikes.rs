@@ -14,9 +14,10 @@ use uuid::Uuid;
 
 use super::extract::{AuthUser, Json, Path, TournamentAccess, authorize_in_club, club};
 use super::views::ItemList;
-use crate::app::AppState;
-use crate::error::{AppError, AppResult, ErrorBody};
-use crate::{audit, db};
+use crate::domain::audit;
+use crate::http::state::AppState;
+use crate::infra::db;
+use crate::infra::error::{AppError, AppResult, ErrorBody};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_strikes)).routes(routes!(forgive_strike))
@@ -93,7 +94,7 @@ async fn forgive_strike(
         .ok_or_else(|| AppError::not_found("tournament"))?;
     authorize_in_club::<club::Staff>(&app, &user, tournament.organizer_id).await?;
     let tx = db::begin_write(&app.db).await?;
-    let forgiven = crate::strikes::forgive(&tx, strike, user.id(), Utc::now()).await?;
+    let forgiven = crate::domain::strikes::forgive(&tx, strike, user.id(), Utc::now()).await?;
     audit::record(
         &tx,
         Some(user.id()),

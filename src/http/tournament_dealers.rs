@@ -20,11 +20,12 @@ use uuid::Uuid;
 use super::extract::{Json, Path, TournamentAccess, club, double_option};
 use super::validate::Problems;
 use super::views::ItemList;
-use crate::app::AppState;
-use crate::clubs::{count_game_dealt, ensure_dealer_profile, find_membership, lock_members};
-use crate::db::find_where_in;
-use crate::error::{AppError, AppResult, ErrorBody, ErrorCode, OnUniqueViolation};
-use crate::{audit, db};
+use crate::domain::audit;
+use crate::domain::clubs::{count_game_dealt, ensure_dealer_profile, find_membership, lock_members};
+use crate::http::state::AppState;
+use crate::infra::db;
+use crate::infra::db::find_where_in;
+use crate::infra::error::{AppError, AppResult, ErrorBody, ErrorCode, OnUniqueViolation};
 
 /// The table numbers an assignment may name.
 const TABLE_NO: std::ops::RangeInclusive<i32> = 1..=100;
@@ -291,7 +292,7 @@ async fn find_assignment(
 /// is history: it no longer changes.
 async fn begin_while_open(app: &AppState, tournament_id: Uuid) -> AppResult<(DatabaseTransaction, tournaments::Model)> {
     let tx = db::begin_write(&app.db).await?;
-    let tournament = crate::tournaments::lock(&tx, tournament_id).await?;
+    let tournament = crate::domain::tournaments::lock(&tx, tournament_id).await?;
     if tournament.status.is_over() {
         return Err(AppError::new(ErrorCode::InvalidStatus, "the tournament is over: its dealers no longer change"));
     }

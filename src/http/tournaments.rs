@@ -22,12 +22,12 @@ use super::extract::{Admin, Json, MaybeAuthUser, OrganizerAccess, Path, Tourname
 use super::registrations::registration_view;
 use super::validate::{Problems, optional_multiline_text, optional_text, url};
 use super::views::{ItemList, Localized};
-use crate::app::AppState;
-use crate::error::{AppError, AppResult, ErrorBody};
-use crate::read_cache::{Answer, Renewal, Shows};
-use crate::tournaments::TournamentText;
-use crate::tournaments::lifecycle::{self, Presentation, Texts, TournamentChanges, TournamentDraft};
-use crate::tournaments::{screen_path, share_path};
+use crate::domain::tournaments::TournamentText;
+use crate::domain::tournaments::lifecycle::{self, Presentation, Texts, TournamentChanges, TournamentDraft};
+use crate::domain::tournaments::{screen_path, share_path};
+use crate::http::read_cache::{Answer, Renewal, Shows};
+use crate::http::state::AppState;
+use crate::infra::error::{AppError, AppResult, ErrorBody};
 
 mod agenda;
 mod cards;

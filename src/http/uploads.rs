@@ -18,12 +18,13 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::extract::{AuthUser, Json};
-use crate::app::AppState;
-use crate::auth::permissions::{Permission, has_permission};
-use crate::clubs::memberships_of;
-use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
-use crate::uploads::{FILES_PATH, ImageKind, MAX_UPLOAD_BYTES, SNIFF_LEN, new_key, parse_key};
-use crate::{audit, db};
+use crate::domain::audit;
+use crate::domain::auth::permissions::{Permission, has_permission};
+use crate::domain::clubs::memberships_of;
+use crate::domain::uploads::{FILES_PATH, ImageKind, MAX_UPLOAD_BYTES, SNIFF_LEN, new_key, parse_key};
+use crate::http::state::AppState;
+use crate::infra::db;
+use crate::infra::error::{AppError, AppResult, ErrorBody, ErrorCode};
 
 /// Room for the multipart framing around a file of the largest size, so that the request
 /// limit never cuts a file the file limit accepts.

@@ -1,8 +1,8 @@
 //! Field checks for request bodies: collect every problem, then answer them all in one
 //! `VALIDATION_ERROR`, so a client fixes its form in one round trip.
 
-use crate::domain::Phone;
-use crate::error::{AppError, AppResult, FieldProblem};
+use crate::infra::error::{AppError, AppResult, FieldProblem};
+use crate::values::Phone;
 
 /// What a text is trimmed of: ASCII white space, the set every regular-expression engine
 /// agrees on, so the schema's patterns mean here what they mean to a client.
@@ -134,7 +134,7 @@ pub async fn active_city(
 /// (the tests hold them to it).
 pub fn url(problems: &mut Problems, field: &str, value: &str) -> String {
     let value = value.to_owned();
-    if value.strip_prefix(crate::uploads::FILES_PATH).and_then(crate::uploads::parse_key).is_some() {
+    if value.strip_prefix(crate::domain::uploads::FILES_PATH).and_then(crate::domain::uploads::parse_key).is_some() {
         return value;
     }
     let scheme_ok = value.starts_with("https://") || value.starts_with("http://");
@@ -294,7 +294,7 @@ mod tests {
         assert!(texts.iter().filter(|p| **p == ONE_LINE).count() >= 15, "every trimmed text has the pattern");
     }
 
-    use crate::error::ErrorCode;
+    use crate::infra::error::ErrorCode;
 
     #[test]
     fn every_problem_is_reported_at_once() {
@@ -303,7 +303,7 @@ mod tests {
         url(&mut problems, "avatarUrl", "javascript:alert(1)");
         let err = problems.into_result().expect_err("two problems");
         match err {
-            AppError::Api { code, details: Some(crate::error::ErrorDetails::Fields(details)), .. } => {
+            AppError::Api { code, details: Some(crate::infra::error::ErrorDetails::Fields(details)), .. } => {
                 assert_eq!(code, ErrorCode::ValidationError);
                 let fields: Vec<_> = details.iter().map(|d| d.field.as_str()).collect();
                 assert_eq!(fields, ["name", "avatarUrl"]);

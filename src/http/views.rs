@@ -11,11 +11,11 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::clubs::memberships_of;
-use crate::db::IDS_PER_STATEMENT;
-use crate::error::AppResult;
-use crate::players::follows;
-use crate::seed::DEFAULT_SKILL_INITIAL;
+use crate::domain::clubs::memberships_of;
+use crate::domain::players::follows;
+use crate::domain::seed::DEFAULT_SKILL_INITIAL;
+use crate::infra::db::IDS_PER_STATEMENT;
+use crate::infra::error::AppResult;
 
 /// A player's profile: identity and rating. `skill` is the displayed value (1.0 to 10.0).
 #[derive(Serialize, ToSchema)]

@@ -1,16 +1,16 @@
 //! The contract of `/live`: the committed `asyncapi.yaml` is exactly what the code generates,
 //! and it describes every event of the protocol.
 
-use floor::live::events::{ClientEvent, ServerEventKind};
+use floor::domain::live::events::{ClientEvent, ServerEventKind};
 use serde_json::Value;
 
 fn document() -> Value {
-    serde_json::to_value(floor::live::asyncapi::asyncapi()).expect("the document serialises")
+    serde_json::to_value(floor::domain::live::asyncapi::asyncapi()).expect("the document serialises")
 }
 
 #[test]
 fn the_committed_asyncapi_yaml_matches_the_generated_one() {
-    let generated = floor::live::asyncapi::asyncapi().to_yaml().expect("the document renders");
+    let generated = floor::domain::live::asyncapi::asyncapi().to_yaml().expect("the document renders");
     let committed = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/asyncapi.yaml"))
         .expect("asyncapi.yaml is committed at the root");
     assert!(

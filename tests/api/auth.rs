@@ -1,7 +1,7 @@
 //! Sign-in: every rule of the spec's Authentication section, through HTTP.
 
 use chrono::{Duration, Utc};
-use floor::auth::tokens::sha256_hex;
+use floor::domain::auth::tokens::sha256_hex;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::json;
 use tokio::task::JoinSet;

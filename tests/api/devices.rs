@@ -1,7 +1,7 @@
 //! `POST /me/push-tokens` and `DELETE /me/push-tokens/{token}`: a row per account and token,
 //! at most `DEVICES_PER_ACCOUNT` of them per account.
 
-use floor::players::devices::DEVICES_PER_ACCOUNT;
+use floor::domain::players::devices::DEVICES_PER_ACCOUNT;
 use serde_json::json;
 use uuid::Uuid;
 

@@ -188,7 +188,7 @@ fn code_spans(text: &str) -> Vec<String> {
     span.captures_iter(&prose).map(|found| found[1].to_owned()).collect()
 }
 
-/// What is wrong with the repository paths `document` names in backticks (`src/db.rs`,
+/// What is wrong with the repository paths `document` names in backticks (`src/infra/db.rs`,
 /// `tests/api/`): each a line naming the path. A span counts as a path when it is one word of
 /// path characters with a `/` whose first part is a folder or file at the root (or `./`
 /// before it); a pattern (`*`, `{id}`, `<crate>`, `…`) is no single path, and a web path

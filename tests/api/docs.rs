@@ -62,7 +62,11 @@ async fn the_reference_renders_offline_and_links_both_contracts() {
     let asyncapi = asyncapi.as_str().expect("text");
     let parsed: Value = yaml_serde::from_str(asyncapi).expect("the AsyncAPI document is YAML");
     assert_eq!(parsed["asyncapi"], "3.0.0");
-    assert_eq!(asyncapi, floor::live::asyncapi::asyncapi().to_yaml().expect("renders"), "the generated contract");
+    assert_eq!(
+        asyncapi,
+        floor::domain::live::asyncapi::asyncapi().to_yaml().expect("renders"),
+        "the generated contract"
+    );
 
     recorder.abort();
     let requested = requested.lock().expect("the list").clone();

@@ -4,8 +4,8 @@
 use std::collections::BTreeSet;
 
 use chrono::Duration;
-use floor::auth::tokens::sha256_hex;
-use floor::players::export::{Section, WITHHELD};
+use floor::domain::auth::tokens::sha256_hex;
+use floor::domain::players::export::{Section, WITHHELD};
 use sea_orm::{ConnectionTrait, DbBackend, Statement};
 use serde_json::{Value, json};
 

@@ -39,8 +39,11 @@ async fn a_node_that_cannot_reach_its_redis_starts_degraded() {
     let metrics = app.client.get(format!("{}/metrics", app.base)).send().await.expect("an answer");
     let text = metrics.text().await.expect("text");
     assert!(text.lines().any(|line| line == "floor_bus_up 0"), "{text}");
-    let build =
-        format!("floor_build_info{{release=\"{}\",commit=\"{}\"}} 1", floor::release::VERSION, floor::release::COMMIT);
+    let build = format!(
+        "floor_build_info{{release=\"{}\",commit=\"{}\"}} 1",
+        floor::infra::release::VERSION,
+        floor::infra::release::COMMIT
+    );
     assert!(text.lines().any(|line| line == build), "the scrape names the node's release: {text}");
 }
 

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use floor::auth::delivery::FakeOutbox;
+use floor::domain::auth::delivery::FakeOutbox;
 use floor::{AppState, Application, Config};
 use reqwest::{Method, StatusCode};
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
@@ -429,11 +429,12 @@ impl TestApp {
     /// no refresh token.
     pub async fn crowd(&self, prefix: u32, count: u32) -> Vec<Session> {
         assert!(prefix < 1000 && count <= 10_000, "three digits of prefix and four of count make a Russian mobile");
-        let tx = floor::db::begin_write(self.db()).await.expect("a transaction");
+        let tx = floor::infra::db::begin_write(self.db()).await.expect("a transaction");
         let mut accounts = Vec::new();
         for n in 0..count {
-            let phone = floor::domain::Phone::parse(&format!("+7998{prefix:03}{n:04}")).expect("a phone");
-            accounts.push(floor::players::signup::find_or_create_account(&tx, &phone).await.expect("an account"));
+            let phone = floor::values::Phone::parse(&format!("+7998{prefix:03}{n:04}")).expect("a phone");
+            accounts
+                .push(floor::domain::players::signup::find_or_create_account(&tx, &phone).await.expect("an account"));
         }
         tx.commit().await.expect("committed");
         let jwt = &self.state.sign_in.jwt;

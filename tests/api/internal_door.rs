@@ -35,7 +35,7 @@ async fn the_key_is_checked_before_the_body_is_read() {
         assert_eq!(status, StatusCode::FORBIDDEN, "{key:?} {body}");
         assert!(text.contains("FORBIDDEN") && !text.contains("expected"), "nothing of the protocol: {text}");
     }
-    let key = floor::live::node_key::node_key(TEST_JWT_SECRET);
+    let key = floor::infra::node_key::node_key(TEST_JWT_SECRET);
     let (status, _) = knock(&app, Some(&key), "not json at all").await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "with the key, the body is read");
 }
@@ -44,7 +44,7 @@ async fn the_key_is_checked_before_the_body_is_read() {
 /// account as the HTTP guard did.
 #[tokio::test]
 async fn with_the_key_a_command_runs_only_for_an_account_that_may_run_it() {
-    use floor::live::forward::Handed;
+    use floor::domain::live::forward::Handed;
     use floor_actors::live::Command;
 
     let Some(redis) = test_redis_url().await else { return };
@@ -52,7 +52,7 @@ async fn with_the_key_a_command_runs_only_for_an_account_that_may_run_it() {
     let club = app.create_club("Door", "+79990007400").await;
     let tournament = app.create_tournament(&club, 20, chrono::Duration::days(1)).await;
     let outsider = app.sign_in("+79990007401").await;
-    let key = floor::live::node_key::node_key(TEST_JWT_SECRET);
+    let key = floor::infra::node_key::node_key(TEST_JWT_SECRET);
     let pause_by = |by| {
         serde_json::to_string(&Handed::Command { command: Command::Pause, by, occurred_at: None, key: None })
             .expect("json")

@@ -2,9 +2,9 @@
 //! window, whoever runs them), the claim of a tick by one node, and the manual rerun.
 
 use chrono::{DateTime, Duration, DurationRound, Utc};
-use floor::cli::JobName;
-use floor::jobs::reminders::{PERIOD, slot_of};
-use floor::jobs::{self, Leftovers, Tick};
+use floor::domain::jobs::JobName;
+use floor::domain::jobs::reminders::{PERIOD, slot_of};
+use floor::domain::jobs::{self, Leftovers, Tick};
 use floor_entities::job_runs;
 use futures::future::join_all;
 use sea_orm::{EntityTrait, Set};

@@ -319,7 +319,7 @@ async fn a_merge_moves_the_duplicates_history_and_leaves_it_banned(backend: Back
         profile["banUntil"].as_str().and_then(|at| at.parse().ok()).expect("a ban");
     let expected = main_strike.max(duplicate_strike) + Duration::days(14);
     assert!((ban - expected).num_milliseconds().abs() < 1000, "banned until {ban}, expected {expected}");
-    floor::rating::rebuild_profiles(app.db(), &[main.user_id, duplicate.user_id])
+    floor::domain::rating::rebuild_profiles(app.db(), &[main.user_id, duplicate.user_id])
         .await
         .expect("a rebuild from scratch");
     assert_eq!(

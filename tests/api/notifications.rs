@@ -1,6 +1,6 @@
 //! The notification entry point (journal, dedup, FCM pushes) and `GET /me/notifications`.
 
-use floor::notifications::{Delivery, Notice, NoticeKind, PushMessage};
+use floor::domain::notifications::{Delivery, Notice, NoticeKind, PushMessage};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -173,14 +173,14 @@ async fn a_journal_lives_and_dies_with_the_callers_transaction_and_is_pushed_aft
     let notifier = &app.state.notifier;
     let broadcast = notice(NoticeKind::AdminCustom, &[anna.user_id, boris.user_id, anna.user_id], json!({}), None);
 
-    let tx = floor::db::begin_write(app.db()).await.expect("a transaction");
+    let tx = floor::infra::db::begin_write(app.db()).await.expect("a transaction");
     let journaled = notifier.journal(&tx, broadcast.clone()).await.expect("journaled");
     assert_eq!(journaled.len(), 2, "each recipient once");
     tx.rollback().await.expect("rolled back");
     assert_eq!(app.count("SELECT COUNT(*) FROM notifications").await, 0, "rolled back with the transaction");
     assert!(fcm.messages().is_empty(), "journaling pushes nothing");
 
-    let tx = floor::db::begin_write(app.db()).await.expect("a transaction");
+    let tx = floor::infra::db::begin_write(app.db()).await.expect("a transaction");
     let journaled = notifier.journal(&tx, broadcast).await.expect("journaled");
     tx.commit().await.expect("committed");
     assert_eq!(app.count("SELECT COUNT(*) FROM notifications WHERE sent_at IS NULL").await, 2);

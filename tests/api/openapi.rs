@@ -241,7 +241,7 @@ async fn the_reference_page_is_served_at_docs_with_both_documents() {
     assert_eq!(asyncapi.status(), 200);
     assert_eq!(asyncapi.headers()["content-type"], "application/yaml");
     let served = asyncapi.text().await.expect("text");
-    assert_eq!(served, floor::live::asyncapi::asyncapi().to_yaml().expect("renders"), "the generated contract");
+    assert_eq!(served, floor::domain::live::asyncapi::asyncapi().to_yaml().expect("renders"), "the generated contract");
 }
 
 #[test]

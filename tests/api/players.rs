@@ -122,9 +122,10 @@ async fn followers_of_names_everyone_who_follows_a_player(backend: Backend) {
             .await
             .assert_ok();
     }
-    let mut of_each = floor::tournaments::registrations::followers_of_each(app.db(), &[boris.user_id, anna.user_id])
-        .await
-        .expect("a query");
+    let mut of_each =
+        floor::domain::tournaments::registrations::followers_of_each(app.db(), &[boris.user_id, anna.user_id])
+            .await
+            .expect("a query");
     let mut followers = of_each.remove(&boris.user_id).expect("Boris has followers");
     followers.sort();
     let mut expected = vec![anna.user_id, clara.user_id];

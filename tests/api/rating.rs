@@ -249,7 +249,8 @@ struct Season {
 /// future), and the tests that need them skip rather than fail four times a year.
 fn quarter_ends_within_the_hour() -> bool {
     let now = chrono::Utc::now();
-    floor::seasons::quarter_of(now.date_naive()) != floor::seasons::quarter_of((now + Duration::hours(1)).date_naive())
+    floor::domain::seasons::quarter_of(now.date_naive())
+        != floor::domain::seasons::quarter_of((now + Duration::hours(1)).date_naive())
 }
 
 async fn a_season(app: &TestApp) -> Season {
@@ -362,9 +363,9 @@ async fn the_season_board_answers_bad_and_unknown_seasons(backend: Backend) {
 /// An account made as a sign-up makes it, without the sign-in round trip: the level board's
 /// hundred players are quicker this way.
 async fn account(app: &TestApp, phone: &str) -> floor_entities::users::Model {
-    let phone = floor::domain::Phone::parse(phone).expect("a phone");
-    let tx = floor::db::begin_write(app.db()).await.expect("a transaction");
-    let account = floor::players::signup::find_or_create_account(&tx, &phone).await.expect("an account");
+    let phone = floor::values::Phone::parse(phone).expect("a phone");
+    let tx = floor::infra::db::begin_write(app.db()).await.expect("a transaction");
+    let account = floor::domain::players::signup::find_or_create_account(&tx, &phone).await.expect("an account");
     tx.commit().await.expect("committed");
     account
 }

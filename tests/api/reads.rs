@@ -41,7 +41,7 @@ async fn reads_never_wait_for_a_write_transaction(backend: Backend) {
 
     // A write transaction that holds its locks: on SQLite the write lock of the file and the
     // one writer connection, on PostgreSQL the tournament's row.
-    let writing = floor::db::begin_write(app.db()).await.expect("a write transaction");
+    let writing = floor::infra::db::begin_write(app.db()).await.expect("a write transaction");
     let title = format!(
         "UPDATE tournament_translations SET title = 'Being edited' WHERE tournament_id = {}",
         app.uuid_literal(tournament)

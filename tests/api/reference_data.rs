@@ -22,7 +22,7 @@ async fn serving_seeds_the_reference_data_and_seeding_again_changes_nothing(back
     }
     assert_eq!(before, [10, 20, 6, 12, 1, 1]);
     let template_before = app.scalar("SELECT CAST(levels AS TEXT) FROM blind_templates").await;
-    floor::seed::seed(app.db()).await.expect("seeding again works");
+    floor::domain::seed::seed(app.db()).await.expect("seeding again works");
     for (table, count) in tables.iter().zip(&before) {
         assert_eq!(app.count(&format!("SELECT COUNT(*) FROM {table}")).await, *count, "{table}");
     }

@@ -26,7 +26,7 @@ async fn concurrent_first_calls_make_one_current_season_of_todays_quarter(backen
     let ids: Vec<Uuid> = replies.iter().map(|reply| id_of(&reply.assert_ok()["id"])).collect();
     assert!(ids.iter().all(|id| *id == ids[0]), "{ids:?}");
     assert_eq!(app.count("SELECT COUNT(*) FROM seasons").await, 1);
-    let (starts_on, ends_on) = floor::seasons::quarter_of(Utc::now().date_naive());
+    let (starts_on, ends_on) = floor::domain::seasons::quarter_of(Utc::now().date_naive());
     let season = &replies[0].body;
     assert_eq!(season["startsOn"], starts_on.to_string());
     assert_eq!(season["endsOn"], ends_on.to_string());
@@ -36,10 +36,10 @@ async fn concurrent_first_calls_make_one_current_season_of_todays_quarter(backen
 async fn concurrent_rollovers_archive_the_ended_quarter_and_make_one_current(backend: Backend) {
     let Some(app) = spawn_app(backend).await else { return };
     // Quarters far ahead, so today's real season plays no part.
-    let summer = floor::seasons::ensure_season(app.db(), day("2031-08-15")).await.expect("a season");
+    let summer = floor::domain::seasons::ensure_season(app.db(), day("2031-08-15")).await.expect("a season");
     let rollovers = (0..8).map(|_| {
         let db = app.db().clone();
-        tokio::spawn(async move { floor::seasons::roll_over(&db, day("2031-10-01")).await })
+        tokio::spawn(async move { floor::domain::seasons::roll_over(&db, day("2031-10-01")).await })
     });
     let seasons: Vec<Uuid> = join_all(rollovers)
         .await
@@ -66,11 +66,11 @@ async fn concurrent_rollovers_archive_the_ended_quarter_and_make_one_current(bac
 async fn seasons_are_listed_newest_first_for_everyone(backend: Backend) {
     let Some(app) = spawn_app(backend).await else { return };
     for date in ["2024-05-05", "2031-02-02", "2025-12-31"] {
-        floor::seasons::ensure_season(app.db(), day(date)).await.expect("a season");
+        floor::domain::seasons::ensure_season(app.db(), day(date)).await.expect("a season");
     }
     let listed = app.get("/seasons", None).await.assert_ok()["items"].clone();
     let starts: Vec<&str> = listed.as_array().expect("items").iter().filter_map(|s| s["startsOn"].as_str()).collect();
-    let today = floor::seasons::quarter_of(Utc::now().date_naive()).0.to_string();
+    let today = floor::domain::seasons::quarter_of(Utc::now().date_naive()).0.to_string();
     let mut expected = vec!["2031-01-01", today.as_str(), "2025-10-01", "2024-04-01"];
     expected.sort_unstable_by(|a, b| b.cmp(a));
     assert_eq!(starts, expected, "today's quarter is listed too");
@@ -142,7 +142,7 @@ async fn an_admin_archives_a_season_early_and_reopens_it_while_its_quarter_lasts
     let reopened = app.patch(&path, token, json!({"status": "current"})).await;
     assert_eq!(reopened.assert_ok()["status"], "current");
 
-    let ended = floor::seasons::ensure_season(app.db(), day("2024-02-10")).await.expect("a season");
+    let ended = floor::domain::seasons::ensure_season(app.db(), day("2024-02-10")).await.expect("a season");
     let ended_path = format!("/admin/seasons/{}", ended.id);
     app.patch(&ended_path, token, json!({"status": "archived"})).await.assert_ok();
     app.patch(&ended_path, token, json!({"status": "current"})).await.assert_error(409, "INVALID_STATUS");

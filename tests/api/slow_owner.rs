@@ -19,7 +19,7 @@ use crate::nodes::{Node, live_actors, send_press};
 /// `DATABASE_DEADLINE` as the nodes run it (the default).
 const DEADLINE: Duration = Duration::from_secs(3);
 /// What the owner's own bound on a press comes to with that deadline (twice the deadline and
-/// its half-second margin, and a second for the rest of the turn): `src/live/forward.rs`.
+/// its half-second margin, and a second for the rest of the turn): `src/domain/live/forward.rs`.
 const OWNER_BOUND: Duration = Duration::from_secs(8);
 /// What the other node's log says of a call that reached the owner and got no answer.
 const NO_ANSWER: &str = "took the command and did not answer";

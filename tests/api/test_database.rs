@@ -116,7 +116,7 @@ async fn create_postgres(template: Option<&str>) -> Option<String> {
 }
 
 /// Dates the copy's migrations now, as a node migrating it would: the jobs catch up the ticks
-/// since a database was made (`floor::db::created_at`), and the template was made minutes ago.
+/// since a database was made (`floor::infra::db::created_at`), and the template was made minutes ago.
 async fn migrated_now(url: &str) {
     let db = Database::connect(url).await.expect("the copy connects");
     let now = chrono::Utc::now().timestamp();
@@ -135,7 +135,7 @@ async fn migrated_template() -> Option<&'static str> {
         admin.execute_unprepared(&format!("CREATE DATABASE {name}")).await.expect("the template is made");
         admin.close().await.ok();
         let db = Database::connect(postgres_url(name)).await.expect("the template connects");
-        floor::db::migrate(&db).await.expect("the template migrates");
+        floor::infra::db::migrate(&db).await.expect("the template migrates");
         db.close().await.ok();
         Some(name)
     });

@@ -17,8 +17,8 @@ use crate::error::{LiveError, LiveResult, Refusal};
 use crate::live::command::{self, Command, Order, Timed};
 use crate::live::game::{Change, Game, Made};
 use crate::live::keys::{Answer, Elimination, First, KeyRecord, Recorded, key_reused};
+use crate::live::ports::{Broadcaster, Keys, LiveStore, Persisted, Settled};
 use crate::live::state::{LiveState, Snapshot, began_segment};
-use crate::live::store::{Broadcaster, Keys, LiveStore, Persisted, Settled};
 use crate::rules::balance::BalanceHint;
 pub use crate::rules::clock::to_millis;
 

@@ -13,8 +13,8 @@ use tracing::field::Empty;
 use tracing::{Instrument as _, Span};
 use uuid::Uuid;
 
+use super::ports::Broadcaster;
 use super::state::Snapshot;
-use super::store::Broadcaster;
 
 /// States of one tournament waiting for its room. Beyond this the actor waits for the room
 /// before it answers again: a room that cannot keep up slows its own tournament's commands

@@ -6,9 +6,9 @@ pub mod command;
 pub mod fanout;
 pub mod game;
 pub mod keys;
+pub mod ports;
 pub mod registry;
 pub mod state;
-pub mod store;
 
 #[cfg(test)]
 mod clock_tests;
@@ -24,6 +24,6 @@ pub use command::{Command, Order, Timed};
 pub use fanout::Fanout;
 pub use game::{Change, ClockAction, Game, Made, Player, Seat};
 pub use keys::{Answer, Elimination, First, KeyRecord, Recorded};
+pub use ports::{Broadcaster, Keys, LiveStore, Owner, Persisted, Settled};
 pub use registry::{CHECK_WITHIN, Registry};
 pub use state::{LiveState, Snapshot};
-pub use store::{Broadcaster, Keys, LiveStore, Owner, Persisted, Settled};

@@ -34,8 +34,8 @@ use uuid::Uuid;
 use crate::error::{LiveError, LiveResult};
 use crate::live::actor::{Outcome, TimeSource, TournamentMsg, Traced};
 use crate::live::command::Order;
+use crate::live::ports::{Broadcaster, LiveStore};
 use crate::live::state::Snapshot;
-use crate::live::store::{Broadcaster, LiveStore};
 
 use self::entry::{Entries, Entry, entries};
 pub use self::fresh::CHECK_WITHIN;

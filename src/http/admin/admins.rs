@@ -15,13 +15,14 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use crate::app::AppState;
-use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
+use crate::domain::audit;
+use crate::domain::players::signup::find_or_create_account;
 use crate::http::extract::{Admin, Json, Path, perm};
+use crate::http::state::AppState;
 use crate::http::validate::{Problems, optional_text};
 use crate::http::views::ItemList;
-use crate::players::signup::find_or_create_account;
-use crate::{audit, db};
+use crate::infra::db;
+use crate::infra::error::{AppError, AppResult, ErrorBody, ErrorCode};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_admins, create_admin)).routes(routes!(set_admin_role))

@@ -17,14 +17,14 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use crate::app::AppState;
-use crate::audit;
-use crate::db::{self, IDS_PER_STATEMENT};
-use crate::domain::Phone;
-use crate::error::{AppError, AppResult, ErrorBody};
+use crate::domain::audit;
+use crate::domain::notifications::{Notice, NoticeKind, PushMessage};
 use crate::http::extract::{Admin, Json, perm};
+use crate::http::state::AppState;
 use crate::http::validate::Problems;
-use crate::notifications::{Notice, NoticeKind, PushMessage};
+use crate::infra::db::{self, IDS_PER_STATEMENT};
+use crate::infra::error::{AppError, AppResult, ErrorBody};
+use crate::values::Phone;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(send_broadcast))

@@ -17,13 +17,14 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::content::{check_names, key, next_sort_order, replace_rows, unless_taken};
-use crate::app::AppState;
-use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
+use crate::domain::audit;
 use crate::http::extract::{Admin, Json, Path, perm};
 use crate::http::reference::{CityView, Name, city_view};
+use crate::http::state::AppState;
 use crate::http::validate::Problems;
 use crate::http::views::{ItemList, Localized};
-use crate::{audit, db};
+use crate::infra::db;
+use crate::infra::error::{AppError, AppResult, ErrorBody, ErrorCode};
 
 /// Longest city slug.
 const SLUG_MAX: usize = 50;

@@ -7,10 +7,10 @@ use sea_orm::{
     ActiveModelBehavior, ActiveModelTrait, ConnectionTrait, DbErr, EntityTrait, IntoActiveModel, QuerySelect,
 };
 
-use crate::error::{AppError, AppResult, ErrorCode, OnUniqueViolation};
 use crate::http::reference::Name;
 use crate::http::validate::Problems;
 use crate::http::views::Localized;
+use crate::infra::error::{AppError, AppResult, ErrorCode, OnUniqueViolation};
 
 /// Longest name of a city or a tier, in characters.
 pub const NAME_MAX: usize = 100;

@@ -1,4 +1,4 @@
-//! The admin dashboard's figures: `GET /admin/metrics` (the arithmetic is `crate::dashboard`).
+//! The admin dashboard's figures: `GET /admin/metrics` (the arithmetic is `crate::domain::dashboard`).
 
 use axum::extract::State;
 use chrono::Utc;
@@ -7,10 +7,10 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::AppState;
-use crate::dashboard::{self, Figures, Span};
-use crate::error::{AppResult, ErrorBody};
+use crate::domain::dashboard::{self, Figures, Span};
 use crate::http::extract::{Admin, Json, perm};
+use crate::http::state::AppState;
+use crate::infra::error::{AppResult, ErrorBody};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(show_metrics))

@@ -15,7 +15,7 @@ mod users;
 
 use utoipa_axum::router::OpenApiRouter;
 
-use crate::app::AppState;
+use crate::http::state::AppState;
 
 /// Every platform route, with its OpenAPI description.
 pub fn router() -> OpenApiRouter<AppState> {

@@ -13,12 +13,13 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use crate::app::AppState;
-use crate::error::{AppError, AppResult, ErrorBody};
+use crate::domain::seed::DEFAULT_RATING_CONFIG_ID;
+use crate::domain::{audit, rating, strikes};
 use crate::http::extract::{Admin, Json, perm};
+use crate::http::state::AppState;
 use crate::http::validate::Problems;
-use crate::seed::DEFAULT_RATING_CONFIG_ID;
-use crate::{audit, db, rating, strikes};
+use crate::infra::db;
+use crate::infra::error::{AppError, AppResult, ErrorBody};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_rating_config, replace_rating_config))
@@ -269,7 +270,7 @@ enum Bound {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorCode;
+    use crate::infra::error::ErrorCode;
 
     const DEFAULTS: RatingSettings = RatingSettings {
         points_base: 10.0,
@@ -288,7 +289,7 @@ mod tests {
             Ok(()) => Vec::new(),
             Err(AppError::Api {
                 code: ErrorCode::ValidationError,
-                details: Some(crate::error::ErrorDetails::Fields(details)),
+                details: Some(crate::infra::error::ErrorDetails::Fields(details)),
                 ..
             }) => details.into_iter().map(|d| d.field).collect(),
             Err(other) => panic!("unexpected {other:?}"),

@@ -16,13 +16,14 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::content::{check_translations, next_sort_order, replace_rows};
-use crate::app::AppState;
-use crate::error::{AppError, AppResult, ErrorBody};
+use crate::domain::audit;
 use crate::http::extract::{Admin, Json, Path, double_option, perm};
 use crate::http::reference::{PromoSlideView, SlideTarget, SlideText, promo_slide_views};
+use crate::http::state::AppState;
 use crate::http::validate::{Problems, optional_text, url};
 use crate::http::views::{ItemList, Localized};
-use crate::{audit, db};
+use crate::infra::db;
+use crate::infra::error::{AppError, AppResult, ErrorBody};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -18,13 +18,14 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::content::{add_taken, check_names, key, replace_rows, unless_taken};
-use crate::app::AppState;
-use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
+use crate::domain::audit;
 use crate::http::extract::{Admin, Json, Path, double_option, perm};
 use crate::http::reference::{LevelTierView, Name, level_tier_view};
+use crate::http::state::AppState;
 use crate::http::validate::{Problems, url};
 use crate::http::views::{ItemList, Localized};
-use crate::{audit, db};
+use crate::infra::db;
+use crate::infra::error::{AppError, AppResult, ErrorBody, ErrorCode};
 
 /// Longest tier key.
 const KEY_MAX: usize = 32;

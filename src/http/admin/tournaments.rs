@@ -11,14 +11,14 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use crate::app::AppState;
-use crate::error::{AppResult, ErrorBody};
+use crate::domain::tournaments::TournamentText;
+use crate::domain::tournaments::lifecycle;
 use crate::http::extract::{Admin, Json, Path, Query, double_option, perm};
+use crate::http::state::AppState;
 use crate::http::tournaments::{TournamentView, check_presentation, tournament_view, tournament_views};
 use crate::http::validate::Problems;
 use crate::http::views::{ItemList, Localized};
-use crate::tournaments::TournamentText;
-use crate::tournaments::lifecycle;
+use crate::infra::error::{AppResult, ErrorBody};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_all_tournaments)).routes(routes!(update_tournament_presentation))

@@ -1,5 +1,5 @@
 //! Player moderation by platform staff: searching accounts, banning and unbanning them, and
-//! merging a duplicate account into the main one (the merge itself is `crate::players::merge`).
+//! merging a duplicate account into the main one (the merge itself is `crate::domain::players::merge`).
 
 use axum::extract::State;
 use chrono::{DateTime, Utc};
@@ -14,15 +14,15 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use crate::accounts::shown_phone;
-use crate::app::AppState;
-use crate::audit;
-use crate::auth::permissions::{Permission, has_permission};
-use crate::db::{self, find_where_in};
-use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
+use crate::domain::accounts::shown_phone;
+use crate::domain::audit;
+use crate::domain::auth::permissions::{Permission, has_permission};
+use crate::domain::players::merge;
 use crate::http::extract::{Admin, AuthUser, Json, Path, Query, perm};
+use crate::http::state::AppState;
 use crate::http::views::{ItemList, PlayerProfileView, player_profile_views};
-use crate::players::merge;
+use crate::infra::db::{self, find_where_in};
+use crate::infra::error::{AppError, AppResult, ErrorBody, ErrorCode};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_users)).routes(routes!(set_user_status)).routes(routes!(merge_users))

@@ -28,14 +28,14 @@ use sha2::{Digest, Sha256};
 
 use super::PAGE_STYLE;
 use super::language::Lang;
-use crate::app::AppState;
-use crate::auth::otp;
-use crate::domain::Phone;
-use crate::error::{ErrorCode, RETRY_UNAVAILABLE_AFTER};
+use crate::domain::auth::otp;
+use crate::domain::players::deletion::{self, Asked, PAGE_ROUTE};
 use crate::http::cached;
 use crate::http::limits::{self, AbuseLimits};
 use crate::http::me::after_deletion;
-use crate::players::deletion::{self, Asked, PAGE_ROUTE};
+use crate::http::state::AppState;
+use crate::infra::error::{ErrorCode, RETRY_UNAVAILABLE_AFTER};
+use crate::values::Phone;
 
 pub fn account_deletion_router(state: AppState, abuse_limits: Arc<AbuseLimits>) -> axum::Router {
     axum::Router::new()

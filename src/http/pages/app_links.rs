@@ -10,7 +10,7 @@ use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::routing::{MethodRouter, get};
 use serde_json::{Value, json};
 
-use crate::config::AppLinkSettings;
+use crate::infra::config::AppLinkSettings;
 
 pub const APPLE_PATH: &str = "/.well-known/apple-app-site-association";
 pub const ANDROID_PATH: &str = "/.well-known/assetlinks.json";
@@ -81,7 +81,7 @@ mod tests {
     use uuid::Uuid;
 
     use super::*;
-    use crate::tournaments::share_path;
+    use crate::domain::tournaments::share_path;
 
     #[test]
     fn the_apple_pattern_covers_every_share_link() {

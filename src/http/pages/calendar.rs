@@ -1,5 +1,5 @@
 //! `GET /calendar/<secret>.ics`: a player's calendar feed, for calendar apps to subscribe to
-//! (see `crate::players::calendar` for what it shows). Public but unguessable: the secret is the only
+//! (see `crate::domain::players::calendar` for what it shows). Public but unguessable: the secret is the only
 //! key, so an unknown or revoked one is a plain `404` that tells nothing more, and fetches
 //! spend the public reads' budget per address, so the address space cannot be walked.
 
@@ -13,10 +13,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use chrono::Utc;
 
-use crate::app::AppState;
-use crate::error::AppResult;
+use crate::domain::players::calendar;
 use crate::http::limits::{self, AbuseLimits};
-use crate::players::calendar;
+use crate::http::state::AppState;
+use crate::infra::error::AppResult;
 
 const FEED_EXTENSION: &str = ".ics";
 

@@ -15,7 +15,7 @@ use axum::http::HeaderName;
 use axum::http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, X_CONTENT_TYPE_OPTIONS};
 use uuid::Uuid;
 
-use crate::app::AppState;
+use crate::http::state::AppState;
 
 /// Every page: fetched again each time (it is small; its data changes), nothing from another
 /// host, no script but the page's own.

@@ -13,14 +13,14 @@ use floor_entities::enums::RegistrationStatus;
 use floor_entities::tournaments;
 use maud::{DOCTYPE, Markup, html};
 
-use crate::app::AppState;
-use crate::domain::local_time;
-use crate::error::AppResult;
-use crate::http::exports::{status_name, venue_zone};
+use crate::domain::tournaments::display_title;
+use crate::domain::tournaments::registrations::LIVE;
+use crate::http::club_exports::{status_name, venue_zone};
 use crate::http::extract::{TournamentAccess, club};
 use crate::http::registrations::club_roster;
-use crate::tournaments::display_title;
-use crate::tournaments::registrations::LIVE;
+use crate::http::state::AppState;
+use crate::infra::error::AppResult;
+use crate::values::local_time;
 
 pub fn print_router(state: AppState) -> axum::Router {
     axum::Router::new()

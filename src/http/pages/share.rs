@@ -20,11 +20,11 @@ use sea_orm::EntityTrait;
 use uuid::Uuid;
 
 use super::{PAGE_HEADERS, PAGE_STYLE};
-use crate::app::AppState;
-use crate::domain::local_time;
-use crate::error::AppResult;
+use crate::domain::tournaments::{screen_path, share_path};
+use crate::http::state::AppState;
 use crate::http::tournaments::{TournamentView, tournament_view};
-use crate::tournaments::{screen_path, share_path};
+use crate::infra::error::AppResult;
+use crate::values::local_time;
 
 pub fn share_router(state: AppState) -> axum::Router {
     axum::Router::new().route("/t/{id}", get(page)).with_state(state)

@@ -19,12 +19,12 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::cards::{TournamentView, tournament_views};
-use crate::app::AppState;
-use crate::error::{AppError, AppResult, ErrorBody};
 use crate::http::cached;
 use crate::http::extract::{MaybeAuthUser, Query};
+use crate::http::read_cache::{Answer, Renewal, Shows};
+use crate::http::state::AppState;
 use crate::http::views::ItemList;
-use crate::read_cache::{Answer, Renewal, Shows};
+use crate::infra::error::{AppError, AppResult, ErrorBody};
 
 /// The agenda's route, merged into the tournaments' router.
 pub(super) fn router() -> OpenApiRouter<AppState> {

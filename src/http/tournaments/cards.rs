@@ -11,11 +11,11 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::db::find_where_in;
-use crate::error::{AppError, AppResult};
+use crate::domain::tournaments::{SeatCounts, TournamentText, seat_counts};
 use crate::http::registrations::RegistrationView;
 use crate::http::views::Localized;
-use crate::tournaments::{SeatCounts, TournamentText, seat_counts};
+use crate::infra::db::find_where_in;
+use crate::infra::error::{AppError, AppResult};
 
 /// A tournament card. There is no money flow: `entryFee` is always 0 and `paymentStatus`
 /// always `not_required`.

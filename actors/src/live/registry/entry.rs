@@ -13,8 +13,8 @@ use super::fresh::{Checks, checks, served};
 use super::role::Role;
 use crate::error::LiveResult;
 use crate::live::actor::{TimeSource, TournamentMsg};
+use crate::live::ports::LiveStore;
 use crate::live::state::Snapshot;
-use crate::live::store::LiveStore;
 
 /// A tournament this node knows: its actor, or its follower, and its latest LiveState.
 #[derive(Clone)]

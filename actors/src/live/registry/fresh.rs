@@ -32,8 +32,8 @@ use uuid::Uuid;
 
 use crate::error::{LiveError, LiveResult, Refusal};
 use crate::live::actor::{TimeSource, TournamentMsg, to_millis};
+use crate::live::ports::LiveStore;
 use crate::live::state::{LiveState, Snapshot};
-use crate::live::store::LiveStore;
 use crate::rounds::Rounds;
 
 use super::role::{Role, publish_if_newer};

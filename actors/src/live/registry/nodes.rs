@@ -10,8 +10,8 @@ use uuid::Uuid;
 
 use crate::error::{LiveError, LiveResult};
 use crate::live::actor::{TournamentMsg, to_millis};
+use crate::live::ports::{Broadcaster, LiveStore, Owner};
 use crate::live::state::{LiveState, Snapshot};
-use crate::live::store::{Broadcaster, LiveStore, Owner};
 
 use super::entry::{Entry, entries};
 use super::role::{Follower, Role, publish_if_newer};

@@ -12,8 +12,8 @@ use uuid::Uuid;
 use crate::error::{LiveError, LiveResult, Refusal};
 use crate::live::actor::to_millis;
 use crate::live::game::Game;
+use crate::live::ports::{Broadcaster, LiveStore, Owner};
 use crate::live::state::LiveState;
-use crate::live::store::{Broadcaster, LiveStore, Owner};
 
 use super::Registry;
 use super::entry::{Entry, entries, locked};

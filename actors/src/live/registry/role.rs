@@ -8,8 +8,8 @@ use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
 use crate::live::actor::{TimeSource, TournamentMsg, to_millis};
+use crate::live::ports::LiveStore;
 use crate::live::state::{LiveState, Snapshot};
-use crate::live::store::LiveStore;
 
 /// Whether this node runs the tournament.
 #[derive(Clone)]

@@ -14,8 +14,8 @@ use uuid::Uuid;
 use crate::error::{LiveError, LiveResult};
 use crate::live::actor::{TimeSource, TournamentActor, to_millis};
 use crate::live::game::Game;
+use crate::live::ports::{Broadcaster, LiveStore};
 use crate::live::state::LiveState;
-use crate::live::store::{Broadcaster, LiveStore};
 
 use super::entry::{Entries, Entry, entries};
 use super::role::Role;

@@ -23,9 +23,9 @@ use tokio::sync::broadcast::error::RecvError;
 use uuid::Uuid;
 
 use super::{PAGE_HEADERS, tournament_exists};
-use crate::app::AppState;
-use crate::client_address::client_key;
-use crate::tournaments::announcements::latest;
+use crate::domain::tournaments::announcements::latest;
+use crate::http::state::AppState;
+use crate::infra::client_address::client_key;
 
 const PAGE: &str = include_str!("index.html");
 const STYLE: &str = include_str!("screen.css");
