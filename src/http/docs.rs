@@ -56,7 +56,7 @@ pub fn docs_router(openapi: OpenApi) -> Router {
         .route(ASYNCAPI, get(move || serve_asyncapi(asyncapi.clone())))
         .layer(middleware::map_response(same_origin_only))
         // Swagger UI's script is over a megabyte.
-        .layer(super::compression())
+        .layer(super::compression::compression())
 }
 
 /// The browser itself keeps the page on its origin: nothing it loads or asks for comes from

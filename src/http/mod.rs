@@ -9,6 +9,7 @@ mod blind_templates;
 mod cached;
 mod calendar_links;
 mod club_exports;
+mod compression;
 mod dealer_invites;
 mod dealers;
 mod devices;
@@ -58,8 +59,6 @@ use axum::response::{IntoResponse, Response};
 use axum::{Router, middleware};
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::compression::CompressionLayer;
-use tower_http::compression::predicate::{NotForContentType, Predicate, SizeAbove};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -193,7 +192,7 @@ pub fn router(state: AppState) -> Router {
         )
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
-        .layer(ServiceBuilder::new().layer(compression()).layer(middleware::from_fn(etag::tag_reads)));
+        .layer(ServiceBuilder::new().layer(compression::compression()).layer(middleware::from_fn(etag::tag_reads)));
     Router::new()
         .nest(API_PREFIX, api)
         .merge(docs::docs_router(openapi))
@@ -225,20 +224,6 @@ pub fn router(state: AppState) -> Router {
                 .layer(CatchPanicLayer::custom(panic_response)),
         )
 }
-
-/// Answers of the API over 1 KB go out compressed (gzip or br, as the client's
-/// `Accept-Encoding` prefers): a 65 KB LiveState is a few KB on a venue's Wi-Fi. Smaller
-/// ones are not worth the work. Socket.IO and uploaded files are outside the API's router.
-fn compression() -> CompressionLayer<impl Predicate> {
-    let worth_it = SizeAbove::new(COMPRESS_ABOVE)
-        .and(NotForContentType::GRPC)
-        .and(NotForContentType::IMAGES)
-        .and(NotForContentType::SSE);
-    CompressionLayer::new().gzip(true).br(true).compress_when(worth_it)
-}
-
-/// Bytes of body from which an answer is compressed.
-const COMPRESS_ABOVE: u64 = 1024;
 
 async fn not_found() -> AppError {
     AppError::new(ErrorCode::NotFound, "no such path")
