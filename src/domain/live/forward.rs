@@ -502,7 +502,8 @@ mod tests {
             }
         }
         // With the default deadline of 3 s: the owner answers within 8 s, the caller waits 9 s.
-        let deadline = crate::infra::config::DEFAULT_DATABASE_DEADLINE;
+        let defaults = crate::infra::config::Config::from_lookup(|_| None).expect("the defaults read");
+        let deadline = defaults.database_deadline;
         assert_eq!(press().owner_answers_within(deadline), Duration::from_secs(8));
         assert_eq!(press().caller_waits(deadline), Duration::from_secs(9));
     }

@@ -2,6 +2,7 @@
 //! `ANDROID_CERT_SHA256`); the verification files built from them are `http::pages::app_links`.
 
 use super::ConfigError;
+use super::variables::{Refused, read};
 
 const APPLE_APP_ID_EXPECTED: &str = "comma-separated <Team ID>.<bundle id>, as ABCDE12345.club.floor.player: a Team ID \
      of 10 uppercase letters and digits, a dot, a bundle id of letters, digits, '-' and '.'";
@@ -10,13 +11,26 @@ const ANDROID_PACKAGE_EXPECTED: &str = "an Android application id, as club.floor
 const FINGERPRINT_EXPECTED: &str = "comma-separated SHA-256 fingerprints of the signing certificates, 32 bytes in hex, \
      as AA:BB:…:FF (64 hex digits, with or without the colons, in either case)";
 
-/// The apps the share links (`/t/{id}`) open when installed, read from the environment.
-///
-/// | variable | default |
-/// |---|---|
-/// | `APPLE_APP_IDS` | unset: no `apple-app-site-association` (`404`) |
-/// | `ANDROID_APP_PACKAGE` | unset: no `assetlinks.json` (`404`); set only with `ANDROID_CERT_SHA256` |
-/// | `ANDROID_CERT_SHA256` | unset; set only with `ANDROID_APP_PACKAGE` |
+/// The variables of the apps that open the share links (`/t/{id}`) when installed.
+#[derive(clap::Args)]
+pub struct AppLinkVariables {
+    /// Comma-separated `<Team ID>.<bundle id>` of the iOS apps that open share links
+    /// (`ABCDE12345.club.floor.player`); unset: `/.well-known/apple-app-site-association` is a
+    /// `404`.
+    // `std::vec::Vec`, spelled out, is one value to clap: the list is one variable.
+    #[arg(long, env = "APPLE_APP_IDS", value_parser = apple_app_ids)]
+    pub apple_app_ids: Option<std::vec::Vec<String>>,
+    /// The Android app that opens share links (`club.floor.player`); set only with
+    /// `ANDROID_CERT_SHA256`, and then `/.well-known/assetlinks.json` is served.
+    #[arg(long, env = "ANDROID_APP_PACKAGE", value_parser = android_package)]
+    pub android_app_package: Option<String>,
+    /// Comma-separated SHA-256 fingerprints of that app's signing certificates; set only with
+    /// `ANDROID_APP_PACKAGE`.
+    #[arg(long, env = "ANDROID_CERT_SHA256", value_parser = fingerprints)]
+    pub android_cert_sha256: Option<std::vec::Vec<String>>,
+}
+
+/// The apps the share links (`/t/{id}`) open when installed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AppLinkSettings {
     /// The iOS apps as Apple names them, `<Team ID>.<bundle id>`; empty: iOS opens the links in a
@@ -37,29 +51,21 @@ pub struct AndroidApp {
 }
 
 impl AppLinkSettings {
-    /// Reads the three settings; `get` already treats blank values as unset. A value that does
+    /// Reads the three settings through `get`; blank values count as unset. A value that does
     /// not read so, or a package without fingerprints (or the reverse), refuses to start.
     pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let apple_app_ids = list("APPLE_APP_IDS", get("APPLE_APP_IDS"), APPLE_APP_ID_EXPECTED, |id| {
-            is_apple_app_id(id).then(|| id.to_owned())
-        })?;
-        let package = get("ANDROID_APP_PACKAGE");
-        if let Some(bad) = package.as_deref().filter(|package| !is_android_package(package)) {
-            return Err(ConfigError::Invalid {
-                name: "ANDROID_APP_PACKAGE",
-                value: bad.to_owned(),
-                expected: ANDROID_PACKAGE_EXPECTED,
-            });
-        }
-        let cert_sha256 =
-            list("ANDROID_CERT_SHA256", get("ANDROID_CERT_SHA256"), FINGERPRINT_EXPECTED, normalise_fingerprint)?;
-        let android = match (package, cert_sha256.is_empty()) {
+        Self::from_variables(read(&get)?)
+    }
+
+    pub(super) fn from_variables(variables: AppLinkVariables) -> Result<Self, ConfigError> {
+        let cert_sha256 = variables.android_cert_sha256.unwrap_or_default();
+        let android = match (variables.android_app_package, cert_sha256.is_empty()) {
             (None, true) => None,
             (Some(package), false) => Some(AndroidApp { package, cert_sha256 }),
             (Some(_), true) => return Err(unpaired("ANDROID_APP_PACKAGE", "ANDROID_CERT_SHA256")),
             (None, false) => return Err(unpaired("ANDROID_CERT_SHA256", "ANDROID_APP_PACKAGE")),
         };
-        Ok(Self { apple_app_ids, android })
+        Ok(Self { apple_app_ids: variables.apple_app_ids.unwrap_or_default(), android })
     }
 }
 
@@ -71,20 +77,26 @@ fn unpaired(set: &'static str, missing: &'static str) -> ConfigError {
     }
 }
 
-/// The comma-separated items of `value`, each read by `parse`; blank items are skipped.
-fn list(
-    name: &'static str,
-    value: Option<String>,
-    expected: &'static str,
-    parse: impl Fn(&str) -> Option<String>,
-) -> Result<Vec<String>, ConfigError> {
-    let Some(value) = value else { return Ok(Vec::new()) };
-    value
-        .split(',')
+/// The comma-separated items of `list`, each read by `parse`; blank items are skipped. A
+/// refusal names the item.
+fn list(list: &str, expected: &'static str, parse: impl Fn(&str) -> Option<String>) -> Result<Vec<String>, Refused> {
+    list.split(',')
         .map(str::trim)
         .filter(|item| !item.is_empty())
-        .map(|item| parse(item).ok_or_else(|| ConfigError::Invalid { name, value: item.to_owned(), expected }))
+        .map(|item| parse(item).ok_or_else(|| Refused::item(item, expected)))
         .collect()
+}
+
+fn apple_app_ids(text: &str) -> Result<Vec<String>, Refused> {
+    list(text, APPLE_APP_ID_EXPECTED, |id| is_apple_app_id(id).then(|| id.to_owned()))
+}
+
+fn android_package(text: &str) -> Result<String, Refused> {
+    if is_android_package(text) { Ok(text.to_owned()) } else { Err(Refused::expected(ANDROID_PACKAGE_EXPECTED)) }
+}
+
+fn fingerprints(text: &str) -> Result<Vec<String>, Refused> {
+    list(text, FINGERPRINT_EXPECTED, normalise_fingerprint)
 }
 
 /// `ABCDE12345.club.floor.player`: Apple's Team ID (the application identifier prefix), then a

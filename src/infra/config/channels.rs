@@ -3,11 +3,43 @@
 
 use std::fmt;
 
-const DEFAULT_TELEGRAM_GATEWAY_URL: &str = "https://gatewayapi.telegram.org";
-const DEFAULT_WHATSAPP_API_URL: &str = "https://graph.facebook.com/v21.0";
-const DEFAULT_WHATSAPP_TEMPLATE: &str = "floor_otp";
-const DEFAULT_WHATSAPP_LANGUAGE: &str = "ru";
-const DEFAULT_SMSRU_URL: &str = "https://sms.ru";
+use super::ConfigError;
+use super::variables::read;
+
+/// The variables of the real channels. A channel whose required variables are unset stays in
+/// the chain and fails with "not configured".
+#[derive(clap::Args)]
+pub struct ChannelVariables {
+    /// The `telegram` channel's (Telegram Gateway) token; required for `telegram`.
+    #[arg(long, env = "TELEGRAM_GATEWAY_TOKEN")]
+    pub telegram_gateway_token: Option<String>,
+    /// The Telegram Gateway's base URL.
+    #[arg(long, env = "TELEGRAM_GATEWAY_URL", default_value = "https://gatewayapi.telegram.org")]
+    pub telegram_gateway_url: String,
+    /// The `whatsapp` channel's (WhatsApp Cloud API) token; required for `whatsapp`, with
+    /// `WHATSAPP_PHONE_NUMBER_ID`.
+    #[arg(long, env = "WHATSAPP_ACCESS_TOKEN")]
+    pub whatsapp_access_token: Option<String>,
+    /// The WhatsApp number the codes are sent from; required for `whatsapp`, with
+    /// `WHATSAPP_ACCESS_TOKEN`.
+    #[arg(long, env = "WHATSAPP_PHONE_NUMBER_ID")]
+    pub whatsapp_phone_number_id: Option<String>,
+    /// The WhatsApp authentication template the code is sent in.
+    #[arg(long, env = "WHATSAPP_TEMPLATE", default_value = "floor_otp")]
+    pub whatsapp_template: String,
+    /// The language of that template.
+    #[arg(long, env = "WHATSAPP_LANGUAGE", default_value = "ru")]
+    pub whatsapp_language: String,
+    /// The WhatsApp Cloud API's base URL.
+    #[arg(long, env = "WHATSAPP_API_URL", default_value = "https://graph.facebook.com/v21.0")]
+    pub whatsapp_api_url: String,
+    /// The `sms` channel's (SMS.ru) key; required for `sms`.
+    #[arg(long, env = "SMSRU_API_ID")]
+    pub smsru_api_id: Option<String>,
+    /// SMS.ru's base URL.
+    #[arg(long, env = "SMSRU_URL", default_value = "https://sms.ru")]
+    pub smsru_url: String,
+}
 
 /// Settings of the real channels, read from the environment.
 ///
@@ -45,43 +77,30 @@ pub struct SmsRuSettings {
 }
 
 impl ChannelSettings {
-    /// Reads the settings of every real channel.
-    ///
-    /// `get` reads one environment variable (production passes `|k| std::env::var(k).ok()`,
-    /// tests pass a map). Blank values count as unset, so `VAR=` in a compose file does not
-    /// configure a channel with an empty token.
-    ///
-    /// | variable | default |
-    /// |---|---|
-    /// | `TELEGRAM_GATEWAY_TOKEN` | required for `telegram` |
-    /// | `TELEGRAM_GATEWAY_URL` | `https://gatewayapi.telegram.org` |
-    /// | `WHATSAPP_ACCESS_TOKEN`, `WHATSAPP_PHONE_NUMBER_ID` | both required for `whatsapp` |
-    /// | `WHATSAPP_TEMPLATE` | `floor_otp` |
-    /// | `WHATSAPP_LANGUAGE` | `ru` |
-    /// | `WHATSAPP_API_URL` | `https://graph.facebook.com/v21.0` |
-    /// | `SMSRU_API_ID` | required for `sms` |
-    /// | `SMSRU_URL` | `https://sms.ru` |
-    pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Self {
-        let var = |name: &str| get(name).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty());
-        // Base URLs are joined with "/path", so a trailing slash would double it.
-        let url = |name: &str, default: &str| {
-            var(name).unwrap_or_else(|| default.to_owned()).trim_end_matches('/').to_owned()
-        };
+    /// Reads the settings of every real channel through `get` (a map in tests). Blank values
+    /// count as unset, so `VAR=` in a compose file does not configure a channel with an empty
+    /// token.
+    pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        Ok(Self::from_variables(read(&get)?))
+    }
 
-        let telegram = var("TELEGRAM_GATEWAY_TOKEN")
-            .map(|token| TelegramSettings { token, url: url("TELEGRAM_GATEWAY_URL", DEFAULT_TELEGRAM_GATEWAY_URL) });
-        let whatsapp = match (var("WHATSAPP_ACCESS_TOKEN"), var("WHATSAPP_PHONE_NUMBER_ID")) {
+    pub(super) fn from_variables(variables: ChannelVariables) -> Self {
+        // Base URLs are joined with "/path", so a trailing slash would double it.
+        let url = |url: String| url.trim_end_matches('/').to_owned();
+        let telegram = variables
+            .telegram_gateway_token
+            .map(|token| TelegramSettings { token, url: url(variables.telegram_gateway_url) });
+        let whatsapp = match (variables.whatsapp_access_token, variables.whatsapp_phone_number_id) {
             (Some(access_token), Some(phone_number_id)) => Some(WhatsappSettings {
                 access_token,
                 phone_number_id,
-                template: var("WHATSAPP_TEMPLATE").unwrap_or_else(|| DEFAULT_WHATSAPP_TEMPLATE.to_owned()),
-                language: var("WHATSAPP_LANGUAGE").unwrap_or_else(|| DEFAULT_WHATSAPP_LANGUAGE.to_owned()),
-                url: url("WHATSAPP_API_URL", DEFAULT_WHATSAPP_API_URL),
+                template: variables.whatsapp_template,
+                language: variables.whatsapp_language,
+                url: url(variables.whatsapp_api_url),
             }),
             _ => None,
         };
-        let sms = var("SMSRU_API_ID").map(|api_id| SmsRuSettings { api_id, url: url("SMSRU_URL", DEFAULT_SMSRU_URL) });
-
+        let sms = variables.smsru_api_id.map(|api_id| SmsRuSettings { api_id, url: url(variables.smsru_url) });
         Self { telegram, whatsapp, sms }
     }
 }

@@ -3,19 +3,36 @@
 
 use std::fmt;
 
-use super::ConfigError;
+use super::variables::{read, value_of};
+use super::{ConfigError, invalid};
 
-/// Base of the FCM HTTP v1 API.
-pub const DEFAULT_FCM_API_URL: &str = "https://fcm.googleapis.com";
+/// The variables of the pushes.
+#[derive(clap::Args)]
+pub struct FcmVariables {
+    /// A Google service-account JSON file: a path, or the JSON itself when it starts with `{`.
+    /// Set: notifications are pushed through FCM HTTP v1; unset: only journaled.
+    #[arg(long, env = "FCM_SERVICE_ACCOUNT_JSON")]
+    pub fcm_service_account_json: Option<String>,
+    /// The Firebase project that sends the pushes.
+    ///
+    /// Default: the file's `project_id`
+    #[arg(long, env = "FCM_PROJECT_ID")]
+    pub fcm_project_id: Option<String>,
+    /// FCM's base URL (tests point it at a local fake).
+    #[arg(long, env = "FCM_API_URL", default_value = "https://fcm.googleapis.com")]
+    pub fcm_api_url: String,
+    /// The OAuth2 token endpoint of the service account; without it or the file's, Google's
+    /// own.
+    ///
+    /// Default: the file's `token_uri`
+    #[arg(long, env = "FCM_TOKEN_URL")]
+    pub fcm_token_url: Option<String>,
+}
+
+/// The variables that mean nothing without `FCM_SERVICE_ACCOUNT_JSON`.
+const COMPANIONS: [&str; 3] = ["FCM_PROJECT_ID", "FCM_API_URL", "FCM_TOKEN_URL"];
 
 /// Where the push credentials are, read from the environment.
-///
-/// | variable | default |
-/// |---|---|
-/// | `FCM_SERVICE_ACCOUNT_JSON` | unset: pushes are off (journal only). A path to the Google service-account JSON file, or the JSON itself when it starts with `{` |
-/// | `FCM_PROJECT_ID` | the file's `project_id` |
-/// | `FCM_API_URL` | `https://fcm.googleapis.com` |
-/// | `FCM_TOKEN_URL` | the file's `token_uri`, else `https://oauth2.googleapis.com/token` |
 #[derive(Clone)]
 pub struct FcmSettings {
     /// A path, or inline JSON holding the private key.
@@ -27,16 +44,24 @@ pub struct FcmSettings {
 
 impl FcmSettings {
     /// `None` when `FCM_SERVICE_ACCOUNT_JSON` is unset; another `FCM_*` variable without it is
-    /// a half-done setup and refused. `get` already treats blank values as unset.
+    /// a half-done setup and refused. Blank values count as unset.
     pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Option<Self>, ConfigError> {
-        let Some(service_account) = get("FCM_SERVICE_ACCOUNT_JSON") else {
-            for name in ["FCM_PROJECT_ID", "FCM_API_URL", "FCM_TOKEN_URL"] {
-                if let Some(value) = get(name) {
-                    return Err(ConfigError::Invalid {
+        Self::from_variables(read(&get)?, &get)
+    }
+
+    /// `get` tells a companion that was set from one at its default.
+    pub(super) fn from_variables(
+        variables: FcmVariables,
+        get: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Option<Self>, ConfigError> {
+        let Some(service_account) = variables.fcm_service_account_json else {
+            for name in COMPANIONS {
+                if let Some(value) = value_of(get, name) {
+                    return Err(invalid(
                         name,
-                        value,
-                        expected: "nothing while FCM_SERVICE_ACCOUNT_JSON is unset (pushes are off)",
-                    });
+                        &value,
+                        "nothing while FCM_SERVICE_ACCOUNT_JSON is unset (pushes are off)",
+                    ));
                 }
             }
             return Ok(None);
@@ -44,9 +69,9 @@ impl FcmSettings {
         let url = |value: String| value.trim_end_matches('/').to_owned();
         Ok(Some(Self {
             service_account,
-            project_id: get("FCM_PROJECT_ID"),
-            api_url: get("FCM_API_URL").map_or_else(|| DEFAULT_FCM_API_URL.to_owned(), url),
-            token_url: get("FCM_TOKEN_URL").map(url),
+            project_id: variables.fcm_project_id,
+            api_url: url(variables.fcm_api_url),
+            token_url: variables.fcm_token_url.map(url),
         }))
     }
 

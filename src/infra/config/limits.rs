@@ -8,6 +8,7 @@ use std::time::Duration;
 use ipnet::IpNet;
 
 use super::ConfigError;
+use super::variables::{Refused, read};
 
 /// The most requests one limit may allow per window: enough to switch a limit off in practice,
 /// small enough that `window / count` stays a real interval.
@@ -35,12 +36,15 @@ impl Rate {
     }
 
     /// Reads `10/10m`, `600/1m`, `30/m`, `5/3600s`.
-    fn parse(text: &str) -> Option<Self> {
-        let (count, window) = text.split_once('/')?;
-        let count: u32 = count.trim().parse().ok()?;
-        let window = parse_duration(window)?;
-        let valid = (1..=MAX_COUNT).contains(&count) && (MIN_WINDOW..=MAX_WINDOW).contains(&window);
-        valid.then_some(Self { count, window })
+    fn parse(text: &str) -> Result<Self, Refused> {
+        let rate = || {
+            let (count, window) = text.split_once('/')?;
+            let count: u32 = count.trim().parse().ok()?;
+            let window = parse_duration(window)?;
+            let valid = (1..=MAX_COUNT).contains(&count) && (MIN_WINDOW..=MAX_WINDOW).contains(&window);
+            valid.then_some(Self { count, window })
+        };
+        rate().ok_or(Refused::expected(RATE_EXPECTED))
     }
 }
 
@@ -51,84 +55,63 @@ impl fmt::Debug for Rate {
 }
 
 /// How much each client address (and everyone together, for codes), and each account for
-/// registrations, may ask of the service.
-///
-/// | variable | default | limits |
-/// |---|---|---|
-/// | `RATE_LIMIT_CODE_REQUESTS` | `10/10m` | `POST /auth/otp/request` and the deletion page's phone form per client address |
-/// | `RATE_LIMIT_CODE_REQUESTS_GLOBAL` | `30/1m` | `POST /auth/otp/request` from all addresses together |
-/// | `RATE_LIMIT_CODE_CHECKS` | `30/10m` | `POST /auth/otp/verify`, `POST /me/delete` and the deletion page's code form per client address |
-/// | `RATE_LIMIT_REFRESHES` | `60/10m` | `POST /auth/refresh` per client address |
-/// | `RATE_LIMIT_PUBLIC_READS` | `600/1m` | the public `GET`s per client address |
-/// | `RATE_LIMIT_REGISTRATIONS` | `30/1m` | `POST /tournaments/{id}/register` and `…/cancel-registration` per account |
-/// | `TRUSTED_PROXIES` | empty | IPs and CIDRs whose `X-Forwarded-For` names the client |
-/// | `METRICS_ALLOW` | loopback and private networks | IPs and CIDRs of the clients `/metrics` answers |
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// registrations, may ask of the service, and who may name the client. A rate is written
+/// `<count>/<window>`, as `10/10m`.
+#[derive(Clone, Debug, PartialEq, Eq, clap::Args)]
 pub struct LimitSettings {
-    /// Peers allowed to name the client in `X-Forwarded-For` (the load balancers); from any
-    /// other peer the header is ignored and the peer is the client.
-    pub trusted_proxies: Vec<IpNet>,
+    /// Comma-separated IPs and CIDRs of the load balancers in front: from these peers the
+    /// client address is read from `X-Forwarded-For`; from any other peer the header is ignored
+    /// and the peer is the client.
+    // `std::vec::Vec`, spelled out, is one value to clap: the list is one variable.
+    #[arg(long, env = "TRUSTED_PROXIES", default_value = "", value_parser = parse_networks)]
+    pub trusted_proxies: std::vec::Vec<IpNet>,
     /// The clients `GET /metrics` answers (the scrapers' networks); anyone else gets `404`.
-    pub metrics_readers: Vec<IpNet>,
-    /// Codes asked for by one address: each may cost an SMS.
+    // This host, and the private networks a cluster or a compose project runs in (never the
+    // internet).
+    #[arg(
+        long,
+        env = "METRICS_ALLOW",
+        default_value = "127.0.0.0/8, ::1, 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, fc00::/7, fe80::/10",
+        value_parser = parse_networks
+    )]
+    pub metrics_readers: std::vec::Vec<IpNet>,
+    /// Codes asked for by one address (`POST /auth/otp/request` and the deletion page's phone
+    /// form): each may cost an SMS.
+    #[arg(long, env = "RATE_LIMIT_CODE_REQUESTS", default_value = "10/10m", value_parser = Rate::parse)]
     pub code_requests: Rate,
     /// Codes asked for by everyone together: the ceiling of the SMS bill, whatever the number
     /// of addresses a script cycles through.
+    #[arg(long, env = "RATE_LIMIT_CODE_REQUESTS_GLOBAL", default_value = "30/1m", value_parser = Rate::parse)]
     pub code_requests_global: Rate,
-    /// Codes checked by one address: guessing codes across many phones.
+    /// Codes checked by one address (`POST /auth/otp/verify`, `POST /me/delete` and the
+    /// deletion page's code form): guessing codes across many phones.
+    #[arg(long, env = "RATE_LIMIT_CODE_CHECKS", default_value = "30/10m", value_parser = Rate::parse)]
     pub code_checks: Rate,
-    /// Token refreshes by one address.
+    /// Token refreshes (`POST /auth/refresh`) by one address.
+    #[arg(long, env = "RATE_LIMIT_REFRESHES", default_value = "60/10m", value_parser = Rate::parse)]
     pub refreshes: Rate,
     /// Public reads by one address: a generous ceiling against scraping and floods.
+    #[arg(long, env = "RATE_LIMIT_PUBLIC_READS", default_value = "600/1m", value_parser = Rate::parse)]
     pub public_reads: Rate,
     /// Registrations and cancellations by one account (not one address: a rush comes from
     /// thousands of phones behind a few carriers' addresses). A player makes a handful; each
     /// one takes its tournament's desk.
+    #[arg(long, env = "RATE_LIMIT_REGISTRATIONS", default_value = "30/1m", value_parser = Rate::parse)]
     pub registrations: Rate,
 }
 
 impl Default for LimitSettings {
-    /// The production defaults.
+    /// The production defaults: the declared ones.
     fn default() -> Self {
-        const MINUTE: Duration = Duration::from_secs(60);
-        Self {
-            trusted_proxies: Vec::new(),
-            metrics_readers: PRIVATE_NETWORKS.iter().filter_map(|network| network.parse().ok()).collect(),
-            code_requests: Rate::new(10, 10 * MINUTE),
-            code_requests_global: Rate::new(30, MINUTE),
-            code_checks: Rate::new(30, 10 * MINUTE),
-            refreshes: Rate::new(60, 10 * MINUTE),
-            public_reads: Rate::new(600, MINUTE),
-            registrations: Rate::new(30, MINUTE),
-        }
+        Self::from_env(|_| None).expect("the declared defaults of the limits parse")
     }
 }
 
 impl LimitSettings {
-    /// Reads every limit; `get` already treats blank values as unset. A value that does not
+    /// Reads every limit through `get`; blank values count as unset. A value that does not
     /// parse refuses to start, naming its variable.
     pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let defaults = Self::default();
-        let rate = |name: &'static str, default: Rate| match get(name) {
-            None => Ok(default),
-            Some(text) => Rate::parse(&text).ok_or(ConfigError::Invalid { name, value: text, expected: RATE_EXPECTED }),
-        };
-        Ok(Self {
-            trusted_proxies: match get("TRUSTED_PROXIES") {
-                None => Vec::new(),
-                Some(list) => parse_networks("TRUSTED_PROXIES", &list)?,
-            },
-            metrics_readers: match get("METRICS_ALLOW") {
-                None => defaults.metrics_readers,
-                Some(list) => parse_networks("METRICS_ALLOW", &list)?,
-            },
-            code_requests: rate("RATE_LIMIT_CODE_REQUESTS", defaults.code_requests)?,
-            code_requests_global: rate("RATE_LIMIT_CODE_REQUESTS_GLOBAL", defaults.code_requests_global)?,
-            code_checks: rate("RATE_LIMIT_CODE_CHECKS", defaults.code_checks)?,
-            refreshes: rate("RATE_LIMIT_REFRESHES", defaults.refreshes)?,
-            public_reads: rate("RATE_LIMIT_PUBLIC_READS", defaults.public_reads)?,
-            registrations: rate("RATE_LIMIT_REGISTRATIONS", defaults.registrations)?,
-        })
+        read(&get)
     }
 }
 
@@ -147,25 +130,16 @@ pub(super) fn parse_duration(text: &str) -> Option<Duration> {
     Some(Duration::from_secs(amount.checked_mul(seconds_per_unit)?))
 }
 
-/// Where a scraper of `/metrics` stands unless `METRICS_ALLOW` says otherwise: this host, and
-/// the private networks a cluster or a compose project runs in (never the internet).
-const PRIVATE_NETWORKS: [&str; 7] =
-    ["127.0.0.0/8", "::1/128", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7", "fe80::/10"];
-
-/// `10.0.0.0/8, 192.168.1.7, 2001:db8::/32`: a bare address is a network of one. `name` is
-/// the variable it came from, for the error.
-pub(super) fn parse_networks(name: &'static str, list: &str) -> Result<Vec<IpNet>, ConfigError> {
+/// `10.0.0.0/8, 192.168.1.7, 2001:db8::/32`: a bare address is a network of one. A refusal
+/// names the item at fault.
+pub(super) fn parse_networks(list: &str) -> Result<Vec<IpNet>, Refused> {
     list.split(',')
         .map(str::trim)
         .filter(|item| !item.is_empty())
         .map(|item| {
-            item.parse::<IpNet>().or_else(|_| item.parse::<IpAddr>().map(IpNet::from)).map_err(|_| {
-                ConfigError::Invalid {
-                    name,
-                    value: item.to_owned(),
-                    expected: "comma-separated IP addresses or CIDR networks",
-                }
-            })
+            item.parse::<IpNet>()
+                .or_else(|_| item.parse::<IpAddr>().map(IpNet::from))
+                .map_err(|_| Refused::item(item, "comma-separated IP addresses or CIDR networks"))
         })
         .collect()
 }

@@ -1,18 +1,10 @@
 //! How the service reports on itself: the form of its log lines and which traces it keeps and
 //! sends to a collector ([`crate::infra::telemetry::init`] applies them).
 //!
-//! | variable | default | what |
-//! |---|---|---|
-//! | `LOG_FORMAT` | `json` in production, else `text` | one JSON object per line (with `trace_id` and `span_id` inside a trace), or lines for people |
-//! | `OTEL_EXPORTER_OTLP_ENDPOINT` | unset | OTLP/HTTP collector base URL; unset: no span is kept or sent |
-//! | `OTEL_TRACES_SAMPLER` | `parentbased_always_on` | `always_on`, `always_off`, `traceidratio`, or each of these as `parentbased_*` (a trusted caller's `traceparent` decides) |
-//! | `OTEL_TRACES_SAMPLER_ARG` | `1.0` | the share of new traces kept by a `*traceidratio` sampler, from 0 to 1 |
-//! | `TRACE_TRUSTED_CALLERS` | empty | IPs and CIDRs whose `traceparent` a request continues (an instrumented gateway); the other nodes are always trusted |
-//!
 //! The sampler's names are the OpenTelemetry SDKs' own. An unknown name or a ratio outside
 //! 0–1 refuses to start: the SDK would quietly fall back to keeping every trace.
 //!
-//! A `traceparent` from anyone else (an app, a script, anyone on the internet) never makes
+//! A `traceparent` from anyone not in `TRACE_TRUSTED_CALLERS` (an app, a script, anyone on the internet) never makes
 //! Floor keep a trace: the request starts a trace of its own, sampled as `OTEL_TRACES_SAMPLER`
 //! says for new traces, with a link to the caller's span so the two can still be found from
 //! each other. `TRUSTED_PROXIES` is no such list: a proxy passes its clients' headers on.
@@ -20,7 +12,36 @@
 use ipnet::IpNet;
 
 use super::limits::parse_networks;
+use super::variables::{Refused, read};
 use super::{ConfigError, invalid};
+
+/// The variables of the log lines and the traces.
+#[derive(clap::Args)]
+pub struct TelemetryVariables {
+    /// `json`: one object per line, with `trace_id` and `span_id` inside a trace; `text`: lines
+    /// for people.
+    ///
+    /// Default: `json` in production, else `text`
+    #[arg(long, env = "LOG_FORMAT", value_parser = log_format)]
+    pub log_format: Option<LogFormat>,
+    /// An OTLP/HTTP collector's base URL (`http://otel-collector:4318`; spans go to
+    /// `/v1/traces`); unset: no span is kept or sent.
+    #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
+    pub otel_exporter_otlp_endpoint: Option<String>,
+    /// Which traces are kept: `always_on`, `always_off`, `traceidratio`, or each as
+    /// `parentbased_*` (a trusted caller's `traceparent` decides).
+    #[arg(long, env = "OTEL_TRACES_SAMPLER", default_value = "parentbased_always_on", value_parser = trace_sampler)]
+    pub otel_traces_sampler: TraceSampler,
+    /// The share of new traces a `*traceidratio` sampler keeps, from 0 to 1; the other
+    /// samplers ignore it, as the OpenTelemetry SDKs do, so it is read only for them.
+    #[arg(long, env = "OTEL_TRACES_SAMPLER_ARG", default_value = "1.0")]
+    pub otel_traces_sampler_arg: String,
+    /// Comma-separated IPs and CIDRs (an instrumented gateway) whose `traceparent` a request
+    /// continues, sampling decision included; the other nodes are always trusted.
+    // `std::vec::Vec`, spelled out, is one value to clap: the list is one variable.
+    #[arg(long, env = "TRACE_TRUSTED_CALLERS", default_value = "", value_parser = parse_networks)]
+    pub trace_trusted_callers: std::vec::Vec<IpNet>,
+}
 
 /// What [`crate::infra::telemetry::init`] needs from the environment.
 #[derive(Clone, Debug, PartialEq)]
@@ -56,26 +77,46 @@ const SAMPLERS: &str =
     "always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio";
 
 impl TelemetryConfig {
+    /// Reads the variables through `get`; `production` decides the default form of the lines.
     pub fn from_env(get: impl Fn(&str) -> Option<String>, production: bool) -> Result<Self, ConfigError> {
-        let json_logs = match get("LOG_FORMAT").as_deref() {
-            None => production,
-            Some("json") => true,
-            Some("text") => false,
-            Some(other) => return Err(invalid("LOG_FORMAT", other, "json or text")),
-        };
-        let sampler = trace_sampler(get("OTEL_TRACES_SAMPLER").as_deref(), get("OTEL_TRACES_SAMPLER_ARG").as_deref())?;
-        let trusted_callers = match get("TRACE_TRUSTED_CALLERS") {
-            None => Vec::new(),
-            Some(list) => parse_networks("TRACE_TRUSTED_CALLERS", &list)?,
-        };
-        Ok(Self { json_logs, otlp_endpoint: get("OTEL_EXPORTER_OTLP_ENDPOINT"), sampler, trusted_callers })
+        Self::from_variables(read(&get)?, production)
+    }
+
+    pub(super) fn from_variables(variables: TelemetryVariables, production: bool) -> Result<Self, ConfigError> {
+        let mut sampler = variables.otel_traces_sampler;
+        if let RootSampling::Ratio(_) = sampler.root {
+            let text = variables.otel_traces_sampler_arg;
+            let ratio = text.parse::<f64>().ok().filter(|ratio| (0.0..=1.0).contains(ratio));
+            let ratio = ratio.ok_or_else(|| invalid("OTEL_TRACES_SAMPLER_ARG", &text, "a ratio from 0 to 1"))?;
+            sampler.root = RootSampling::Ratio(ratio);
+        }
+        Ok(Self {
+            json_logs: variables.log_format.map_or(production, |format| format == LogFormat::Json),
+            otlp_endpoint: variables.otel_exporter_otlp_endpoint,
+            sampler,
+            trusted_callers: variables.trace_trusted_callers,
+        })
     }
 }
 
-/// Reads the sampler as the OpenTelemetry specification names it; the default keeps every
-/// trace a caller does not say to drop.
-fn trace_sampler(name: Option<&str>, arg: Option<&str>) -> Result<TraceSampler, ConfigError> {
-    let name = name.unwrap_or("parentbased_always_on");
+/// The form of the log lines, as `LOG_FORMAT` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    Json,
+    Text,
+}
+
+fn log_format(text: &str) -> Result<LogFormat, Refused> {
+    match text {
+        "json" => Ok(LogFormat::Json),
+        "text" => Ok(LogFormat::Text),
+        _ => Err(Refused::expected("json or text")),
+    }
+}
+
+/// Reads the sampler as the OpenTelemetry specification names it; a ratio sampler's share is
+/// `OTEL_TRACES_SAMPLER_ARG`'s, read once the sampler is known.
+fn trace_sampler(name: &str) -> Result<TraceSampler, Refused> {
     let (parent_based, root) = match name.strip_prefix("parentbased_") {
         Some(root) => (true, root),
         None => (false, name),
@@ -83,15 +124,8 @@ fn trace_sampler(name: Option<&str>, arg: Option<&str>) -> Result<TraceSampler, 
     let root = match root {
         "always_on" => RootSampling::Always,
         "always_off" => RootSampling::Never,
-        "traceidratio" => RootSampling::Ratio(match arg {
-            None => 1.0,
-            Some(text) => text
-                .parse::<f64>()
-                .ok()
-                .filter(|ratio| (0.0..=1.0).contains(ratio))
-                .ok_or_else(|| invalid("OTEL_TRACES_SAMPLER_ARG", text, "a ratio from 0 to 1"))?,
-        }),
-        _ => return Err(invalid("OTEL_TRACES_SAMPLER", name, SAMPLERS)),
+        "traceidratio" => RootSampling::Ratio(1.0),
+        _ => return Err(Refused::expected(SAMPLERS)),
     };
     Ok(TraceSampler { parent_based, root })
 }

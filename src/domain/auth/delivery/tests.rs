@@ -90,7 +90,7 @@ async fn record(
 
 fn settings(vars: &[(&str, &str)]) -> ChannelSettings {
     let vars: HashMap<String, String> = vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
-    ChannelSettings::from_env(|name| vars.get(name).cloned())
+    ChannelSettings::from_env(|name| vars.get(name).cloned()).expect("the channels' variables read")
 }
 
 fn chain(names: &str, settings: ChannelSettings, production: bool) -> DeliveryChain {
@@ -497,4 +497,12 @@ async fn a_provider_echoing_the_code_never_gets_it_into_logs_or_errors() {
     assert!(logs.contains("channel=\"sms\""), "{logs}");
     assert!(!logs.contains(CODE), "code leaked into logs: {logs}");
     assert!(!logs.contains("tg-token"), "token leaked into logs: {logs}");
+}
+
+#[test]
+fn the_default_order_is_the_one_otp_channels_is_documented_with() {
+    let documented = crate::infra::config::documented_variables();
+    let channels = documented.iter().find(|variable| variable.name == "OTP_CHANNELS").expect("declared");
+    let order: Vec<&str> = DEFAULT_ORDER.iter().map(|kind| kind.name()).collect();
+    assert_eq!(channels.default, format!("`{}`", order.join(",")));
 }
