@@ -1,6 +1,5 @@
 //! Logs and traces: the global `tracing` subscriber and, when configured, OTLP/HTTP span export.
 
-use std::env::{self, VarError};
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -21,10 +20,6 @@ use tracing_subscriber::{EnvFilter, Layer, Registry};
 
 use crate::infra::config::TelemetryConfig;
 use crate::infra::config::telemetry::{RootSampling, TraceSampler};
-
-/// Filter of the log lines when `RUST_LOG` is unset or empty. sqlx logs every statement at
-/// INFO, so the noisy crates are held at WARN.
-pub const DEFAULT_FILTER: &str = "info,sqlx=warn,sea_orm=warn,hyper=warn,tower_http=info";
 
 /// What goes into a trace, whatever `RUST_LOG` says of the log lines: Floor's own spans (the
 /// request, the live command, its transaction, the fan-out) and sea-orm's span of each
@@ -79,17 +74,18 @@ impl Drop for TelemetryGuard {
     }
 }
 
-/// Installs the global subscriber: log lines filtered by `RUST_LOG` (default
-/// [`DEFAULT_FILTER`]), JSON with the trace's ids or human-readable; and when an OTLP endpoint
+/// Installs the global subscriber: log lines filtered by `RUST_LOG` (its default is declared
+/// with the other variables, in [`TelemetryVariables`](crate::infra::config::TelemetryVariables)), JSON with the trace's ids or human-readable; and when an OTLP endpoint
 /// is set and not blank, the spans of [`TRACES_FILTER`] sampled as configured and sent in
 /// batches to `{endpoint}/v1/traces`. Without an endpoint no span is kept past its log
 /// lines: nothing is exported and a trace costs nothing.
 ///
-/// Safe to call from inside `#[tokio::main]`. Fails on an invalid `RUST_LOG`, an invalid endpoint,
-/// or when a global subscriber is already installed.
+/// Safe to call from inside `#[tokio::main]`. Fails on an invalid endpoint, or when a global
+/// subscriber is already installed (the configuration has refused an invalid `RUST_LOG`).
 pub fn init(settings: &TelemetrySettings) -> anyhow::Result<TelemetryGuard> {
-    let log_filter = env_filter(rust_log_from_env()?.as_deref())?;
     let config = &settings.config;
+    let log_filter = EnvFilter::try_new(&config.log_filter)
+        .with_context(|| format!("RUST_LOG={:?} is not a valid tracing filter", config.log_filter))?;
 
     // Blank counts as unset: compose files and env templates often pass the variable through
     // empty, and that should mean "no export", not a startup failure.
@@ -165,26 +161,6 @@ where
             Some(object) => writeln!(writer, "{object},\"trace_id\":\"{trace_id}\",\"span_id\":\"{span_id}\"}}"),
             None => writer.write_str(&line),
         }
-    }
-}
-
-/// Reads `RUST_LOG`; unset or blank means "use the default".
-fn rust_log_from_env() -> anyhow::Result<Option<String>> {
-    match env::var("RUST_LOG") {
-        Ok(value) if value.trim().is_empty() => Ok(None),
-        Ok(value) => Ok(Some(value)),
-        Err(VarError::NotPresent) => Ok(None),
-        Err(VarError::NotUnicode(_)) => bail!("RUST_LOG is not valid UTF-8"),
-    }
-}
-
-/// Parses the filter. A malformed `RUST_LOG` is an error rather than a silent fallback, so a
-/// typo does not quietly turn off the logs someone went looking for.
-fn env_filter(rust_log: Option<&str>) -> anyhow::Result<EnvFilter> {
-    match rust_log {
-        Some(directives) => EnvFilter::try_new(directives)
-            .with_context(|| format!("RUST_LOG={directives:?} is not a valid tracing filter")),
-        None => EnvFilter::try_new(DEFAULT_FILTER).context("the default tracing filter is invalid"),
     }
 }
 
@@ -351,6 +327,7 @@ mod tests {
         let settings = TelemetrySettings {
             config: TelemetryConfig {
                 json_logs: false,
+                log_filter: "info".to_owned(),
                 otlp_endpoint: Some(endpoint.clone()),
                 sampler: TraceSampler { parent_based: true, root: RootSampling::Always },
                 trusted_callers: Vec::new(),
@@ -416,21 +393,6 @@ mod tests {
     #[test]
     fn a_guard_without_otlp_drops_quietly() {
         drop(TelemetryGuard { provider: None });
-    }
-
-    #[test]
-    fn the_default_filter_parses() -> anyhow::Result<()> {
-        let filter = env_filter(None)?;
-        let rendered = filter.to_string();
-        assert!(rendered.contains("sqlx=warn"), "{rendered}");
-        assert!(rendered.contains("sea_orm=warn"), "{rendered}");
-        Ok(())
-    }
-
-    #[test]
-    fn rust_log_overrides_the_default_and_a_malformed_one_is_an_error() {
-        assert!(env_filter(Some("debug,floor=trace")).is_ok());
-        assert!(env_filter(Some("info,sqlx=loud")).is_err());
     }
 
     #[test]

@@ -174,8 +174,8 @@ pub struct Config {
     pub platform_admin_phones: Vec<Phone>,
     /// `STORAGE_URL`: object storage for uploads; unset means a local folder.
     pub storage_url: Option<Secret>,
-    /// `LOG_FORMAT`, `OTEL_EXPORTER_OTLP_ENDPOINT` and `OTEL_TRACES_SAMPLER*`: the log lines'
-    /// form and which traces go to a collector.
+    /// `LOG_FORMAT`, `RUST_LOG`, `OTEL_EXPORTER_OTLP_ENDPOINT` and `OTEL_TRACES_SAMPLER*`: the
+    /// log lines' form and filter, and which traces go to a collector.
     pub telemetry: TelemetryConfig,
     /// Settings of the real one-time-code channels (their own variables).
     pub channels: ChannelSettings,

@@ -24,6 +24,15 @@ pub struct TelemetryVariables {
     /// Default: `json` in production, else `text`
     #[arg(long, env = "LOG_FORMAT", value_parser = log_format)]
     pub log_format: Option<LogFormat>,
+    /// The filter of the log lines (not of the traces), as `tracing`'s `EnvFilter` reads it.
+    // sqlx logs every statement at INFO, so the noisy crates are held at WARN.
+    #[arg(
+        long,
+        env = "RUST_LOG",
+        default_value = "info,sqlx=warn,sea_orm=warn,hyper=warn,tower_http=info",
+        value_parser = log_filter
+    )]
+    pub rust_log: String,
     /// An OTLP/HTTP collector's base URL (`http://otel-collector:4318`; spans go to
     /// `/v1/traces`); unset: no span is kept or sent.
     #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
@@ -48,6 +57,8 @@ pub struct TelemetryVariables {
 pub struct TelemetryConfig {
     /// One JSON object per line (for log collectors), else human-readable lines.
     pub json_logs: bool,
+    /// The filter of the log lines, checked to read.
+    pub log_filter: String,
     /// Base URL of an OTLP/HTTP collector (`http://otel-collector:4318`); `None`: no export.
     pub otlp_endpoint: Option<String>,
     pub sampler: TraceSampler,
@@ -92,6 +103,7 @@ impl TelemetryConfig {
         }
         Ok(Self {
             json_logs: variables.log_format.map_or(production, |format| format == LogFormat::Json),
+            log_filter: variables.rust_log,
             otlp_endpoint: variables.otel_exporter_otlp_endpoint,
             sampler,
             trusted_callers: variables.trace_trusted_callers,
@@ -112,6 +124,14 @@ fn log_format(text: &str) -> Result<LogFormat, Refused> {
         "text" => Ok(LogFormat::Text),
         _ => Err(Refused::expected("json or text")),
     }
+}
+
+/// A filter `tracing` can use: a typo refuses to start rather than quietly turning off the
+/// lines someone went looking for.
+fn log_filter(text: &str) -> Result<String, Refused> {
+    tracing_subscriber::EnvFilter::try_new(text)
+        .map(|_| text.to_owned())
+        .map_err(|_| Refused::expected("a tracing filter, as info,floor=debug"))
 }
 
 /// Reads the sampler as the OpenTelemetry specification names it; a ratio sampler's share is
@@ -190,6 +210,7 @@ mod tests {
                 "OTEL_TRACES_SAMPLER_ARG",
             ),
             (vec![("LOG_FORMAT", "xml")], "LOG_FORMAT"),
+            (vec![("RUST_LOG", "info,sqlx=loud")], "RUST_LOG"),
             (vec![("TRACE_TRUSTED_CALLERS", "gateway")], "TRACE_TRUSTED_CALLERS"),
         ] {
             match read(&vars, false) {
@@ -197,5 +218,15 @@ mod tests {
                 other => panic!("{vars:?} was read as {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn the_log_filter_holds_the_noisy_crates_at_warn_unless_rust_log_says_otherwise() {
+        let filter = read(&[], false).expect("valid").log_filter;
+        let parsed = tracing_subscriber::EnvFilter::try_new(&filter).expect("the default filter parses");
+        let rendered = parsed.to_string();
+        assert!(rendered.contains("sqlx=warn") && rendered.contains("sea_orm=warn"), "{rendered}");
+        let chosen = read(&[("RUST_LOG", "debug,floor=trace")], false).expect("valid").log_filter;
+        assert_eq!(chosen, "debug,floor=trace");
     }
 }
