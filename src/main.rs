@@ -112,13 +112,16 @@ const HEALTHCHECK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(
 
 /// `floor healthcheck`: success when `url` (the local `/ready` by default) answers 200.
 async fn check_ready(url: Option<&str>) -> ExitCode {
-    let url = url.map_or_else(
-        || {
-            let port = std::env::var("PORT").ok().filter(|port| !port.trim().is_empty());
-            format!("http://127.0.0.1:{}/ready", port.as_deref().map_or("8080", str::trim))
+    let url = match url {
+        Some(url) => url.to_owned(),
+        None => match Config::port_from_env() {
+            Ok(port) => format!("http://127.0.0.1:{port}/ready"),
+            Err(err) => {
+                eprintln!("floor healthcheck: {err}");
+                return ExitCode::FAILURE;
+            }
         },
-        str::to_owned,
-    );
+    };
     let answer = match floor::infra::outbound::client(HEALTHCHECK_TIMEOUT) {
         Ok(client) => client.get(&url).send().await,
         Err(err) => {

@@ -275,6 +275,12 @@ impl Config {
         })
     }
 
+    /// `PORT` alone, for `floor healthcheck`, which must work whatever the other variables say.
+    pub fn port_from_env() -> Result<u16, ConfigError> {
+        let port = |name: &str| if name == "PORT" { std::env::var(name).ok() } else { None };
+        Ok(variables::read::<Variables>(&port)?.port)
+    }
+
     pub fn is_production(&self) -> bool {
         self.env == AppEnv::Production
     }
@@ -496,6 +502,7 @@ mod tests {
         if std::env::var_os(CHILD).is_some() {
             let config = Config::from_lookup(|_| None).expect("the defaults, as no variable is given");
             assert_eq!((config.env, config.port), (AppEnv::Development, 8080));
+            assert_eq!(Config::port_from_env(), Ok(1234), "PORT alone, production or not");
             let err = Config::from_env().expect_err("a value that is no Unicode");
             assert!(err.to_string().starts_with("CONSENT_VERSION has an invalid value"), "{err}");
             return;
