@@ -18,6 +18,19 @@ use url::Url;
 /// The folder used when `STORAGE_URL` is unset, created when missing.
 pub const DEFAULT_UPLOADS_DIR: &str = "./data/uploads";
 
+/// The `AWS_*` variables deployments set for an `s3://` `STORAGE_URL`, as the README lists
+/// them. They are not declared with the configuration: `s3_builder` hands object_store every
+/// `AWS_*` variable it knows (web identity and container credentials too), these among them.
+pub const AWS_VARIABLES: [&str; 7] = [
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_ENDPOINT",
+    "AWS_ALLOW_HTTP",
+];
+
 /// Why `STORAGE_URL` cannot be used. The text is what an operator sees when the service
 /// refuses to start; it never repeats the URL, whose query may hold a secret key.
 #[derive(Debug, thiserror::Error)]
@@ -197,6 +210,13 @@ mod tests {
     fn s3(url: &str, vars: &[(&str, &str)]) -> AmazonS3Builder {
         let Ok(Target::S3(url)) = Target::parse(Some(url)) else { panic!("{url} is an S3 target") };
         s3_builder(&url, env(vars)).expect("the options are known")
+    }
+
+    #[test]
+    fn object_store_reads_every_aws_variable_the_readme_lists() {
+        for name in AWS_VARIABLES {
+            assert!(name.to_ascii_lowercase().parse::<AmazonS3ConfigKey>().is_ok(), "{name}");
+        }
     }
 
     #[test]

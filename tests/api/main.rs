@@ -22,6 +22,7 @@ mod club_exports;
 mod compact_watchers;
 mod compression;
 mod concurrency;
+mod config_docs;
 mod connections;
 mod content_admin;
 mod contract_tools;

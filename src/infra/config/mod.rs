@@ -287,7 +287,7 @@ impl Config {
 }
 
 /// Every variable the configuration reads, with its default as the README and
-/// docs/operations.md write it.
+/// docs/operations.md write it (`tests/api/config_docs.rs` holds them to it).
 pub fn documented_variables() -> Vec<DocumentedVariable> {
     variables::documented::<Variables>()
 }
