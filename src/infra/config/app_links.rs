@@ -1,7 +1,7 @@
 //! Which apps may open the share links (`APPLE_APP_IDS`, `ANDROID_APP_PACKAGE`,
 //! `ANDROID_CERT_SHA256`); the verification files built from them are `http::pages::app_links`.
 
-use super::ConfigError;
+use super::error::ConfigError;
 use super::variables::{Refused, read};
 
 const APPLE_APP_ID_EXPECTED: &str = "comma-separated <Team ID>.<bundle id>, as ABCDE12345.club.floor.player: a Team ID \

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::ConfigError;
+use super::error::ConfigError;
 use super::variables::read;
 
 /// The variables of the real channels. A channel whose required variables are unset stays in

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::ConfigError;
+use super::error::ConfigError;
 use super::limits::parse_duration;
 use super::variables::{Refused, read};
 
@@ -53,7 +53,7 @@ pub struct ConnectionSettings {
     /// A WebSocket that offers permessage-deflate gets large messages compressed (once per
     /// message for all its sockets); `false` declines every offer.
     // One compression per change serves every socket: a state of 65 KB goes as 11 KB.
-    #[arg(long, env = "LIVE_DEFLATE", default_value = "true", value_parser = super::flag, action = clap::ArgAction::Set)]
+    #[arg(long, env = "LIVE_DEFLATE", default_value = "true", value_parser = super::variables::flag, action = clap::ArgAction::Set)]
     pub live_deflate: bool,
     /// Bytes this node keeps to ack `join`s with (recent states, their JSON, patches), 1 MiB
     /// to 64 GiB; past it the least recently used goes.

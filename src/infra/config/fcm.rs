@@ -3,8 +3,8 @@
 
 use std::fmt;
 
+use super::error::{ConfigError, invalid};
 use super::variables::{read, value_of};
-use super::{ConfigError, invalid};
 
 /// The variables of the pushes.
 #[derive(clap::Args)]

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use ipnet::IpNet;
 
-use super::ConfigError;
+use super::error::ConfigError;
 use super::variables::{Refused, read};
 
 /// The most requests one limit may allow per window: enough to switch a limit off in practice,

@@ -9,6 +9,7 @@
 pub mod app_links;
 pub mod channels;
 pub mod connections;
+mod error;
 pub mod fcm;
 pub mod limits;
 pub mod telemetry;
@@ -21,11 +22,13 @@ use std::time::Duration;
 pub use self::app_links::{AppLinkSettings, AppLinkVariables};
 pub use self::channels::{ChannelSettings, ChannelVariables};
 pub use self::connections::ConnectionSettings;
+use self::error::invalid;
+pub use self::error::{ConfigError, MIN_JWT_SECRET_LEN};
 pub use self::fcm::{FcmSettings, FcmVariables};
 pub use self::limits::{LimitSettings, Rate};
 pub use self::telemetry::{TelemetryConfig, TelemetryVariables};
 pub use self::variables::DocumentedVariable;
-use self::variables::Refused;
+use self::variables::{Refused, flag};
 use crate::values::Phone;
 
 /// Where the service runs. Production tightens every default.
@@ -35,9 +38,6 @@ pub enum AppEnv {
     Test,
     Production,
 }
-
-/// The shortest `JWT_SECRET` accepted in production: 256 bits of HS256 key.
-pub const MIN_JWT_SECRET_LEN: usize = 32;
 
 /// Signing key used outside production when `JWT_SECRET` is unset, so that a bare
 /// `floor serve` works and tokens survive restarts on a developer machine.
@@ -194,24 +194,6 @@ pub struct Config {
     pub app_links: AppLinkSettings,
 }
 
-/// Why the service refuses to start. Its text is the one line an operator sees.
-#[derive(Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ConfigError {
-    #[error("{name} has an invalid value {value:?}: {expected}")]
-    Invalid { name: String, value: String, expected: &'static str },
-    #[error("{set} is set but {missing} is not: {why}")]
-    Unpaired { set: &'static str, missing: &'static str, why: &'static str },
-    #[error("JWT_SECRET must be set to at least {MIN_JWT_SECRET_LEN} characters in production")]
-    WeakJwtSecret,
-    #[error("OTP_LOG_CODES must not be on in production: it prints sign-in codes")]
-    OtpLogCodesInProduction,
-    #[error("DATABASE_URL must not be an in-memory SQLite database in production: data would vanish on restart")]
-    InMemoryDatabaseInProduction,
-    /// A declaration clap cannot read; the tests of the declarations keep it from happening.
-    #[error("the configuration cannot be read: {0}")]
-    Unreadable(String),
-}
-
 impl Config {
     /// Reads the process environment. A value that is not Unicode refuses to start, naming
     /// its variable, rather than counting as unset.
@@ -324,19 +306,6 @@ fn http_origin(url: &str) -> Result<String, Refused> {
     match reqwest::Url::parse(url) {
         Ok(parsed) if parsed.scheme().starts_with("http") => Ok(url.trim_end_matches('/').to_owned()),
         _ => Err(Refused::expected("an http:// or https:// address")),
-    }
-}
-
-fn invalid(name: &str, value: &str, expected: &'static str) -> ConfigError {
-    ConfigError::Invalid { name: name.to_owned(), value: value.to_owned(), expected }
-}
-
-/// `true` or `false`, as a person writes it in an env file.
-fn flag(text: &str) -> Result<bool, Refused> {
-    match text.to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(Refused::expected("true or false")),
     }
 }
 

@@ -11,9 +11,9 @@
 
 use ipnet::IpNet;
 
+use super::error::{ConfigError, invalid};
 use super::limits::parse_networks;
 use super::variables::{Refused, read};
-use super::{ConfigError, invalid};
 
 /// The variables of the log lines and the traces.
 #[derive(clap::Args)]

@@ -14,7 +14,7 @@ use std::fmt;
 use clap::error::{ContextKind, ContextValue};
 use clap::{Args, Command, FromArgMatches};
 
-use super::ConfigError;
+use super::error::ConfigError;
 
 /// Why a `value_parser` refused a value: what it expects, and the item at fault when the
 /// value is a list (the error names the item, not the whole list).
@@ -144,6 +144,15 @@ pub(super) fn documented<T: Args>() -> Vec<DocumentedVariable> {
 /// The declarations of `T` that break the rules `read` and `documented` rely on: each
 /// argument has a long name and a variable, and a written default only where there is no
 /// declared one.
+/// `true` or `false`, as a person writes it in an env file.
+pub(super) fn flag(text: &str) -> Result<bool, Refused> {
+    match text.to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(Refused::expected("true or false")),
+    }
+}
+
 #[cfg(test)]
 pub(super) fn malformed<T: Args>() -> Vec<String> {
     declared::<T>()
