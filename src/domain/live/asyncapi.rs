@@ -340,9 +340,9 @@ impl Builder {
             description: "A missing, bad or expired token, or a banned account: the namespace connection is \
                           refused, and the client's `connect_error` carries `message` exactly `UNAUTHORIZED`; \
                           refresh the token (`POST /api/v1/auth/refresh`) and connect again. An account that \
-                          holds `MAX_LIVE_SOCKETS_PER_ACCOUNT` sockets on the node (20 by default), or a client \
-                          address that holds `MAX_LIVE_SOCKETS_PER_ADDRESS` (1,000), is refused with `message` \
-                          exactly `RATE_LIMITED`: close a socket, or wait, and connect again.",
+                          holds `MAX_LIVE_SOCKETS_PER_ACCOUNT` sockets on the node, or a client address that \
+                          holds `MAX_LIVE_SOCKETS_PER_ADDRESS` (both set per deployment), is refused with \
+                          `message` exactly `RATE_LIMITED`: close a socket, or wait, and connect again.",
         };
         self.operation(CONNECT_ERROR, Action::Send, texts, None);
     }
