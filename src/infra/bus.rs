@@ -7,6 +7,7 @@
 //! the node's one [`Link`] to Redis, which reconnects by itself; when it comes back after an
 //! outage, the notes sent meanwhile are lost and every node takes everything as changed.
 
+mod channel;
 pub mod link;
 pub mod releases;
 
@@ -16,12 +17,11 @@ use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use self::channel::CHANNEL;
 pub use self::link::Link;
 use self::releases::Releases;
 use crate::infra::metrics::Metrics;
 
-/// The channel every node listens on.
-const CHANNEL: &str = "floor:changes";
 /// How many notes may wait for this node's hearer before the newest are dropped.
 const WAITING_NOTES: usize = 1024;
 

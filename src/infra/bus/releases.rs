@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use semver::Version;
 
-use super::Link;
+use super::channel::CHANNEL;
+use super::link::Link;
 
 /// How often a node says its release and reads the others'.
 const ANNOUNCE_EVERY: Duration = Duration::from_secs(1);
@@ -100,7 +101,7 @@ async fn read(link: &Link, node: uuid::Uuid, release: &str) -> Option<Lowest> {
     }
     let announced: Vec<String> = words.into_iter().flatten().collect();
     let mut numsub = redis::cmd("PUBSUB");
-    numsub.arg("NUMSUB").arg(super::CHANNEL);
+    numsub.arg("NUMSUB").arg(CHANNEL);
     let (_, listening): (String, usize) = link.ask(&numsub).await?;
     Some(Lowest::of(&announced, listening))
 }
