@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 
 use syn::visit::Visit;
 
@@ -38,6 +39,10 @@ fn module_of(src: &Path, file: &Path) -> Vec<String> {
     }
     path
 }
+
+/// A crate path in a macro's tokens, as `to_string` spaces them (`crate :: infra :: db`).
+static MACRO_PATH: LazyLock<regex::Regex> =
+    LazyLock::new(|| regex::Regex::new(r"(\$?crate|super)((?:\s*::\s*\w+)+)").expect("a valid pattern"));
 
 /// The crate paths one file names, each made absolute.
 struct Named {
@@ -97,8 +102,7 @@ impl<'ast> Visit<'ast> for Named {
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
         let tokens = mac.tokens.to_string();
-        let named = regex::Regex::new(r"(\$?crate|super)((?:\s*::\s*\w+)+)").expect("a valid pattern");
-        for found in named.captures_iter(&tokens) {
+        for found in MACRO_PATH.captures_iter(&tokens) {
             let segments = std::iter::once(found[1].replace(' ', ""))
                 .chain(found[2].split("::").map(str::trim).filter(|part| !part.is_empty()).map(str::to_owned))
                 .collect();

@@ -118,17 +118,20 @@ pub struct DocumentedVariable {
 /// a value of the variable: one that depends on another setting, or that code elsewhere holds.
 const DOCUMENTED_DEFAULT: &str = "Default: ";
 
+/// The default an argument's doc comment writes in its last paragraph `Default: …`, if any.
+fn written_default(arg: &clap::Arg) -> Option<String> {
+    let help = arg.get_long_help().or(arg.get_help())?.to_string();
+    let last = help.rsplit("\n\n").next()?;
+    last.strip_prefix(DOCUMENTED_DEFAULT).map(|text| text.trim().to_owned())
+}
+
 /// Every variable the group `T` declares, with its default as the documents write it.
 pub(super) fn documented<T: Args>() -> Vec<DocumentedVariable> {
     declared::<T>()
         .get_arguments()
         .filter_map(|arg| {
             let name = arg.get_env()?.to_string_lossy().into_owned();
-            let written = arg.get_long_help().or(arg.get_help()).and_then(|help| {
-                let help = help.to_string();
-                let last = help.rsplit("\n\n").next()?;
-                last.strip_prefix(DOCUMENTED_DEFAULT).map(|text| text.trim().to_owned())
-            });
+            let written = written_default(arg);
             let declared = arg.get_default_values().first().map(|value| value.to_string_lossy().into_owned());
             let default = match (written, declared) {
                 (Some(written), _) => written,
@@ -162,9 +165,7 @@ pub(super) fn malformed<T: Args>() -> Vec<String> {
             if arg.get_long().is_none() || arg.get_env().is_none() {
                 return Some(format!("{id} has no long name or no variable"));
             }
-            let help = arg.get_long_help().or(arg.get_help()).map(ToString::to_string).unwrap_or_default();
-            let written = help.rsplit("\n\n").next().is_some_and(|last| last.starts_with(DOCUMENTED_DEFAULT));
-            (written && !arg.get_default_values().is_empty())
+            (written_default(arg).is_some() && !arg.get_default_values().is_empty())
                 .then(|| format!("{id} has a declared default and a written one"))
         })
         .collect()
