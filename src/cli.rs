@@ -46,7 +46,7 @@ pub enum Command {
     /// Exit 0 when the local server is ready (`GET /ready` answers 200), else 1: the
     /// container's health check, since the image has no shell or curl.
     Healthcheck {
-        /// What to ask [default: `http://127.0.0.1:$PORT/ready`, `PORT` defaulting to 8080].
+        /// What to ask [default: `http://127.0.0.1:$PORT/ready`, on the port the server reads].
         #[arg(long)]
         url: Option<String>,
     },

@@ -24,6 +24,7 @@ use serde_json::Value;
 use tracing::Instrument as _;
 use uuid::Uuid;
 
+pub use self::fcm::PushMessage;
 use self::fcm::{FcmSender, PushConfigError, SendOutcome};
 use crate::infra::config::FcmSettings;
 use crate::infra::db::{self, IDS_PER_STATEMENT};
@@ -60,13 +61,6 @@ impl NoticeKind {
             Self::TournamentAnnouncement => "tournament.announcement",
         }
     }
-}
-
-/// The text of a push, in Russian (the interface language).
-#[derive(Clone, Debug)]
-pub struct PushMessage {
-    pub title: String,
-    pub body: String,
 }
 
 /// One event for a set of people.

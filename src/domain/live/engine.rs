@@ -12,9 +12,9 @@ use floor_actors::live::{Order, Outcome, Snapshot, Timed};
 use tokio::time::Instant;
 use uuid::Uuid;
 
-use super::LiveRegistry;
 use super::forward::{Answered, Done, Forwarder, Handed, Sent};
 use super::leases::{LEASE_FOR, Leases, RENEW_EVERY};
+use super::socket::LiveRegistry;
 use crate::domain::tournaments::lifecycle::LiveChanges;
 
 /// The longest a command waits for a tournament to have an owner again: a dead owner's

@@ -37,10 +37,6 @@ use crate::infra::bus::Link;
 use crate::infra::error::{AppError, ErrorCode, FieldProblem};
 use crate::infra::metrics::Metrics;
 
-/// The registry of tournament actors as the server runs it: each actor hands its states to
-/// the fan-out and answers; the fan-out sends them to the Socket.IO rooms in order.
-pub type LiveRegistry = Registry<SeaOrmStore, Fanout<SocketBroadcaster>>;
-
 /// Starts the live engine's supervisor; `nodes`, and the `link` to Redis, when this node is
 /// one of several. The broadcaster goes live once Socket.IO is served
 /// ([`socket::serve_beside`]), and [`resume_running`] then wakes the running tournaments.

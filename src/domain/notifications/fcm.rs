@@ -16,9 +16,15 @@ use serde_json::{Value, json};
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
-use super::PushMessage;
 use crate::infra::config::FcmSettings;
 use crate::infra::outbound::{self, transport_reason};
+
+/// The text of a push, in Russian (the interface language).
+#[derive(Clone, Debug)]
+pub struct PushMessage {
+    pub title: String,
+    pub body: String,
+}
 
 /// Google's OAuth2 token endpoint, when the service-account file names none.
 pub const DEFAULT_TOKEN_URL: &str = "https://oauth2.googleapis.com/token";

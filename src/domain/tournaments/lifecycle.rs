@@ -15,10 +15,9 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use floor_entities::enums::{TournamentStatus, TournamentType};
 use floor_entities::{locations, tournament_translations, tournaments};
-use sea_orm::sea_query::{Expr, ExprTrait};
+use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, QueryFilter,
-    QuerySelect, Set, UpdateMany,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, Set, UpdateMany,
 };
 use serde_json::json;
 use uuid::Uuid;
@@ -32,75 +31,14 @@ use crate::domain::seasons::ensure_season;
 use crate::infra::db;
 use crate::infra::error::{AppError, AppResult, ErrorCode};
 
+mod live_version;
 mod start;
 
-pub use start::start;
+pub use self::live_version::{advance_live_version, advance_live_version_by, advance_live_versions};
+pub use self::start::start;
 
 /// The version of a new tournament's live picture.
 const FIRST_LIVE_VERSION: i64 = 0;
-
-/// Moves the stored `live_version` of `tournament_id` on from `decided_on` (the version and
-/// status the writer decided on) by one, writing `change`'s columns with it, only while the
-/// row is still at that version and in that status. `false`: another writer moved it first,
-/// and nothing was written.
-pub async fn advance_live_version(
-    conn: &impl ConnectionTrait,
-    tournament_id: Uuid,
-    decided_on: (i64, TournamentStatus),
-    change: UpdateMany<tournaments::Entity>,
-    now: DateTime<Utc>,
-) -> AppResult<bool> {
-    advance_live_version_by(conn, tournament_id, decided_on, 1, change, now).await
-}
-
-/// [`advance_live_version`] by `changes` versions at once: several changes written together.
-pub async fn advance_live_version_by(
-    conn: &impl ConnectionTrait,
-    tournament_id: Uuid,
-    decided_on: (i64, TournamentStatus),
-    changes: i64,
-    change: UpdateMany<tournaments::Entity>,
-    now: DateTime<Utc>,
-) -> AppResult<bool> {
-    let (version, status) = decided_on;
-    let written = change
-        .col_expr(tournaments::Column::LiveVersion, Expr::value(version + changes))
-        .col_expr(tournaments::Column::UpdatedAt, Expr::value(now))
-        .filter(tournaments::Column::Id.eq(tournament_id))
-        .filter(tournaments::Column::LiveVersion.eq(version))
-        .filter(tournaments::Column::Status.eq(status))
-        .exec(conn)
-        .await?;
-    Ok(written.rows_affected == 1)
-}
-
-/// Moves each of `ids` (locked by the caller) on by one version for a change of its picture
-/// made outside any game: a deleted player's name. Returns each with its new version.
-pub async fn advance_live_versions(
-    tx: &DatabaseTransaction,
-    ids: &[Uuid],
-    now: DateTime<Utc>,
-) -> AppResult<Vec<(Uuid, i64)>> {
-    let mut advanced = Vec::with_capacity(ids.len());
-    for chunk in ids.chunks(db::IDS_PER_STATEMENT) {
-        tournaments::Entity::update_many()
-            .col_expr(tournaments::Column::LiveVersion, Expr::col(tournaments::Column::LiveVersion).add(1))
-            .col_expr(tournaments::Column::UpdatedAt, Expr::value(now))
-            .filter(tournaments::Column::Id.is_in(chunk.iter().copied()))
-            .exec(tx)
-            .await?;
-        let versions: Vec<(Uuid, i64)> = tournaments::Entity::find()
-            .select_only()
-            .column(tournaments::Column::Id)
-            .column(tournaments::Column::LiveVersion)
-            .filter(tournaments::Column::Id.is_in(chunk.iter().copied()))
-            .into_tuple()
-            .all(tx)
-            .await?;
-        advanced.extend(versions);
-    }
-    Ok(advanced)
-}
 
 /// [`advance_live_version`] for a writer that holds the tournament's lock, where nobody can
 /// have moved the version meanwhile.

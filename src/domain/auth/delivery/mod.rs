@@ -9,7 +9,8 @@
 //!
 //! The real channels are thin HTTP clients, one file each: the Telegram Gateway API
 //! (`telegram.rs`), the WhatsApp Cloud API's authentication template (`whatsapp.rs`) and SMS.ru
-//! (`sms_ru.rs`), configured by [`ChannelSettings::from_env`]; the fake one is `fake.rs`. A
+//! (`sms_ru.rs`), configured by [`ChannelSettings::from_env`], with what they share in
+//! `provider.rs`; the fake one is `fake.rs`. A
 //! channel whose settings are missing fails at once with "not configured" so the next one is
 //! tried. This file is the chain: its order, the attempt at each channel, the failures.
 //!
@@ -18,6 +19,7 @@
 //! Code generation, hashing, rate limits and verification live elsewhere in `auth`.
 
 mod fake;
+mod provider;
 mod sms_ru;
 mod telegram;
 mod whatsapp;
@@ -28,11 +30,12 @@ use std::time::Duration;
 
 use self::fake::Fake;
 pub use self::fake::FakeOutbox;
+use self::provider::Attempt;
 use self::sms_ru::SmsRu;
 use self::telegram::Telegram;
 use self::whatsapp::Whatsapp;
 use crate::infra::config::channels::ChannelSettings;
-use crate::infra::outbound::{self, transport_reason};
+use crate::infra::outbound;
 
 /// Chain used when `OTP_CHANNELS` is unset or blank: two messengers, then SMS.
 const DEFAULT_ORDER: [Kind; 3] = [Kind::Telegram, Kind::Whatsapp, Kind::Sms];
@@ -62,9 +65,6 @@ impl Kind {
             .find(|kind| kind.name().eq_ignore_ascii_case(name))
     }
 }
-
-/// Lifetime of a code in seconds (5 minutes, per the spec); Telegram stops delivering after it.
-const CODE_TTL_SECS: u64 = 300;
 
 /// Bound on connecting and on a whole request, so one slow provider cannot hold a sign-in
 /// request for long before the next channel is tried.
@@ -148,10 +148,6 @@ enum Channel {
     Fake(Fake),
 }
 
-/// Result of one delivery attempt: `Err` carries the reason, which may still contain the code
-/// if a provider echoed it; the chain redacts it before it goes anywhere.
-type Attempt = Result<(), String>;
-
 impl Channel {
     fn name(&self) -> &'static str {
         let kind = match self {
@@ -182,27 +178,6 @@ impl Channel {
                 Ok(())
             }
         }
-    }
-}
-
-/// Sends a prepared request and returns the status and body text; transport errors become a
-/// reason.
-async fn send(request: reqwest::RequestBuilder) -> Result<(reqwest::StatusCode, String), String> {
-    let response = request.send().await.map_err(transport_reason)?;
-    let status = response.status();
-    let body = response.text().await.map_err(transport_reason)?;
-    Ok((status, body))
-}
-
-/// Numbers arrive as `+<digits>`; WhatsApp and SMS.ru want the digits alone.
-fn digits_only(phone: &str) -> &str {
-    phone.trim_start_matches('+')
-}
-
-fn with_detail(summary: String, detail: Option<String>) -> String {
-    match detail {
-        Some(detail) if !detail.trim().is_empty() => format!("{summary}: {}", detail.trim()),
-        _ => summary,
     }
 }
 

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use super::{Attempt, digits_only, send, with_detail};
+use super::provider::{Attempt, digits_only, send, with_detail};
 use crate::infra::config::channels::SmsRuSettings;
 
 pub(super) struct SmsRu {

@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Attempt, CODE_TTL_SECS, send, with_detail};
+use super::provider::{Attempt, CODE_TTL_SECS, send, with_detail};
 use crate::infra::config::channels::TelegramSettings;
 
 pub(super) struct Telegram {

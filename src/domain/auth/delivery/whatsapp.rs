@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Attempt, digits_only, send, with_detail};
+use super::provider::{Attempt, digits_only, send, with_detail};
 use crate::infra::config::channels::WhatsappSettings;
 
 pub(super) struct Whatsapp {

@@ -12,9 +12,8 @@ use uuid::Uuid;
 use socketioxide::SocketIo;
 
 use super::join_acks::JoinAcks;
-use super::recovery::{Recovery, locked};
+use super::recovery::{Recovery, StoredStates, locked};
 use super::server::{self, LiveIo, RedisAdapter, on_server};
-use crate::domain::live::LiveRegistry;
 use crate::domain::live::events::{AnnouncementMade, LevelStarted, ServerEvent, user_room};
 use crate::domain::live::screen_feed::{ScreenEvent, ScreenFeed};
 use crate::infra::bus::{Bus, Change, Link};
@@ -227,7 +226,7 @@ impl SocketBroadcaster {
 
     /// Brings this node's rooms of tournaments other nodes run up to date, where they are
     /// behind (see [`Recovery::catch_up_followed_rooms`]).
-    pub(super) async fn catch_up_followed_rooms(&self, live: &LiveRegistry) {
+    pub(super) async fn catch_up_followed_rooms(&self, live: &impl StoredStates) {
         if let Some((io, link)) = self.across_nodes() {
             self.recovery.catch_up_followed_rooms(io, link, live).await;
         }
@@ -236,7 +235,7 @@ impl SocketBroadcaster {
     /// Another node says a state of the tournament may not have reached this node's watchers
     /// (it sent it while Redis could not carry it): this node's rooms of it, if any, get the
     /// state as stored unless they are known to have it.
-    pub async fn catch_up_missed(&self, live: &LiveRegistry, tournament_id: Uuid) {
+    pub async fn catch_up_missed(&self, live: &impl StoredStates, tournament_id: Uuid) {
         if let Some((io, link)) = self.across_nodes() {
             self.recovery.catch_up_missed(io, link, live, tournament_id).await;
         }

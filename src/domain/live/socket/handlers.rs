@@ -10,9 +10,9 @@ use socketioxide::extract::{AckSender, SocketRef, State, TryData};
 use uuid::Uuid;
 
 use super::join_acks::JoinAcks;
+use super::registry::LiveRegistry;
 use crate::domain::auth::sessions::signed_in;
 use crate::domain::auth::tokens::JwtKeys;
-use crate::domain::live::LiveRegistry;
 use crate::domain::live::events::{
     AuthAck, ClientEvent, ConnectRefused, Handshake, JoinAck, RoomRequest, compact_room, room, user_room,
 };

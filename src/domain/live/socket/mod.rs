@@ -7,7 +7,8 @@
 //! the rooms that moved on meanwhile get their current state once ([`recover_after_outages`]).
 //!
 //! Here the server is built and served, and the recovery is kept running; the broadcaster,
-//! the recovery's bookkeeping, the handlers and the request-head copying each have a file.
+//! the recovery's bookkeeping, the registry of actors the sockets read, the handlers and the
+//! request-head copying each have a file.
 
 mod broadcaster;
 mod handlers;
@@ -15,6 +16,7 @@ mod head;
 mod join_acks;
 mod leaving;
 mod recovery;
+mod registry;
 mod server;
 
 use std::sync::Arc;
@@ -33,9 +35,9 @@ pub use self::broadcaster::SocketBroadcaster;
 use self::handlers::{LiveHub, authenticate, on_connect};
 use self::join_acks::JoinAcks;
 use self::recovery::FOLLOW_WHILE_DOWN;
+pub use self::registry::LiveRegistry;
 pub use self::server::{ENGINE_IO_PATH, NAMESPACE};
 use self::server::{LiveIo, RedisAdapter, on_server};
-use super::LiveRegistry;
 use super::known::KnownTournaments;
 use super::socket_guards::{self, SocketGuards};
 use crate::domain::auth::tokens::JwtKeys;

@@ -6,12 +6,12 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 
+use floor_actors::error::LiveResult;
 use floor_actors::live::Snapshot;
 use socketioxide::SocketIo;
 use uuid::Uuid;
 
 use super::server::{BROADCAST_TIMEOUT, NAMESPACE, RedisAdapter};
-use crate::domain::live::LiveRegistry;
 use crate::domain::live::events::{ServerEvent, compact_room, room, tournament_of_room};
 use crate::infra::bus::{Bus, Change, Link};
 
@@ -20,6 +20,14 @@ use crate::infra::bus::{Bus, Change, Link};
 /// read a second per such tournament, a load of the game and a send to this node's room per
 /// change. Nothing when Redis answers.
 pub(super) const FOLLOW_WHILE_DOWN: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Where a catch-up reads a tournament's state as stored: the registry of actors
+/// ([`super::LiveRegistry`]), whose type names the broadcaster this recovery belongs to.
+pub trait StoredStates: Send + Sync {
+    /// The tournament's state read again from the database when another node runs it;
+    /// `None` when this node runs it (its sockets heard every change).
+    fn read_again(&self, tournament_id: Uuid) -> impl Future<Output = LiveResult<Option<Snapshot>>> + Send;
+}
 
 /// What the broadcaster keeps to make up for an outage of Redis.
 #[derive(Default)]
@@ -77,7 +85,12 @@ impl Recovery {
     /// as stored, when it moved past what the room is known to have: after an outage of Redis,
     /// and every [`FOLLOW_WHILE_DOWN`] during one, when nothing else tells this node of the
     /// other nodes' changes.
-    pub(super) async fn catch_up_followed_rooms(&self, io: &SocketIo<RedisAdapter>, link: &Link, live: &LiveRegistry) {
+    pub(super) async fn catch_up_followed_rooms(
+        &self,
+        io: &SocketIo<RedisAdapter>,
+        link: &Link,
+        live: &impl StoredStates,
+    ) {
         let Some(watched) = watched_here(io).await else { return };
         locked(&self.heard).retain(|tournament_id, _| watched.contains(tournament_id));
         locked(&self.sent_here).retain(|tournament_id, _| watched.contains(tournament_id));
@@ -93,7 +106,7 @@ impl Recovery {
         &self,
         io: &SocketIo<RedisAdapter>,
         link: &Link,
-        live: &LiveRegistry,
+        live: &impl StoredStates,
         tournament_id: Uuid,
     ) {
         if watched_here(io).await.is_some_and(|watched| watched.contains(&tournament_id)) {
@@ -103,7 +116,13 @@ impl Recovery {
 
     /// This node's rooms of a tournament another node runs get its state as stored, when it
     /// moved past what they are known to have.
-    async fn catch_up_room(&self, io: &SocketIo<RedisAdapter>, link: &Link, live: &LiveRegistry, tournament_id: Uuid) {
+    async fn catch_up_room(
+        &self,
+        io: &SocketIo<RedisAdapter>,
+        link: &Link,
+        live: &impl StoredStates,
+        tournament_id: Uuid,
+    ) {
         let Some(namespace) = io.of(NAMESPACE) else { return };
         let _one_at_a_time = self.catching_up.lock().await;
         let outages = link.outages();

@@ -13,7 +13,7 @@ use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, Qu
 use serde_json::json;
 use uuid::Uuid;
 
-use super::advance_live_version;
+use super::live_version::advance_live_version;
 use crate::domain::notifications::{Journaled, Notifier};
 use crate::domain::tournaments::{display_title, lock, notices};
 use crate::domain::{audit, strikes};
