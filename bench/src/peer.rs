@@ -39,7 +39,9 @@ impl Peer {
             bail!("{} holds no server.js: --peer names the peer's folder (bench/peer-node)", dir.display());
         }
         if installed(dir) {
-            return Ok(Self { dir: dir.to_owned(), players, eliminated });
+            // The peer runs in a temporary folder of its own: its script is named from anywhere.
+            let dir = std::path::absolute(dir).with_context(|| format!("the path of {}", dir.display()))?;
+            return Ok(Self { dir, players, eliminated });
         }
         let copy = std::env::temp_dir().join("floor-bench-peer-node");
         std::fs::create_dir_all(&copy).with_context(|| format!("creating {}", copy.display()))?;
@@ -68,4 +70,22 @@ impl Peer {
 /// Whether the peer's packages are installed in `dir`.
 fn installed(dir: &Path) -> bool {
     dir.join("node_modules/socket.io/package.json").is_file()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_installed_peer_named_by_a_relative_path_is_started_by_an_absolute_one() {
+        let folder = tempfile::tempdir_in(".").expect("a folder beside the tests");
+        std::fs::write(folder.path().join("server.js"), "").expect("a script");
+        let package = folder.path().join("node_modules/socket.io/package.json");
+        std::fs::create_dir_all(package.parent().expect("a parent")).expect("node_modules");
+        std::fs::write(&package, "{}").expect("socket.io's package.json");
+        let relative = Path::new(folder.path().file_name().expect("a name"));
+        let peer = Peer::prepare(relative, 500, 100).expect("the peer as installed");
+        assert!(peer.script().is_absolute(), "{}", peer.script().display());
+        assert!(peer.script().is_file());
+    }
 }
