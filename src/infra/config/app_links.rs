@@ -2,7 +2,7 @@
 //! `ANDROID_CERT_SHA256`); the verification files built from them are `http::pages::app_links`.
 
 use super::error::ConfigError;
-use super::variables::{Refused, read};
+use super::variables::{Refused, comma_separated, read};
 
 const APPLE_APP_ID_EXPECTED: &str = "comma-separated <Team ID>.<bundle id>, as ABCDE12345.club.floor.player: a Team ID \
      of 10 uppercase letters and digits, a dot, a bundle id of letters, digits, '-' and '.'";
@@ -77,18 +77,8 @@ fn unpaired(set: &'static str, missing: &'static str) -> ConfigError {
     }
 }
 
-/// The comma-separated items of `list`, each read by `parse`; blank items are skipped. A
-/// refusal names the item.
-fn list(list: &str, expected: &'static str, parse: impl Fn(&str) -> Option<String>) -> Result<Vec<String>, Refused> {
-    list.split(',')
-        .map(str::trim)
-        .filter(|item| !item.is_empty())
-        .map(|item| parse(item).ok_or_else(|| Refused::item(item, expected)))
-        .collect()
-}
-
 fn apple_app_ids(text: &str) -> Result<Vec<String>, Refused> {
-    list(text, APPLE_APP_ID_EXPECTED, |id| is_apple_app_id(id).then(|| id.to_owned()))
+    comma_separated(text, APPLE_APP_ID_EXPECTED, |id| is_apple_app_id(id).then(|| id.to_owned()))
 }
 
 fn android_package(text: &str) -> Result<String, Refused> {
@@ -96,7 +86,7 @@ fn android_package(text: &str) -> Result<String, Refused> {
 }
 
 fn fingerprints(text: &str) -> Result<Vec<String>, Refused> {
-    list(text, FINGERPRINT_EXPECTED, normalise_fingerprint)
+    comma_separated(text, FINGERPRINT_EXPECTED, normalise_fingerprint)
 }
 
 /// `ABCDE12345.club.floor.player`: Apple's Team ID (the application identifier prefix), then a

@@ -8,7 +8,7 @@ use std::time::Duration;
 use ipnet::IpNet;
 
 use super::error::ConfigError;
-use super::variables::{Refused, read};
+use super::variables::{Refused, comma_separated, read};
 
 /// The most requests one limit may allow per window: enough to switch a limit off in practice,
 /// small enough that `window / count` stays a real interval.
@@ -133,15 +133,9 @@ pub(super) fn parse_duration(text: &str) -> Option<Duration> {
 /// `10.0.0.0/8, 192.168.1.7, 2001:db8::/32`: a bare address is a network of one. A refusal
 /// names the item at fault.
 pub(super) fn parse_networks(list: &str) -> Result<Vec<IpNet>, Refused> {
-    list.split(',')
-        .map(str::trim)
-        .filter(|item| !item.is_empty())
-        .map(|item| {
-            item.parse::<IpNet>()
-                .or_else(|_| item.parse::<IpAddr>().map(IpNet::from))
-                .map_err(|_| Refused::item(item, "comma-separated IP addresses or CIDR networks"))
-        })
-        .collect()
+    comma_separated(list, "comma-separated IP addresses or CIDR networks", |item| {
+        item.parse::<IpNet>().or_else(|_| item.parse::<IpAddr>().map(IpNet::from)).ok()
+    })
 }
 
 #[cfg(test)]

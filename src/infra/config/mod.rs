@@ -28,7 +28,7 @@ pub use self::fcm::{FcmSettings, FcmVariables};
 pub use self::limits::{LimitSettings, Rate};
 pub use self::telemetry::{TelemetryConfig, TelemetryVariables};
 pub use self::variables::DocumentedVariable;
-use self::variables::{Refused, flag};
+use self::variables::{Refused, comma_separated, flag};
 use crate::values::Phone;
 
 /// Where the service runs. Production tightens every default.
@@ -294,11 +294,7 @@ fn database_deadline(text: &str) -> Result<Duration, Refused> {
 }
 
 fn phones(list: &str) -> Result<Vec<Phone>, Refused> {
-    list.split(',')
-        .map(str::trim)
-        .filter(|item| !item.is_empty())
-        .map(|item| Phone::parse(item).map_err(|_| Refused::item(item, "comma-separated phones in E.164")))
-        .collect()
+    comma_separated(list, "comma-separated phones in E.164", |item| Phone::parse(item).ok())
 }
 
 /// An `http://` or `https://` address, without a trailing slash.

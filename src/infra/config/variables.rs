@@ -144,9 +144,6 @@ pub(super) fn documented<T: Args>() -> Vec<DocumentedVariable> {
         .collect()
 }
 
-/// The declarations of `T` that break the rules `read` and `documented` rely on: each
-/// argument has a long name and a variable, and a written default only where there is no
-/// declared one.
 /// `true` or `false`, as a person writes it in an env file.
 pub(super) fn flag(text: &str) -> Result<bool, Refused> {
     match text.to_ascii_lowercase().as_str() {
@@ -156,6 +153,23 @@ pub(super) fn flag(text: &str) -> Result<bool, Refused> {
     }
 }
 
+/// The comma-separated items of `list`, each read by `parse`; blank items are skipped. A
+/// refusal names the item at fault.
+pub(super) fn comma_separated<T>(
+    list: &str,
+    expected: &'static str,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Result<Vec<T>, Refused> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .map(|item| parse(item).ok_or_else(|| Refused::item(item, expected)))
+        .collect()
+}
+
+/// The declarations of `T` that break the rules `read` and `documented` rely on: each
+/// argument has a long name and a variable, and a written default only where there is no
+/// declared one.
 #[cfg(test)]
 pub(super) fn malformed<T: Args>() -> Vec<String> {
     declared::<T>()
