@@ -77,9 +77,10 @@ impl Drop for TelemetryGuard {
 /// Installs the global subscriber: log lines filtered by `RUST_LOG` (its default is declared
 /// with the other variables, in
 /// [`TelemetryVariables`](crate::infra::config::TelemetryVariables)), JSON with the trace's
-/// ids or human-readable; and when an OTLP endpoint is set and not blank, the spans of [`TRACES_FILTER`] sampled as configured and sent in
-/// batches to `{endpoint}/v1/traces`. Without an endpoint no span is kept past its log
-/// lines: nothing is exported and a trace costs nothing.
+/// ids or human-readable; and when an OTLP endpoint is set and not blank, the spans of
+/// [`TRACES_FILTER`] sampled as configured and sent in batches to `{endpoint}/v1/traces`.
+/// Without an endpoint no span is kept past its log lines: nothing is exported and a trace
+/// costs nothing.
 ///
 /// Safe to call from inside `#[tokio::main]`. Fails on an invalid endpoint, or when a global
 /// subscriber is already installed (the configuration has refused an invalid `RUST_LOG`).
