@@ -351,15 +351,34 @@ async fn press_loop(
     presses
 }
 
-/// Reads of `path` on every node every 250 ms until `reading` goes false: status and time.
-async fn read_loop(urls: Vec<String>, reading: Arc<AtomicBool>) -> Vec<(String, u16, Duration)> {
+/// One read of the loop: what was read, when (from the traffic's start), its status and how
+/// long it took.
+struct Read {
+    url: String,
+    sent: Duration,
+    status: u16,
+    took: Duration,
+}
+
+impl Read {
+    /// Fails the test unless the read answered `200` within `within`, saying when it was made.
+    fn assert_answered_within(&self, within: Duration) {
+        let Self { url, sent, status, took } = self;
+        let at = seconds(*sent);
+        assert_eq!(*status, 200, "{url}, read at {at} s, answered {status} after {took:?}");
+        assert!(*took < within, "{url}, read at {at} s, took {took:?}");
+    }
+}
+
+/// Reads of `path` on every node every 250 ms until `reading` goes false.
+async fn read_loop(urls: Vec<String>, reading: Arc<AtomicBool>, t0: Instant) -> Vec<Read> {
     let client = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().expect("a client");
     let mut reads = Vec::new();
     while reading.load(Ordering::SeqCst) {
         for url in &urls {
             let asked = Instant::now();
             let status = client.get(url).send().await.map_or(0, |answer| answer.status().as_u16());
-            reads.push((url.clone(), status, asked.elapsed()));
+            reads.push(Read { url: url.clone(), sent: asked - t0, status, took: asked.elapsed() });
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
@@ -373,7 +392,7 @@ struct Traffic {
     pressing: Arc<AtomicBool>,
     presses: tokio::task::JoinHandle<Vec<Press>>,
     reading: Arc<AtomicBool>,
-    reads: tokio::task::JoinHandle<Vec<(String, u16, Duration)>>,
+    reads: tokio::task::JoinHandle<Vec<Read>>,
 }
 
 impl Traffic {
@@ -385,7 +404,7 @@ impl Traffic {
         let presses = tokio::spawn(press_loop(bases, game.path("level"), token, pressing.clone(), t0));
         let reading = Arc::new(AtomicBool::new(true));
         let urls = nodes.iter().flat_map(|node| [node.url(&game.path("live")), node.url("/health")]).collect();
-        let reads = tokio::spawn(read_loop(urls, reading.clone()));
+        let reads = tokio::spawn(read_loop(urls, reading.clone(), t0));
         Self { t0, pressing, presses, reading, reads }
     }
 
@@ -395,7 +414,7 @@ impl Traffic {
     }
 
     /// Stops both loops once every press sent is answered: the presses, in order, and the reads.
-    async fn stop(self) -> (Vec<Press>, Vec<(String, u16, Duration)>) {
+    async fn stop(self) -> (Vec<Press>, Vec<Read>) {
         self.pressing.store(false, Ordering::SeqCst);
         self.reading.store(false, Ordering::SeqCst);
         let presses = self.presses.await.expect("the presses");
@@ -496,12 +515,11 @@ async fn ride_out_an_outage(pg: &OwnPostgres, nodes: &[&Node], game: &Ready, ack
     }
 
     // Reads kept in memory and liveness answered throughout.
-    for (url, status, took) in &reads {
-        assert_eq!(*status, 200, "{url} answered {status} after {took:?}");
+    for read in &reads {
         // The live state is read from memory; liveness says how the database is, after a probe
         // that gives up with the pool's acquire timeout.
-        let within = if url.ends_with("/live") { Duration::from_secs(1) } else { Duration::from_secs(3) };
-        assert!(*took < within, "{url} took {took:?}");
+        let within = if read.url.ends_with("/live") { Duration::from_secs(1) } else { Duration::from_secs(3) };
+        read.assert_answered_within(within);
     }
     eprintln!("{} reads of the live state and liveness, every one 200", reads.len());
 }
@@ -619,9 +637,8 @@ async fn ride_out_a_freeze(pg: &dyn Freezes, nodes: &[&Node], game: &Ready, ackn
         );
     }
 
-    for (url, status, took) in &reads {
-        assert_eq!(*status, 200, "{url} answered {status} after {took:?}");
-        assert!(*took < Duration::from_secs(1), "{url} took {took:?}");
+    for read in &reads {
+        read.assert_answered_within(Duration::from_secs(1));
     }
     eprintln!("{} reads of the live state and liveness, every one 200", reads.len());
 }
