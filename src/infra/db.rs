@@ -112,7 +112,11 @@ pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
 /// Connects to `url` as `floor serve` does: the connections that write (and read inside their
 /// transactions). On PostgreSQL every statement has `deadline` (the server cancels it past it:
 /// `503`, try again) and a server that sends nothing for half a second more, frozen or behind a
-/// partition, has its connection given up (the patched driver, `vendor/PATCHES.md`); while the
+/// partition, has its connection given up (the patched driver, `vendor/PATCHES.md`); a
+/// session idle inside a transaction for `deadline` is ended by the server, so a node frozen
+/// in the middle of a write (a stalled host, a paused VM) lets go of the rows it locked (a
+/// tournament's lease among them) before its lease runs out, and the next owner is not held
+/// back; while the
 /// lookout `watch` finds PostgreSQL out of reach, no pooled connection is handed out (a
 /// statement fails at once instead of waiting on a server that does not answer); and only a
 /// connection idle for [`PING_IF_IDLE_FOR`] is pinged before use, not every one. A SQLite
@@ -122,7 +126,11 @@ pub async fn connect_serving(url: &str, deadline: Duration, watch: &DbWatch) -> 
     if !is_sqlite(url) {
         options
             .statement_timeout(deadline)
-            .map_sqlx_postgres_opts(move |opts| opts.answer_within(deadline.saturating_add(ANSWER_MARGIN)))
+            .map_sqlx_postgres_opts(move |opts| {
+                // Between two statements of a transaction a node computes for milliseconds.
+                let idle = [("idle_in_transaction_session_timeout", deadline.as_millis().to_string())];
+                opts.answer_within(deadline.saturating_add(ANSWER_MARGIN)).options(idle)
+            })
             .test_before_acquire(false);
         let watch = watch.clone();
         options.map_sqlx_postgres_before_acquire(move |connection, held| {
@@ -390,15 +398,19 @@ pub async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction,
 
 /// Opens a transaction that only reads and sees the database as of one moment however long it
 /// lasts, so a read spread over many statements (a player's export) is consistent. On
-/// PostgreSQL `REPEATABLE READ READ ONLY`; on SQLite a plain (deferred) transaction, whose
-/// first read fixes its snapshot of the WAL until it ends. Open it on the read connections:
-/// it holds one of them while it lasts.
+/// PostgreSQL `REPEATABLE READ READ ONLY`, which may sit idle between its reads as long as its
+/// reader waits for a slow client (it locks no row, so the serving sessions' limit on idling
+/// in a transaction is lifted for it); on SQLite a plain (deferred) transaction, whose first
+/// read fixes its snapshot of the WAL until it ends. Open it on the read connections: it holds
+/// one of them while it lasts.
 pub async fn begin_snapshot(db: &DatabaseConnection) -> Result<DatabaseTransaction, DbErr> {
     if db.get_database_backend() != DbBackend::Postgres {
         // sea-orm would only warn that SQLite takes no isolation level or access mode.
         return db.begin().await;
     }
-    db.begin_with_config(Some(IsolationLevel::RepeatableRead), Some(AccessMode::ReadOnly)).await
+    let tx = db.begin_with_config(Some(IsolationLevel::RepeatableRead), Some(AccessMode::ReadOnly)).await?;
+    tx.execute_unprepared("SET LOCAL idle_in_transaction_session_timeout = 0").await?;
+    Ok(tx)
 }
 
 /// Serialises every transaction that locks the same `key` (a phone, say) until the holder

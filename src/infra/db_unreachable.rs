@@ -54,9 +54,11 @@ pub(crate) fn sqlx_is_unreachable(err: &sea_orm::sqlx::Error) -> bool {
 /// PostgreSQL's SQLSTATEs of a server that went away, does not take connections now, or did
 /// not get through a statement in time: `57P01` admin shutdown, `57P02` crash shutdown, `57P03`
 /// cannot connect now (starting up), `57014` a statement cancelled (at `statement_timeout`),
+/// `25P03` a session ended while idle in a transaction (at
+/// `idle_in_transaction_session_timeout`: the node stalled; its transaction was rolled back),
 /// and class `08`, connection exceptions. SQLite's codes are numbers and never match.
 fn is_lost_connection_state(state: &str) -> bool {
-    matches!(state, "57P01" | "57P02" | "57P03" | "57014") || (state.len() == 5 && state.starts_with("08"))
+    matches!(state, "57P01" | "57P02" | "57P03" | "57014" | "25P03") || (state.len() == 5 && state.starts_with("08"))
 }
 
 #[cfg(test)]
@@ -113,7 +115,7 @@ mod tests {
 
     #[test]
     fn postgresql_s_states_of_a_server_gone_or_starting_are_outages() {
-        for state in ["57P01", "57P02", "57P03", "57014", "08000", "08003", "08006", "08001", "08P01"] {
+        for state in ["57P01", "57P02", "57P03", "57014", "25P03", "08000", "08003", "08006", "08001", "08P01"] {
             assert!(is_lost_connection_state(state), "{state}");
         }
         // A unique or foreign-key violation, a serialization failure, a deadlock, too many

@@ -5,7 +5,6 @@
 
 use std::time::Duration;
 
-use sea_orm::{ConnectionTrait, Statement, TransactionTrait};
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt as _;
 
@@ -212,9 +211,7 @@ async fn a_queue_cut_while_under_way_and_sent_again_is_applied_once() {
     let count = 41;
     let body = queue("held", count);
 
-    let held = app.db().begin().await.expect("a transaction");
-    let lock = format!("SELECT id FROM tournaments WHERE id = '{}' FOR UPDATE", day.id);
-    held.execute_raw(Statement::from_string(app.db().get_database_backend(), lock)).await.expect("the row held");
+    let held = app.hold(&format!("SELECT id FROM tournaments WHERE id = '{}' FOR UPDATE", day.id)).await;
     cut(&app, &day, &day.path("replay"), &body, "unused", Duration::from_millis(300)).await;
     let again = {
         let (app_url, token, body) = (app.url(&day.path("replay")), day.club.owner.access_token.clone(), body.clone());

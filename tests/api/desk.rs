@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use floor_entities::registrations;
 use reqwest::StatusCode;
-use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set, TransactionTrait};
+use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -83,13 +83,8 @@ async fn a_banned_players_tap_is_refused_without_waiting_on_their_accounts_row()
     let tournament = app.create_tournament(&club, 10, chrono::Duration::days(1)).await;
     let boris = app.sign_in("+79990004801").await;
     app.exec(&format!("UPDATE users SET status = 'banned' WHERE id = {}", app.uuid_literal(boris.user_id))).await;
-    let moderator = app.db().begin().await.expect("a transaction");
-    sea_orm::ConnectionTrait::execute_unprepared(
-        &moderator,
-        &format!("SELECT id FROM users WHERE id = {} FOR UPDATE", app.uuid_literal(boris.user_id)),
-    )
-    .await
-    .expect("the row held");
+    let moderator =
+        app.hold(&format!("SELECT id FROM users WHERE id = {} FOR UPDATE", app.uuid_literal(boris.user_id))).await;
 
     let register = format!("/tournaments/{tournament}/register");
     let tap = app.post(&register, Some(&boris.access_token), json!({}));

@@ -333,7 +333,18 @@ async fn reads_on_either_node_never_go_back_through_a_hand_over() {
 /// and lets its actor go. Nothing is applied twice.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_frozen_owner_s_tournament_is_served_by_the_other_node_and_the_woken_owner_stays_silent() {
-    ride_out_a_frozen_owner(Duration::from_secs(15)).await;
+    ride_out_a_frozen_owner(Duration::from_secs(15), Frozen::BetweenWrites).await;
+}
+
+/// The same for an owner frozen inside a write, holding the tournament's lease and row locked
+/// in a transaction it cannot finish: PostgreSQL ends that transaction (the serving nodes'
+/// sessions may sit idle in one no longer than a statement may run), so the locks go before
+/// the lease runs out and the other node takes over as it would from an owner frozen between
+/// writes. The write in the middle was pressed on the frozen node itself; it is answered, once
+/// the owner wakes, as not applied or of unknown outcome, and it is applied nowhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owner_frozen_inside_a_write_holds_the_tournament_from_the_other_node_no_longer_than_its_lease() {
+    ride_out_a_frozen_owner(Duration::from_secs(15), Frozen::InsideAWrite).await;
 }
 
 /// The same for a minute's freeze: the lease bounds the takeover whatever the freeze's length.
@@ -341,12 +352,22 @@ async fn a_frozen_owner_s_tournament_is_served_by_the_other_node_and_the_woken_o
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a minute and a half; the 15 s freeze runs in CI"]
 async fn a_minute_s_freeze_of_the_owner_is_ridden_out_the_same_way() {
-    ride_out_a_frozen_owner(Duration::from_secs(60)).await;
+    ride_out_a_frozen_owner(Duration::from_secs(60), Frozen::BetweenWrites).await;
+}
+
+/// Where the owner is when it freezes.
+#[derive(Clone, Copy, PartialEq)]
+enum Frozen {
+    /// Wherever it happens to be: between two writes, as a rule.
+    BetweenWrites,
+    /// Inside the transaction of a press made on it, having locked the tournament's lease and
+    /// row.
+    InsideAWrite,
 }
 
 /// Freezes the owner for `frozen_for` while the club presses on the other node every 200 ms,
 /// and checks everything the tests above promise.
-async fn ride_out_a_frozen_owner(frozen_for: Duration) {
+async fn ride_out_a_frozen_owner(frozen_for: Duration, at: Frozen) {
     let Some(redis) = test_redis_url().await else { return };
     let Some(setup) = spawn_app_with(Backend::Postgres, &[]).await else { return };
     let logs = tempfile::tempdir().expect("a folder for the logs");
@@ -367,12 +388,16 @@ async fn ride_out_a_frozen_owner(frozen_for: Duration) {
     let t0 = Instant::now();
     let mut presses = tokio::task::JoinSet::new();
     let mut tick = tokio::time::interval(Duration::from_millis(200));
-    let (mut frozen, mut woken) = (None, None);
+    let (mut frozen, mut woken, mut inside_a_write) = (None, None, None);
     let presses_in_all = 10 + frozen_for.as_millis() / 200 + 25;
     for n in 0..presses_in_all {
         tick.tick().await;
         if n == 10 {
-            signal(&first, "STOP");
+            if at == Frozen::InsideAWrite {
+                inside_a_write = Some(freeze_inside_a_write(&setup, &first, &game).await);
+            } else {
+                signal(&first, "STOP");
+            }
             frozen = Some(t0.elapsed());
         }
         if frozen.is_some_and(|at| woken.is_none() && t0.elapsed() >= at + frozen_for) {
@@ -427,6 +452,19 @@ async fn ride_out_a_frozen_owner(frozen_for: Duration) {
     // Nothing applied twice; a press of unknown outcome may have been applied once.
     let mut acknowledged: Vec<i64> =
         presses.iter().filter(|press| press.3 == 200).map(|press| version(&press.4)).collect();
+    if let Some(frozen_in) = inside_a_write {
+        let reply = tokio::time::timeout(Duration::from_secs(30), frozen_in)
+            .await
+            .expect("the press the owner froze in is answered once it wakes")
+            .expect("the press ran")
+            .expect("the press is answered");
+        eprintln!("the press the owner froze in: {} {}", reply.status, reply.body);
+        match reply.status.as_u16() {
+            503 => {}
+            500 => unknown += 1,
+            status => panic!("the press the owner froze in answered {status}: {}", reply.body),
+        }
+    }
     let kept = acknowledged.len();
     acknowledged.sort_unstable();
     acknowledged.dedup();
@@ -471,6 +509,46 @@ async fn ride_out_a_frozen_owner(frozen_for: Duration) {
         let seen: Vec<i64> = watcher.states_until(now).await.iter().map(version).collect();
         assert!(seen.windows(2).all(|pair| pair[0] < pair[1]), "versions only grow: {seen:?}");
     }
+}
+
+/// Freezes `owner` inside the transaction of a press made on it: the test locks the
+/// tournament's row, the press's transaction locks the lease (its fence) and waits for the
+/// row, the owner is stopped, and the row let go, so the press's statement finishes on a
+/// session whose node no longer runs. Returns the press, answered once the owner wakes.
+async fn freeze_inside_a_write(
+    setup: &TestApp,
+    owner: &Node,
+    game: &Ready,
+) -> tokio::task::JoinHandle<Result<crate::helpers::Reply, reqwest::Error>> {
+    let held = setup.hold(&format!("SELECT id FROM tournaments WHERE id = '{}' FOR UPDATE", game.id)).await;
+    let press = tokio::spawn({
+        let (client, url, token) =
+            (reqwest::Client::new(), owner.url(&game.path("level")), game.club.owner.access_token.clone());
+        async move {
+            let request = client.post(url).bearer_auth(token).header("idempotency-key", Uuid::new_v4().to_string());
+            let answer = request.json(&json!({"direction": "next"})).send().await?;
+            Ok(crate::helpers::Reply::read(answer).await)
+        }
+    });
+    let waiting =
+        "SELECT count(*)::int8 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'";
+    let since = Instant::now();
+    loop {
+        let row = setup
+            .db()
+            .query_one_raw(Statement::from_string(setup.db().get_database_backend(), waiting))
+            .await
+            .expect("pg_stat_activity read")
+            .expect("a row");
+        if row.try_get_by_index::<i64>(0).expect("a count") > 0 {
+            break;
+        }
+        assert!(since.elapsed() < Duration::from_secs(10), "the press never waited for the row");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    signal(owner, "STOP");
+    held.commit().await.expect("the row let go");
+    press
 }
 
 /// Sends `signal` to a node's process.

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use floor::domain::auth::delivery::FakeOutbox;
 use floor::{AppState, Application, Config};
 use reqwest::{Method, StatusCode};
-use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+use sea_orm::{ConnectionTrait, DatabaseConnection, DatabaseTransaction, Statement, TransactionTrait};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -335,6 +335,19 @@ impl TestApp {
 
     /// `id` as a SQL literal of the column type sea-orm uses: `uuid` on PostgreSQL, a
     /// 16-byte blob on SQLite.
+    /// A transaction of the test's own holding the rows `locking` selects (`… FOR UPDATE`)
+    /// until it ends, as a long write of another process does. Its session may sit idle in it
+    /// as long as the test needs, which the serving connections' sessions may not
+    /// (`idle_in_transaction_session_timeout`, `src/infra/db.rs`).
+    pub async fn hold(&self, locking: &str) -> DatabaseTransaction {
+        let tx = self.db().begin().await.expect("a transaction");
+        if tx.get_database_backend() == sea_orm::DbBackend::Postgres {
+            tx.execute_unprepared("SET LOCAL idle_in_transaction_session_timeout = 0").await.expect("no idle limit");
+        }
+        tx.execute_unprepared(locking).await.unwrap_or_else(|err| panic!("{locking}: {err}"));
+        tx
+    }
+
     pub fn uuid_literal(&self, id: Uuid) -> String {
         match self.db().get_database_backend() {
             sea_orm::DbBackend::Postgres => format!("'{id}'::uuid"),

@@ -111,6 +111,11 @@ impl Live {
         loop {
             let owner = match self.here(tournament_id, work.clone()).await {
                 Err(LiveError::Elsewhere { owner }) => owner,
+                // Turned away here before it ran (the database out of reach, a lock waited out
+                // while asking who runs it): an earlier sending's outcome stays unknown.
+                Err(LiveError::Refused { refusal: Refusal::Unavailable, message }) => {
+                    return Err(unless_unknown(unknown, message));
+                }
                 done => return done,
             };
             let Some(nodes) = &self.nodes else {

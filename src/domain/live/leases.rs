@@ -59,8 +59,18 @@ impl Leases {
         self.held.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Takes the tournament's lease unless another node holds it, and says who runs it.
+    /// Takes the tournament's lease unless another node holds it, and says who runs it. A lease
+    /// another node holds is only read, never written: the holder's writes lock its row (their
+    /// fence) until they commit, and a node asking who runs the tournament for every command
+    /// it hands over must not queue behind them.
     pub async fn claim(&self, tournament_id: Uuid) -> AppResult<Owner> {
+        let holder = tournament_leases::Entity::find_by_id(tournament_id).one(&self.db).await?;
+        if let Some(lease) = holder
+            && lease.node_id != self.node_id
+            && lease.expires_at > Utc::now()
+        {
+            return Ok(Owner::Node(lease.node_url));
+        }
         let leaving = self.leaving.load(Ordering::SeqCst);
         if !leaving {
             let now = Utc::now();
