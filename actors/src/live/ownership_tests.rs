@@ -216,6 +216,21 @@ async fn a_node_that_lost_its_hold_stops_its_actor_and_follows() {
 }
 
 #[tokio::test]
+async fn a_tournament_whose_hold_ran_out_is_read_from_memory() {
+    let store = SharedStore::new(Owner::Here);
+    let registry = node(&store).await;
+    registry.command(ID, Command::Pause, Uuid::nil()).await.expect("run here");
+    store.set_owner(Owner::Node(OTHER_NODE.to_owned()));
+    let loads = store.loads.load(std::sync::atomic::Ordering::SeqCst);
+    registry.let_go(ID);
+    let _held = store.loads_open.write().await;
+    let read = tokio::time::timeout(Duration::from_millis(500), registry.snapshot(ID)).await;
+    assert_eq!(read.expect("no load to wait for").expect("a state").version, 2, "the state the actor left");
+    assert_eq!(store.loads.load(std::sync::atomic::Ordering::SeqCst), loads, "nothing loaded again");
+    assert_eq!(registry.actor_count(), 0);
+}
+
+#[tokio::test]
 async fn a_handed_over_tournament_is_read_from_memory_until_the_node_closes() {
     let store = SharedStore::new(Owner::Here);
     let registry = node(&store).await;

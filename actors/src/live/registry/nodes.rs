@@ -1,6 +1,7 @@
 //! What passes between nodes: following a tournament another node runs (its answers and
 //! notes), taking a tournament over, letting it go, and handing every one over at shutdown.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -78,19 +79,32 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
     }
 
     /// This node no longer holds the tournament (its hold ran out and another node took it):
-    /// its actor stops without writing more, and the tournament is followed from now on.
+    /// its actor stops without writing more, and the tournament is followed from now on, from
+    /// the state the actor left: reads here go on from memory (held against the stored
+    /// version, as every follower's) rather than wait for a load, or fail while the database
+    /// is out of reach.
     pub fn let_go(&self, tournament_id: Uuid) {
-        let removed = {
-            let mut map = entries(&self.entries);
-            match map.get(&tournament_id) {
-                Some(entry) if entry.actor().is_some() => map.remove(&tournament_id),
-                _ => None,
-            }
-        };
-        if let Some(actor) = removed.as_ref().and_then(Entry::actor) {
+        let replaced = self.follow_in_place(&mut entries(&self.entries), tournament_id);
+        if let Some((owner, _)) = replaced
+            && let Some(actor) = owner.actor()
+        {
             tracing::warn!(%tournament_id, "another node took the tournament over; its actor here stops");
             actor.stop(Some("another node holds the tournament".into()));
         }
+    }
+
+    /// Puts a follower, starting from the actor's latest state, in the place of the actor of
+    /// `tournament_id` in `map`; returns the actor's entry and the follower. `None` when this
+    /// node runs no actor of it.
+    fn follow_in_place(&self, map: &mut HashMap<Uuid, Entry>, tournament_id: Uuid) -> Option<(Entry, Arc<Follower>)> {
+        map.get(&tournament_id)?.actor()?;
+        let owner = map.remove(&tournament_id)?;
+        let latest = owner.snapshot.borrow().clone();
+        let (follower, snapshot) = Follower::start(self.store.clone(), self.now, latest);
+        let mut entry = Entry::new(&self.store, self.now, tournament_id, Role::Follower(follower.clone()), snapshot);
+        entry.last_used = owner.last_used;
+        map.insert(tournament_id, entry);
+        Some((owner, follower))
     }
 
     /// Hands every tournament this node runs over: each actor finishes the commands it has
@@ -107,16 +121,7 @@ impl<S: LiveStore, B: Broadcaster> Registry<S, B> {
             let mut map = entries(&self.entries);
             let ids: Vec<Uuid> = map.iter().filter(|(_, entry)| entry.actor().is_some()).map(|(id, _)| *id).collect();
             ids.into_iter()
-                .filter_map(|id| {
-                    let owner = map.remove(&id)?;
-                    let latest = owner.snapshot.borrow().clone();
-                    let (follower, snapshot) = Follower::start(self.store.clone(), self.now, latest);
-                    let role = Role::Follower(follower.clone());
-                    let mut entry = Entry::new(&self.store, self.now, id, role, snapshot);
-                    entry.last_used = owner.last_used;
-                    map.insert(id, entry);
-                    Some((id, owner, follower))
-                })
+                .filter_map(|id| self.follow_in_place(&mut map, id).map(|(owner, follower)| (id, owner, follower)))
                 .collect()
         };
         let mut draining = JoinSet::new();
