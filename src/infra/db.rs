@@ -116,11 +116,10 @@ pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
 /// session idle inside a transaction for `deadline` is ended by the server, so a node frozen
 /// in the middle of a write (a stalled host, a paused VM) lets go of the rows it locked (a
 /// tournament's lease among them) before its lease runs out, and the next owner is not held
-/// back; while the
-/// lookout `watch` finds PostgreSQL out of reach, no pooled connection is handed out (a
-/// statement fails at once instead of waiting on a server that does not answer); and only a
-/// connection idle for [`PING_IF_IDLE_FOR`] is pinged before use, not every one. A SQLite
-/// file is as [`connect`] makes it.
+/// back; while the lookout `watch` finds PostgreSQL out of reach, no pooled connection is
+/// handed out (a statement fails at once instead of waiting on a server that does not
+/// answer); and only a connection idle for [`PING_IF_IDLE_FOR`] is pinged before use, not
+/// every one. A SQLite file is as [`connect`] makes it.
 pub async fn connect_serving(url: &str, deadline: Duration, watch: &DbWatch) -> anyhow::Result<DatabaseConnection> {
     let mut options = pool_options(url)?;
     if !is_sqlite(url) {
