@@ -127,7 +127,7 @@ pub async fn connect_serving(url: &str, deadline: Duration, watch: &DbWatch) -> 
             .statement_timeout(deadline)
             .map_sqlx_postgres_opts(move |opts| {
                 // Between two statements of a transaction a node computes for milliseconds.
-                let idle = [("idle_in_transaction_session_timeout", deadline.as_millis().to_string())];
+                let idle = [(IDLE_IN_TRANSACTION_LIMIT, deadline.as_millis().to_string())];
                 opts.answer_within(deadline.saturating_add(ANSWER_MARGIN)).options(idle)
             })
             .test_before_acquire(false);
@@ -408,8 +408,22 @@ pub async fn begin_snapshot(db: &DatabaseConnection) -> Result<DatabaseTransacti
         return db.begin().await;
     }
     let tx = db.begin_with_config(Some(IsolationLevel::RepeatableRead), Some(AccessMode::ReadOnly)).await?;
-    tx.execute_unprepared("SET LOCAL idle_in_transaction_session_timeout = 0").await?;
+    lift_idle_limit(&tx).await?;
     Ok(tx)
+}
+
+/// PostgreSQL's limit on how long a session may sit idle inside a transaction, which
+/// [`connect_serving`] sets to the statements' deadline.
+const IDLE_IN_TRANSACTION_LIMIT: &str = "idle_in_transaction_session_timeout";
+
+/// Lets `tx` sit idle between its statements as long as it needs, for a transaction that may
+/// rightly wait on something else between them and locks no row others wait for (a snapshot
+/// read while a slow client takes what it read). Nothing to lift on SQLite.
+pub async fn lift_idle_limit(tx: &DatabaseTransaction) -> Result<(), DbErr> {
+    if tx.get_database_backend() == DbBackend::Postgres {
+        tx.execute_unprepared(&format!("SET LOCAL {IDLE_IN_TRANSACTION_LIMIT} = 0")).await?;
+    }
+    Ok(())
 }
 
 /// Serialises every transaction that locks the same `key` (a phone, say) until the holder

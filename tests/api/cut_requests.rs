@@ -211,7 +211,7 @@ async fn a_queue_cut_while_under_way_and_sent_again_is_applied_once() {
     let count = 41;
     let body = queue("held", count);
 
-    let held = app.hold(&format!("SELECT id FROM tournaments WHERE id = '{}' FOR UPDATE", day.id)).await;
+    let held = app.hold_tournament_row(day.id).await;
     cut(&app, &day, &day.path("replay"), &body, "unused", Duration::from_millis(300)).await;
     let again = {
         let (app_url, token, body) = (app.url(&day.path("replay")), day.club.owner.access_token.clone(), body.clone());

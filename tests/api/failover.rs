@@ -520,7 +520,7 @@ async fn freeze_inside_a_write(
     owner: &Node,
     game: &Ready,
 ) -> tokio::task::JoinHandle<Result<crate::helpers::Reply, reqwest::Error>> {
-    let held = setup.hold(&format!("SELECT id FROM tournaments WHERE id = '{}' FOR UPDATE", game.id)).await;
+    let held = setup.hold_tournament_row(game.id).await;
     let press = tokio::spawn({
         let (client, url, token) =
             (reqwest::Client::new(), owner.url(&game.path("level")), game.club.owner.access_token.clone());

@@ -333,21 +333,25 @@ impl TestApp {
         self.scalar(sql).await.and_then(|text| text.parse().ok()).expect("a count")
     }
 
-    /// `id` as a SQL literal of the column type sea-orm uses: `uuid` on PostgreSQL, a
-    /// 16-byte blob on SQLite.
     /// A transaction of the test's own holding the rows `locking` selects (`… FOR UPDATE`)
     /// until it ends, as a long write of another process does. Its session may sit idle in it
     /// as long as the test needs, which the serving connections' sessions may not
-    /// (`idle_in_transaction_session_timeout`, `src/infra/db.rs`).
+    /// ([`floor::infra::db::lift_idle_limit`]).
     pub async fn hold(&self, locking: &str) -> DatabaseTransaction {
         let tx = self.db().begin().await.expect("a transaction");
-        if tx.get_database_backend() == sea_orm::DbBackend::Postgres {
-            tx.execute_unprepared("SET LOCAL idle_in_transaction_session_timeout = 0").await.expect("no idle limit");
-        }
+        floor::infra::db::lift_idle_limit(&tx).await.expect("no idle limit");
         tx.execute_unprepared(locking).await.unwrap_or_else(|err| panic!("{locking}: {err}"));
         tx
     }
 
+    /// [`Self::hold`] of a tournament's row, which every write of its live game locks.
+    pub async fn hold_tournament_row(&self, tournament_id: Uuid) -> DatabaseTransaction {
+        self.hold(&format!("SELECT id FROM tournaments WHERE id = {} FOR UPDATE", self.uuid_literal(tournament_id)))
+            .await
+    }
+
+    /// `id` as a SQL literal of the column type sea-orm uses: `uuid` on PostgreSQL, a
+    /// 16-byte blob on SQLite.
     pub fn uuid_literal(&self, id: Uuid) -> String {
         match self.db().get_database_backend() {
             sea_orm::DbBackend::Postgres => format!("'{id}'::uuid"),

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use sea_orm::{ConnectionTrait, DatabaseTransaction};
+use sea_orm::ConnectionTrait;
 use serde_json::json;
 use uuid::Uuid;
 
@@ -79,12 +79,6 @@ impl TwoNodes {
     async fn execute(&self, sql: &str) {
         self.setup.db().execute_unprepared(sql).await.unwrap_or_else(|err| panic!("{sql}: {err}"));
     }
-
-    /// Locks the tournament's row from the test's own connection, as a long transaction does,
-    /// until the returned transaction ends.
-    async fn hold_the_row(&self) -> DatabaseTransaction {
-        self.setup.hold(&format!("SELECT id FROM tournaments WHERE id = '{}' FOR UPDATE", self.game.id)).await
-    }
 }
 
 /// The row held 2.5 s, within the deadline: the press handed over meanwhile is answered with
@@ -96,7 +90,7 @@ impl TwoNodes {
 async fn a_press_a_healthy_owner_is_slow_to_commit_is_answered_with_its_outcome_and_the_owner_keeps_its_presses() {
     let Some(nodes) = TwoNodes::start("+79990008310").await else { return };
     let nodes = std::sync::Arc::new(nodes);
-    let held = nodes.hold_the_row().await;
+    let held = nodes.setup.hold_tournament_row(nodes.game.id).await;
     let t0 = Instant::now();
     let slow = tokio::spawn({
         let nodes = nodes.clone();
@@ -138,7 +132,7 @@ async fn a_press_a_healthy_owner_is_slow_to_commit_is_answered_with_its_outcome_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_press_its_owner_cannot_write_within_the_deadline_gets_the_owner_s_answer_and_a_resend_its_outcome() {
     let Some(nodes) = TwoNodes::start("+79990008320").await else { return };
-    let held = nodes.hold_the_row().await;
+    let held = nodes.setup.hold_tournament_row(nodes.game.id).await;
     let t0 = Instant::now();
     let (reply, took) = nodes.press("next", "held").await;
     eprintln!("the press: {} in {took:?}: {}", reply.status, reply.body);
